@@ -1,0 +1,33 @@
+# evalgraph_add_plugin(<name> SOURCES <files...> [LIBRARIES <targets...>])
+#
+# Builds a plugin shared library against the evalgraph SDK: hidden visibility, no undefined symbols, and a
+# version script that exports only the entry symbol `evalgraph_plugin_v1`. Works in the evalgraph tree and
+# in an out-of-tree project after find_package(evalgraph).
+set(_EVALGRAPH_PLUGIN_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+function(evalgraph_add_plugin name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES" ${ARGN})
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "evalgraph_add_plugin(${name}): SOURCES is required")
+  endif()
+  add_library(${name} MODULE ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE evalgraph::sdk ${ARG_LIBRARIES})
+  set_target_properties(${name} PROPERTIES
+    PREFIX ""
+    CXX_VISIBILITY_PRESET hidden
+    C_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
+  if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+    target_link_options(${name} PRIVATE
+      "LINKER:--no-undefined"
+      "LINKER:--version-script=${_EVALGRAPH_PLUGIN_CMAKE_DIR}/plugin.version")
+  endif()
+  if(DEFINED EVALGRAPH_PLUGIN_OUTPUT_DIR)
+    # In the evalgraph tree: bundled plugins go next to the engine and are installed with it.
+    set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${EVALGRAPH_PLUGIN_OUTPUT_DIR})
+    if(DEFINED EVALGRAPH_WARNINGS)
+      target_compile_options(${name} PRIVATE ${EVALGRAPH_WARNINGS})
+    endif()
+    install(TARGETS ${name} LIBRARY DESTINATION ${EVALGRAPH_PLUGIN_INSTALL_DIR})
+  endif()
+endfunction()

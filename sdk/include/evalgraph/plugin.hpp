@@ -1,0 +1,295 @@
+// evalgraph plugin SDK — header-only C++ layer over plugin.h.
+//
+// Write a class derived from evalgraph::Node, describe it with evalgraph::NodeSpec, and list it in
+// EVALGRAPH_PLUGIN(...). This layer turns exceptions into status codes at the boundary, parses the input
+// JSON for you (nlohmann::json) and hands results back through the C ABI with a release callback.
+//
+//   class Echo : public evalgraph::Node {
+//    public:
+//     explicit Echo(const evalgraph::Host&, const nlohmann::json&) {}
+//     nlohmann::json process(evalgraph::Call&, const nlohmann::json& in) override {
+//       return {{"text", in.at("text")}};
+//     }
+//   };
+//   EVALGRAPH_PLUGIN("example", "1.0.0", "An example",
+//                    evalgraph::node_type<Echo>({EG_KIND_OPERATOR, "example.echo", "Echoes text",
+//                                                R"({"type":"object"})", {"text"}, {}, {"text"},
+//                                                EG_FLAG_THREAD_SAFE}))
+#ifndef EVALGRAPH_PLUGIN_HPP
+#define EVALGRAPH_PLUGIN_HPP
+
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "evalgraph/plugin.h"
+
+namespace evalgraph {
+
+using json = nlohmann::json;
+
+// Throw from a node to ask the host to retry the call later (the host owns the backoff).
+struct RetryError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Throw when the input does not fit (missing or mistyped field).
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Thrown by Host services when the host answers with a non-OK status.
+struct HostError : std::runtime_error {
+  HostError(eg_status s, const std::string &msg) : std::runtime_error(msg), status(s) {}
+  eg_status status;
+};
+
+namespace detail {
+// A buffer that owns a std::string and frees it through the release callback.
+inline void release_string_buffer(eg_buffer *b) {
+  delete static_cast<std::string *>(b->private_data);
+  b->data = nullptr;
+  b->size = 0;
+  b->release = nullptr;
+  b->private_data = nullptr;
+}
+inline void fill_buffer(eg_buffer *b, std::string s) {
+  if (b == nullptr) return;
+  auto *owned = new std::string(std::move(s));
+  b->data = owned->data();
+  b->size = owned->size();
+  b->private_data = owned;
+  b->release = &release_string_buffer;
+}
+inline std::string take_buffer(eg_buffer &b) {
+  std::string s = (b.data != nullptr) ? std::string(b.data, b.size) : std::string();
+  if (b.release != nullptr) b.release(&b);
+  return s;
+}
+template <class F> eg_status guard(eg_buffer *out, F &&f) noexcept {
+  try {
+    return f();
+  } catch (const RetryError &e) {
+    fill_buffer(out, e.what());
+    return EG_RETRY;
+  } catch (const InputError &e) {
+    fill_buffer(out, e.what());
+    return EG_INVALID_INPUT;
+  } catch (const HostError &e) {
+    fill_buffer(out, e.what());
+    return e.status == EG_CANCELLED ? EG_CANCELLED : EG_ERROR;
+  } catch (const std::exception &e) {
+    fill_buffer(out, e.what());
+    return EG_ERROR;
+  } catch (...) {
+    fill_buffer(out, "unknown exception in plugin");
+    return EG_ERROR;
+  }
+}
+}  // namespace detail
+
+// Embedding vectors returned by the host, copied out of the ABI buffer.
+struct Embeddings {
+  std::string model_id;
+  std::size_t dim = 0;
+  std::vector<float> data;  // row-major, count * dim
+  std::size_t count() const { return dim == 0 ? 0 : data.size() / dim; }
+  const float *row(std::size_t i) const { return data.data() + i * dim; }
+};
+
+// Per-call handle: pass it to host services so the host can attribute work to the record.
+class Call {
+ public:
+  explicit Call(eg_call *c) : c_(c) {}
+  eg_call *raw() const { return c_; }
+
+ private:
+  eg_call *c_;
+};
+
+// The host's services, as C++.
+class Host {
+ public:
+  explicit Host(const eg_host *h) : h_(h) {}
+  const eg_host *raw() const { return h_; }
+
+  void log(eg_log_level level, const std::string &msg, Call *call = nullptr) const {
+    if (h_ != nullptr && h_->log != nullptr) h_->log(h_, call ? call->raw() : nullptr, level, msg.c_str());
+  }
+  bool cancelled(Call &call) const { return h_ != nullptr && h_->is_cancelled != nullptr && h_->is_cancelled(h_, call.raw()) != 0; }
+
+  std::string secret(const std::string &name) const {
+    eg_buffer b{};
+    if (h_ == nullptr || h_->get_secret == nullptr) throw HostError(EG_UNSUPPORTED, "host offers no secrets");
+    eg_status s = h_->get_secret(h_, name.c_str(), &b);
+    std::string v = detail::take_buffer(b);
+    if (s != EG_OK) throw HostError(s, v);
+    return v;
+  }
+
+  // One chat completion; returns the parsed response. Throws HostError on failure.
+  json chat(Call &call, const json &request, const char *provider = nullptr) const {
+    if (h_ == nullptr || h_->chat == nullptr) throw HostError(EG_UNSUPPORTED, "host offers no chat service");
+    std::string body = request.dump();
+    eg_buffer b{};
+    eg_status s = h_->chat(h_, call.raw(), provider, body.data(), body.size(), &b);
+    std::string out = detail::take_buffer(b);
+    if (s != EG_OK) throw HostError(s, out);
+    return json::parse(out);
+  }
+
+  // Many chat completions at once; each item is {"ok":true,"response":...} or {"ok":false,"error":...}.
+  json chat_batch(Call &call, const json &requests, const char *provider = nullptr) const {
+    if (h_ == nullptr || h_->chat_batch == nullptr) throw HostError(EG_UNSUPPORTED, "host offers no chat service");
+    std::string body = requests.dump();
+    eg_buffer b{};
+    eg_status s = h_->chat_batch(h_, call.raw(), provider, body.data(), body.size(), &b);
+    std::string out = detail::take_buffer(b);
+    if (s != EG_OK) throw HostError(s, out);
+    return json::parse(out);
+  }
+
+  Embeddings embed(Call &call, const std::vector<std::string_view> &texts, const char *provider = nullptr) const {
+    if (h_ == nullptr || h_->embed == nullptr) throw HostError(EG_UNSUPPORTED, "host offers no embeddings");
+    std::vector<const char *> ptrs;
+    std::vector<size_t> lens;
+    ptrs.reserve(texts.size());
+    lens.reserve(texts.size());
+    for (auto t : texts) {
+      ptrs.push_back(t.data());
+      lens.push_back(t.size());
+    }
+    eg_embeddings e{};
+    e.struct_size = sizeof(e);
+    eg_buffer err{};
+    eg_status s = h_->embed(h_, call.raw(), provider, ptrs.data(), lens.data(), texts.size(), &e, &err);
+    if (s != EG_OK) {
+      std::string msg = detail::take_buffer(err);
+      if (e.release != nullptr) e.release(&e);
+      throw HostError(s, msg);
+    }
+    Embeddings out;
+    out.model_id = e.model_id != nullptr ? e.model_id : "";
+    out.dim = e.dim;
+    if (e.data != nullptr) out.data.assign(e.data, e.data + e.count * e.dim);
+    if (e.release != nullptr) e.release(&e);
+    return out;
+  }
+
+ private:
+  const eg_host *h_;
+};
+
+// Base class of every node. Override what your kind needs:
+//   operators, judges, indices, transforms: process() (or process_sequence() with EG_FLAG_SEQUENCE);
+//   sinks: process() receives each finished record (return nullptr), finish() closes the files.
+class Node {
+ public:
+  virtual ~Node() = default;
+  virtual json process(Call &, const json &) { throw std::logic_error("process() not implemented"); }
+  virtual json process_sequence(Call &call, const json &records) {
+    json out = json::array();
+    for (const auto &r : records) out.push_back(process(call, r));
+    return out;
+  }
+  virtual json finish(Call &) { return nullptr; }
+};
+
+// What a node type declares about itself (mirrors eg_node_type).
+struct NodeSpec {
+  eg_node_kind kind;
+  const char *name;
+  const char *description;
+  const char *params_schema;
+  std::vector<const char *> reads;
+  std::vector<const char *> reads_optional;
+  std::vector<const char *> writes;
+  uint32_t flags;
+};
+
+namespace detail {
+struct NodeTypeStorage {
+  NodeSpec spec;
+  std::vector<const char *> reads, reads_optional, writes;  // NULL-terminated copies
+};
+inline std::vector<const char *> null_terminated(const std::vector<const char *> &v) {
+  std::vector<const char *> r(v);
+  r.push_back(nullptr);
+  return r;
+}
+
+template <class T> struct Adapter {
+  static eg_status create(const eg_host *host, const char *params, void **inst, eg_buffer *err) noexcept {
+    return guard(err, [&] {
+      json p = (params != nullptr && *params != '\0') ? json::parse(params) : json::object();
+      *inst = new T(Host(host), p);
+      return EG_OK;
+    });
+  }
+  static void destroy(void *inst) noexcept { delete static_cast<T *>(inst); }
+  static eg_status process(void *inst, eg_call *c, const char *in, size_t len, eg_buffer *out) noexcept {
+    return guard(out, [&] {
+      Call call(c);
+      auto *node = static_cast<T *>(inst);
+      json input = json::parse(in, in + len);
+      json result = input.is_array() ? node->process_sequence(call, input) : node->process(call, input);
+      if (!result.is_null()) fill_buffer(out, result.dump(-1, ' ', false, json::error_handler_t::replace));
+      return EG_OK;
+    });
+  }
+  static eg_status finish(void *inst, eg_call *c, eg_buffer *out) noexcept {
+    return guard(out, [&] {
+      Call call(c);
+      json result = static_cast<T *>(inst)->finish(call);
+      if (!result.is_null()) fill_buffer(out, result.dump(-1, ' ', false, json::error_handler_t::replace));
+      return EG_OK;
+    });
+  }
+};
+}  // namespace detail
+
+// Builds the C descriptor of a node type implemented by class T (constructor: T(const Host&, const json&)).
+template <class T> eg_node_type node_type(const NodeSpec &spec) {
+  // The string arrays must outlive the descriptor: keep them in storage that lives as long as the library.
+  static std::vector<std::unique_ptr<detail::NodeTypeStorage>> keep;
+  auto st = std::make_unique<detail::NodeTypeStorage>();
+  st->spec = spec;
+  st->reads = detail::null_terminated(spec.reads);
+  st->reads_optional = detail::null_terminated(spec.reads_optional);
+  st->writes = detail::null_terminated(spec.writes);
+  eg_node_type t{};
+  t.struct_size = sizeof(eg_node_type);
+  t.kind = spec.kind;
+  t.name = spec.name;
+  t.description = spec.description;
+  t.params_schema = spec.params_schema;
+  t.reads = st->reads.data();
+  t.reads_optional = st->reads_optional.data();
+  t.writes = st->writes.data();
+  t.flags = spec.flags;
+  t.create = &detail::Adapter<T>::create;
+  t.destroy = &detail::Adapter<T>::destroy;
+  t.process = &detail::Adapter<T>::process;
+  t.finish = &detail::Adapter<T>::finish;
+  keep.push_back(std::move(st));
+  return t;
+}
+
+}  // namespace evalgraph
+
+// Defines the library's entry point. Arguments: plugin name, version, description, then one
+// evalgraph::node_type<T>(...) per node type.
+#define EVALGRAPH_PLUGIN(PNAME, PVERSION, PDESC, ...)                                          \
+  extern "C" EG_EXPORT const eg_plugin *evalgraph_plugin_v1(void) {                           \
+    static const std::vector<eg_node_type> types{__VA_ARGS__};                                 \
+    static const eg_plugin plugin{EG_MAGIC,           EG_ABI_MAJOR,         EG_ABI_MINOR,        \
+                                  sizeof(eg_plugin),  sizeof(eg_node_type), sizeof(eg_host),     \
+                                  PNAME,              PVERSION,             PDESC,               \
+                                  types.size(),       types.data()};                             \
+    return &plugin;                                                                            \
+  }
+
+#endif  // EVALGRAPH_PLUGIN_HPP
