@@ -1,2 +1,251 @@
-// placeholder, replaced by the CLI
-int main() { return 0; }
+// The evalgraph command line: run, validate, graph, plugins.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "config/pipeline.h"
+#include "exec/executor.h"
+#include "graph/plan.h"
+#include "io/dataset.h"
+#include "plugin/registry.h"
+#include "util/version.h"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+using namespace evalgraph;
+using nlohmann::json;
+
+namespace {
+
+// Exit codes (documented in the README).
+constexpr int kExitOk = 0;
+constexpr int kExitRecordFailures = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitRuntime = 3;
+constexpr int kExitInterrupted = 130;
+
+const char *kUsage =
+    "evalgraph — a plugin-based evaluation engine for LLM chatbots\n"
+    "\n"
+    "usage:\n"
+    "  evalgraph run PIPELINE.yaml [options]     run a pipeline over its dataset\n"
+    "  evalgraph validate PIPELINE.yaml          check a pipeline without running it\n"
+    "  evalgraph graph PIPELINE.yaml             print the pipeline's DAG as Graphviz DOT\n"
+    "  evalgraph plugins [--json]                list the loaded plugins and node types\n"
+    "  evalgraph --version | --help\n"
+    "\n"
+    "exit codes: 0 success, 1 run finished but some records failed, 2 usage or configuration error,\n"
+    "            3 runtime error (I/O, broken data), 130 interrupted\n";
+
+HostServices *g_host = nullptr;
+void on_sigint(int) {
+  request_stop();
+  if (g_host != nullptr) g_host->cancel();
+}
+
+void load_plugins(PluginRegistry &reg, const std::vector<std::string> &dirs, bool quiet_errors = false) {
+  for (const auto &d : plugin_search_path(dirs)) reg.load_directory(d);
+  if (!quiet_errors)
+    for (const auto &e : reg.errors()) std::fprintf(stderr, "evalgraph: warning: %s\n", e.c_str());
+}
+
+struct Loaded {
+  Pipeline pipeline;
+  Plan plan;
+};
+
+Loaded load_and_plan(const std::string &file, const PluginRegistry &reg) {
+  Loaded l{load_pipeline(file), {}};
+  auto cols = read_dataset_columns(l.pipeline);
+  l.plan = build_plan(l.pipeline, reg, cols);
+  return l;
+}
+
+int print_config_error(const ConfigError &e) {
+  for (const auto &d : e.diagnostics()) std::fprintf(stderr, "%s\n", d.str().c_str());
+  std::fprintf(stderr, "evalgraph: %zu problem%s found; nothing was run\n", e.diagnostics().size(),
+               e.diagnostics().size() == 1 ? "" : "s");
+  return kExitUsage;
+}
+
+std::shared_ptr<llm::LlmService> make_llm(const Pipeline &p, bool no_cache, const std::string &cache_path) {
+  if (p.providers.empty()) return nullptr;
+  std::vector<llm::ProviderConfig> cfgs;
+  std::vector<Diagnostic> diags;
+  for (const auto &d : p.providers) {
+    try {
+      cfgs.push_back(llm::provider_from_json(d.name, d.config));
+    } catch (const std::exception &e) {
+      diags.push_back({d.where, fmt::format("provider '{}': {}", d.name, e.what())});
+    }
+  }
+  if (!diags.empty()) throw ConfigError(diags);
+  llm::CacheOptions c;
+  c.enabled = !no_cache;
+  c.path = cache_path;
+  return std::make_shared<llm::LlmService>(std::move(cfgs), c);
+}
+
+int cmd_plugins(const std::vector<std::string> &dirs, bool as_json) {
+  PluginRegistry reg;
+  load_plugins(reg, dirs, as_json);
+  if (as_json) {
+    json out = {{"engine_version", version_string()}, {"abi", {{"major", EG_ABI_MAJOR}, {"minor", EG_ABI_MINOR}}}};
+    json plugins = json::array();
+    for (const auto &lp : reg.plugins()) {
+      json types = json::array();
+      for (const auto &[name, t] : reg.types()) {
+        if (t.plugin != lp.get()) continue;
+        types.push_back({{"name", name},
+                         {"kind", kind_name(t.type->kind)},
+                         {"description", t.type->description ? t.type->description : ""},
+                         {"reads", t.reads},
+                         {"reads_optional", t.reads_optional},
+                         {"writes", t.writes},
+                         {"thread_safe", t.has(EG_FLAG_THREAD_SAFE)},
+                         {"sequence", t.has(EG_FLAG_SEQUENCE)},
+                         {"uses_llm", t.has(EG_FLAG_USES_LLM)},
+                         {"params_schema", t.params_schema}});
+      }
+      plugins.push_back({{"name", lp->descriptor->name},
+                         {"version", lp->descriptor->version},
+                         {"description", lp->descriptor->description ? lp->descriptor->description : ""},
+                         {"abi", fmt::format("{}.{}", lp->descriptor->abi_major, lp->descriptor->abi_minor)},
+                         {"path", lp->path.string()},
+                         {"node_types", types}});
+    }
+    out["plugins"] = plugins;
+    out["refused"] = reg.errors();
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << fmt::format("{:<24} {:<10} {:<22} {:<8} {}\n", "NODE TYPE", "KIND", "PLUGIN", "ABI", "DESCRIPTION");
+  for (const auto &[name, t] : reg.types()) {
+    std::cout << fmt::format("{:<24} {:<10} {:<22} {:<8} {}\n", name, kind_name(t.type->kind),
+                             fmt::format("{} {}", t.plugin->descriptor->name, t.plugin->descriptor->version),
+                             fmt::format("{}.{}", t.plugin->descriptor->abi_major, t.plugin->descriptor->abi_minor),
+                             t.type->description ? t.type->description : "");
+  }
+  if (reg.types().empty()) std::cout << "(no plugins found; searched: " << builtin_plugin_dir().string() << ")\n";
+  return kExitOk;
+}
+
+int cmd_run(const std::string &file, const po::variables_map &vm, const std::vector<std::string> &dirs) {
+  PluginRegistry reg;
+  load_plugins(reg, dirs);
+  Loaded l = load_and_plan(file, reg);
+  auto llm = make_llm(l.pipeline, vm.count("no-cache") != 0, vm["cache"].as<std::string>());
+  HostServices host(llm, l.pipeline.default_provider, l.pipeline.embedding_provider);
+  g_host = &host;
+  std::signal(SIGINT, on_sigint);
+  std::signal(SIGTERM, on_sigint);
+  RunOptions opt;
+  opt.jobs = vm["jobs"].as<int>();
+  if (opt.jobs <= 0) opt.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  opt.limit = vm["limit"].as<long long>();
+  if (vm.count("output")) opt.output_root = vm["output"].as<std::string>();
+  const bool quiet = vm.count("quiet") != 0;
+  const char *ci = std::getenv("CI");
+  opt.progress = !quiet && isatty(STDERR_FILENO) && (ci == nullptr || std::string(ci).empty());
+  host.set_min_stderr_level(quiet ? EG_LOG_ERROR : EG_LOG_WARN);
+  RunResult r = run_plan(l.pipeline, l.plan, host, opt);
+  g_host = nullptr;
+
+  if (!quiet) {
+    std::fprintf(stderr, "evalgraph: %s: %zu records in %.2f s (%.0f records/s), %zu with failures\n",
+                 l.pipeline.name.c_str(), r.records, r.seconds, r.seconds > 0 ? r.records / r.seconds : 0.0,
+                 r.failed_records);
+    for (const auto &[id, st] : r.nodes) {
+      if (st.failed + st.skipped == 0) continue;
+      std::fprintf(stderr, "  node %s: %zu ok, %zu failed, %zu skipped%s%s\n", id.c_str(), st.ok, st.failed, st.skipped,
+                   st.first_error.empty() ? "" : "; first error: ", st.first_error.c_str());
+    }
+    if (r.summary.contains("llm")) {
+      for (const auto &[name, s] : r.summary["llm"].items())
+        std::fprintf(stderr, "  provider %s: %s\n", name.c_str(), s.dump().c_str());
+    }
+  }
+  std::printf("%s\n", r.run_dir.string().c_str());
+  if (r.interrupted) {
+    std::fprintf(stderr, "evalgraph: interrupted; what was processed is in %s\n", r.run_dir.string().c_str());
+    return kExitInterrupted;
+  }
+  return r.failed_records > 0 ? kExitRecordFailures : kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  po::options_description opts("options");
+  opts.add_options()("help,h", "show this help")("version", "print the version")(
+      "plugin-dir,P", po::value<std::vector<std::string>>()->composing(), "also load plugins from this folder (repeatable)")(
+      "jobs,j", po::value<int>()->default_value(0), "worker threads (0: one per core)")(
+      "limit", po::value<long long>()->default_value(-1), "run only the first N dataset records")(
+      "output,o", po::value<std::string>(), "results root folder (default: the pipeline's output.dir)")(
+      "no-cache", "do not read or write the LLM response cache")(
+      "cache", po::value<std::string>()->default_value(""), "LLM response cache file (default ~/.cache/evalgraph/llm-cache.sqlite)")(
+      "quiet,q", "no progress and no summary on stderr")("json", "plugins: print JSON");
+  po::options_description hidden;
+  hidden.add_options()("command", po::value<std::string>())("args", po::value<std::vector<std::string>>());
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("command", 1).add("args", -1);
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "evalgraph: %s\n\n%s", e.what(), kUsage);
+    return kExitUsage;
+  }
+  if (vm.count("version")) {
+    std::printf("evalgraph %s (plugin ABI %d.%d)\n", version_string(), EG_ABI_MAJOR, EG_ABI_MINOR);
+    return kExitOk;
+  }
+  if (vm.count("help") || !vm.count("command")) {
+    std::cout << kUsage << "\n" << opts;
+    return vm.count("help") ? kExitOk : kExitUsage;
+  }
+  const std::string cmd = vm["command"].as<std::string>();
+  std::vector<std::string> args = vm.count("args") ? vm["args"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  std::vector<std::string> dirs = vm.count("plugin-dir") ? vm["plugin-dir"].as<std::vector<std::string>>() : std::vector<std::string>{};
+
+  try {
+    if (cmd == "plugins") return cmd_plugins(dirs, vm.count("json") != 0);
+    if (cmd == "run" || cmd == "validate" || cmd == "graph") {
+      if (args.size() != 1) {
+        std::fprintf(stderr, "evalgraph %s: give exactly one pipeline file\n\n%s", cmd.c_str(), kUsage);
+        return kExitUsage;
+      }
+      if (cmd == "run") return cmd_run(args[0], vm, dirs);
+      PluginRegistry reg;
+      load_plugins(reg, dirs);
+      Loaded l = load_and_plan(args[0], reg);
+      if (cmd == "graph") {
+        std::cout << to_dot(l.pipeline, l.plan);
+      } else {
+        std::printf("%s: ok (%zu nodes, %zu sinks, %zu dataset columns)\n", args[0].c_str(), l.plan.nodes.size(),
+                    l.plan.sinks.size(), l.plan.dataset_columns.size());
+      }
+      return kExitOk;
+    }
+    std::fprintf(stderr, "evalgraph: unknown command '%s'%s\n\n%s", cmd.c_str(),
+                 did_you_mean(cmd, {"run", "validate", "graph", "plugins"}).c_str(), kUsage);
+    return kExitUsage;
+  } catch (const ConfigError &e) {
+    return print_config_error(e);
+  } catch (const io::DataError &e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return kExitRuntime;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "evalgraph: error: %s\n", e.what());
+    return kExitRuntime;
+  }
+}

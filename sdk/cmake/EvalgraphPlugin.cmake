@@ -1,12 +1,12 @@
-# evalgraph_add_plugin(<name> SOURCES <files...> [LIBRARIES <targets...>])
+# evalgraph_add_plugin(<name> SOURCES <files...> [LIBRARIES <targets...>] [OUTPUT_DIRECTORY <dir>] [NO_INSTALL])
 #
 # Builds a plugin shared library against the evalgraph SDK: hidden visibility, no undefined symbols, and a
 # version script that exports only the entry symbol `evalgraph_plugin_v1`. Works in the evalgraph tree and
 # in an out-of-tree project after find_package(evalgraph).
-set(_EVALGRAPH_PLUGIN_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
+set(_EVALGRAPH_PLUGIN_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR} CACHE INTERNAL "where plugin.version lives")
 
 function(evalgraph_add_plugin name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES" ${ARGN})
+  cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIRECTORY" "SOURCES;LIBRARIES" ${ARGN})
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "evalgraph_add_plugin(${name}): SOURCES is required")
   endif()
@@ -22,12 +22,16 @@ function(evalgraph_add_plugin name)
       "LINKER:--no-undefined"
       "LINKER:--version-script=${_EVALGRAPH_PLUGIN_CMAKE_DIR}/plugin.version")
   endif()
-  if(DEFINED EVALGRAPH_PLUGIN_OUTPUT_DIR)
-    # In the evalgraph tree: bundled plugins go next to the engine and are installed with it.
+  if(ARG_OUTPUT_DIRECTORY)
+    set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
+  elseif(DEFINED EVALGRAPH_PLUGIN_OUTPUT_DIR)
+    # In the evalgraph tree: bundled plugins go next to the engine.
     set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${EVALGRAPH_PLUGIN_OUTPUT_DIR})
-    if(DEFINED EVALGRAPH_WARNINGS)
-      target_compile_options(${name} PRIVATE ${EVALGRAPH_WARNINGS})
-    endif()
+  endif()
+  if(DEFINED EVALGRAPH_WARNINGS)
+    target_compile_options(${name} PRIVATE ${EVALGRAPH_WARNINGS})
+  endif()
+  if(DEFINED EVALGRAPH_PLUGIN_INSTALL_DIR AND NOT ARG_NO_INSTALL)
     install(TARGETS ${name} LIBRARY DESTINATION ${EVALGRAPH_PLUGIN_INSTALL_DIR})
   endif()
 endfunction()

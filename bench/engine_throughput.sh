@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Engine throughput: a pass-through operator plus the JSONL sink over generated records.
+# Prints records/s and peak RSS for 100k and 1M records (memory must not grow with the record count).
+#   bash bench/engine_throughput.sh [build-dir]
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$repo/build}
+command -v /usr/bin/time >/dev/null || { apt-get install -y -qq time >/dev/null 2>&1 || true; }
+if [ ! -x "$build/evalgraph" ] || [ ! -f "$build/tests/engine/plugins/test_passthrough.so" ]; then
+  cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$build" --target evalgraph test_passthrough sink_jsonl >/dev/null
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+gen() {  # $1 records of ~100 bytes
+  awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "{\"id\":%d,\"text\":\"record number %d with some words to carry along\"}\n", i, i }' > "$work/data.jsonl"
+}
+cat > "$work/p.yaml" <<YAML
+name: throughput
+dataset: {path: data.jsonl}
+nodes:
+  - id: pt
+    uses: test.passthrough
+sinks:
+  - uses: sink.jsonl
+    with: {file: out.jsonl}
+output: {dir: out}
+YAML
+printf "%-10s %-8s %12s %14s %12s\n" records jobs seconds records/s peak_RSS_MB
+for n in 100000 1000000; do
+  gen "$n"
+  for j in 1 2; do
+    rm -rf "$work/out"
+    start=$(date +%s.%N)
+    /usr/bin/time -f "%M" -o "$work/rss" "$build/evalgraph" run -q -j "$j" --plugin-dir "$build/tests/engine/plugins" "$work/p.yaml" >/dev/null
+    end=$(date +%s.%N)
+    lines=$(wc -l < "$work"/out/throughput__*/out.jsonl)
+    [ "$lines" -eq "$n" ] || { echo "expected $n records, got $lines"; exit 1; }
+    awk -v n="$n" -v j="$j" -v s="$start" -v e="$end" -v rss="$(cat "$work/rss")" \
+      'BEGIN { t = e - s; printf "%-10d %-8d %12.2f %14.0f %12.1f\n", n, j, t, n / t, rss / 1024 }'
+  done
+done

@@ -1,0 +1,311 @@
+#include "config/pipeline.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace evalgraph {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// The parser state: the file's name for messages and the problems found so far.
+struct Ctx {
+  std::string file;
+  std::vector<Diagnostic> diags;
+  Location at(const YAML::Node &n) const {
+    YAML::Mark m = n.Mark();
+    if (m.line < 0) return {file, 0, 0};
+    return {file, m.line + 1, m.column + 1};
+  }
+  void error(const YAML::Node &n, std::string msg) { diags.push_back({at(n), std::move(msg)}); }
+};
+
+// A plain YAML scalar becomes null/bool/int/float when it reads as one (YAML 1.2 core schema); a quoted
+// one stays a string.
+json scalar_to_json(const YAML::Node &n) {
+  const std::string &s = n.Scalar();
+  if (n.Tag() == "!") return s;  // quoted
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  char *end = nullptr;
+  errno = 0;
+  long long i = std::strtoll(s.c_str(), &end, 10);
+  if (end != nullptr && *end == '\0' && errno == 0 && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+'))
+    return i;
+  double d = std::strtod(s.c_str(), &end);
+  if (end != nullptr && *end == '\0' && !std::isnan(d) &&
+      (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+' || s[0] == '.'))
+    return d;
+  return s;
+}
+
+json to_json(Ctx &ctx, const YAML::Node &n, LocationMap *locs, const std::string &ptr) {
+  if (locs != nullptr) (*locs)[ptr] = ctx.at(n);
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined: return nullptr;
+    case YAML::NodeType::Scalar: return scalar_to_json(n);
+    case YAML::NodeType::Sequence: {
+      json a = json::array();
+      size_t i = 0;
+      for (const auto &item : n) a.push_back(to_json(ctx, item, locs, ptr + "/" + std::to_string(i++)));
+      return a;
+    }
+    case YAML::NodeType::Map: {
+      json o = json::object();
+      for (const auto &kv : n) {
+        std::string key = kv.first.Scalar();
+        if (locs != nullptr) (*locs)[ptr + "/" + key + "#key"] = ctx.at(kv.first);
+        o[key] = to_json(ctx, kv.second, locs, ptr + "/" + key);
+      }
+      return o;
+    }
+  }
+  return nullptr;
+}
+
+// Reports keys of a mapping that are not in `allowed`, with a did-you-mean.
+void check_keys(Ctx &ctx, const YAML::Node &map, const std::vector<std::string> &allowed, const std::string &what) {
+  for (const auto &kv : map) {
+    std::string k = kv.first.Scalar();
+    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
+      std::string list;
+      for (const auto &a : allowed) list += (list.empty() ? "" : ", ") + a;
+      ctx.error(kv.first, fmt::format("unknown key '{}' in {}{}; allowed: {}", k, what, did_you_mean(k, allowed), list));
+    }
+  }
+}
+
+bool expect(Ctx &ctx, const YAML::Node &n, YAML::NodeType::value t, const std::string &what) {
+  if (n.Type() == t) return true;
+  const char *want = t == YAML::NodeType::Map ? "a mapping (key: value)" : t == YAML::NodeType::Sequence ? "a list" : "a value";
+  ctx.error(n, fmt::format("{} must be {}", what, want));
+  return false;
+}
+
+std::string scalar(Ctx &ctx, const YAML::Node &n, const std::string &what) {
+  if (!n.IsScalar()) {
+    ctx.error(n, fmt::format("{} must be a single value", what));
+    return {};
+  }
+  return n.Scalar();
+}
+
+bool valid_id(const std::string &id) {
+  if (id.empty()) return false;
+  for (char c : id)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+  return true;
+}
+
+NodeDecl parse_node(Ctx &ctx, const YAML::Node &n, bool sink, size_t index) {
+  NodeDecl d;
+  d.is_sink = sink;
+  d.where = ctx.at(n);
+  const std::string what = sink ? "a sink" : "a node";
+  if (!expect(ctx, n, YAML::NodeType::Map, fmt::format("{} (entry #{})", what, index + 1))) return d;
+  check_keys(ctx, n, {"id", "uses", "with", "inputs", "needs", "group_by", "order_by", "description"}, what);
+  if (auto id = n["id"]) {
+    d.id = scalar(ctx, id, "id");
+    if (!d.id.empty() && !valid_id(d.id))
+      ctx.error(id, fmt::format("id '{}' may hold only letters, digits, '_' and '-'", d.id));
+  } else if (!sink) {
+    ctx.error(n, fmt::format("node #{} has no 'id'; give every node a unique id", index + 1));
+  }
+  if (auto uses = n["uses"]) {
+    d.uses = scalar(ctx, uses, "uses");
+    d.uses_where = ctx.at(uses);
+  } else {
+    ctx.error(n, fmt::format("{} '{}' has no 'uses' (the node type, e.g. ksodi.s0; `evalgraph plugins` lists them)",
+                             what, d.id.empty() ? "#" + std::to_string(index + 1) : d.id));
+  }
+  if (sink && d.id.empty()) d.id = d.uses.empty() ? "sink" + std::to_string(index + 1) : d.uses;
+  if (auto with = n["with"]) {
+    if (with.IsMap()) d.with = to_json(ctx, with, &d.with_locations, "");
+    else if (!with.IsNull()) ctx.error(with, "'with' must be a mapping of parameters");
+  }
+  if (auto inputs = n["inputs"]) {
+    if (expect(ctx, inputs, YAML::NodeType::Map, "'inputs' (port: record field)")) {
+      for (const auto &kv : inputs) {
+        d.inputs[kv.first.Scalar()] = scalar(ctx, kv.second, "an input field");
+        d.input_locations[kv.first.Scalar()] = ctx.at(kv.first);
+      }
+    }
+  }
+  if (auto needs = n["needs"]) {
+    if (needs.IsScalar()) {
+      d.needs.push_back(needs.Scalar());
+      d.needs_locations.push_back(ctx.at(needs));
+    } else if (expect(ctx, needs, YAML::NodeType::Sequence, "'needs' (a node id or a list of them)")) {
+      for (const auto &x : needs) {
+        d.needs.push_back(scalar(ctx, x, "a needs entry"));
+        d.needs_locations.push_back(ctx.at(x));
+      }
+    }
+  }
+  if (auto g = n["group_by"]) {
+    d.group_by = scalar(ctx, g, "group_by");
+    d.group_by_where = ctx.at(g);
+  }
+  if (auto o = n["order_by"]) d.order_by = scalar(ctx, o, "order_by");
+  return d;
+}
+
+}  // namespace
+
+Pipeline parse_pipeline(const std::string &text, const fs::path &file) {
+  Ctx ctx{file.string(), {}};
+  Pipeline p;
+  p.file = file;
+  p.source_text = text;
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception &e) {
+    throw ConfigError({{{ctx.file, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg}});
+  }
+  p.where = {ctx.file, 1, 1};
+  if (!root.IsMap()) throw ConfigError({{{ctx.file, 1, 1}, "a pipeline must be a YAML mapping with name, dataset, nodes and sinks"}});
+  check_keys(ctx, root,
+             {"name", "description", "dataset", "replications", "providers", "embeddings", "nodes", "sinks", "output"},
+             "the pipeline");
+  const fs::path base = file.has_parent_path() ? file.parent_path() : fs::path(".");
+
+  if (auto n = root["name"]) p.name = scalar(ctx, n, "name");
+  if (p.name.empty()) ctx.error(root, "the pipeline needs a 'name' (used in the results folder's name)");
+  if (auto n = root["description"]) p.description = scalar(ctx, n, "description");
+
+  if (auto ds = root["dataset"]; !ds) {
+    ctx.error(root, "the pipeline needs a 'dataset' with a 'path'");
+  } else if (expect(ctx, ds, YAML::NodeType::Map, "'dataset'")) {
+    check_keys(ctx, ds, {"path", "format", "options", "limit"}, "'dataset'");
+    p.dataset.where = ctx.at(ds);
+    if (auto path = ds["path"]) {
+      std::string s = scalar(ctx, path, "dataset path");
+      p.dataset.path = fs::path(s).is_absolute() ? fs::path(s) : base / s;
+      p.dataset.path_where = ctx.at(path);
+    } else {
+      ctx.error(ds, "'dataset' needs a 'path' (relative to the pipeline file)");
+    }
+    if (auto f = ds["format"]) {
+      p.dataset.format = scalar(ctx, f, "dataset format");
+      if (p.dataset.format != "csv" && p.dataset.format != "jsonl")
+        ctx.error(f, fmt::format("unknown dataset format '{}'; use csv or jsonl{}", p.dataset.format,
+                                 did_you_mean(p.dataset.format, {"csv", "jsonl"})));
+    }
+    if (auto o = ds["options"]; o && expect(ctx, o, YAML::NodeType::Map, "dataset 'options'"))
+      p.dataset.options = to_json(ctx, o, nullptr, "");
+    if (auto l = ds["limit"]) {
+      json v = to_json(ctx, l, nullptr, "");
+      if (!v.is_number_integer() || v.get<long long>() < 0) ctx.error(l, "dataset 'limit' must be a whole number >= 0");
+      else p.dataset.limit = v.get<long long>();
+    }
+  }
+
+  if (auto r = root["replications"]) {
+    json v = to_json(ctx, r, nullptr, "");
+    if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 1000)
+      ctx.error(r, "'replications' must be a whole number from 1 to 1000");
+    else p.replications = static_cast<int>(v.get<long long>());
+  }
+
+  if (auto prov = root["providers"]; prov && expect(ctx, prov, YAML::NodeType::Map, "'providers' (name: settings)")) {
+    for (const auto &kv : prov) {
+      ProviderDecl d;
+      d.name = kv.first.Scalar();
+      d.where = ctx.at(kv.first);
+      if (!kv.second.IsMap()) {
+        ctx.error(kv.second, fmt::format("provider '{}' must be a mapping (base_url, model, api_key_env, ...)", d.name));
+        continue;
+      }
+      d.config = to_json(ctx, kv.second, nullptr, "");
+      if (d.config.value("default", false)) p.default_provider = d.name;
+      d.config.erase("default");
+      p.providers.push_back(std::move(d));
+    }
+    if (p.default_provider.empty() && !p.providers.empty()) p.default_provider = p.providers.front().name;
+  }
+
+  if (auto e = root["embeddings"]) {
+    p.embedding_where = ctx.at(e);
+    if (e.IsScalar()) {
+      p.embedding_provider = e.Scalar();
+    } else if (expect(ctx, e, YAML::NodeType::Map, "'embeddings'")) {
+      check_keys(ctx, e, {"provider"}, "'embeddings'");
+      if (auto pr = e["provider"]) p.embedding_provider = scalar(ctx, pr, "embeddings provider");
+    }
+    if (p.embedding_provider == "tfidf") p.embedding_provider.clear();
+    if (!p.embedding_provider.empty()) {
+      bool found = false;
+      std::vector<std::string> names{"tfidf"};
+      for (const auto &pd : p.providers) {
+        names.push_back(pd.name);
+        found = found || pd.name == p.embedding_provider;
+      }
+      if (!found)
+        ctx.error(e, fmt::format("embeddings provider '{}' is not declared under 'providers'{}", p.embedding_provider,
+                                 did_you_mean(p.embedding_provider, names)));
+    }
+  }
+
+  std::set<std::string> ids;
+  auto read_list = [&](const char *key, bool sink, std::vector<NodeDecl> &out) {
+    auto list = root[key];
+    if (!list) return;
+    if (!expect(ctx, list, YAML::NodeType::Sequence, fmt::format("'{}'", key))) return;
+    size_t i = 0;
+    for (const auto &n : list) {
+      NodeDecl d = parse_node(ctx, n, sink, i++);
+      if (!d.id.empty() && !ids.insert(d.id).second) {
+        if (sink) {  // several sinks of one kind: number them instead of refusing
+          int k = 2;
+          while (!ids.insert(d.id + "#" + std::to_string(k)).second) ++k;
+          d.id += "#" + std::to_string(k);
+        } else {
+          ctx.error(n["id"], fmt::format("duplicate node id '{}'; ids must be unique", d.id));
+        }
+      }
+      out.push_back(std::move(d));
+    }
+  };
+  read_list("nodes", false, p.nodes);
+  read_list("sinks", true, p.sinks);
+  if (p.nodes.empty() && p.sinks.empty())
+    ctx.error(root, "the pipeline has no 'nodes' and no 'sinks'; there is nothing to run");
+
+  fs::path out_dir = "results";
+  if (auto o = root["output"]) {
+    if (o.IsScalar()) {
+      out_dir = o.Scalar();
+    } else if (expect(ctx, o, YAML::NodeType::Map, "'output'")) {
+      check_keys(ctx, o, {"dir"}, "'output'");
+      if (auto d = o["dir"]) out_dir = scalar(ctx, d, "output dir");
+    }
+    p.output_dir = out_dir.is_absolute() ? out_dir : base / out_dir;
+  } else {
+    p.output_dir = out_dir;  // relative to the working directory
+  }
+
+  if (!ctx.diags.empty()) throw ConfigError(std::move(ctx.diags));
+  return p;
+}
+
+Pipeline load_pipeline(const fs::path &file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError({{{file.string(), 0, 0}, "cannot open the pipeline file (does it exist? is it readable?)"}});
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_pipeline(ss.str(), file);
+}
+
+}  // namespace evalgraph

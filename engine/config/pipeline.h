@@ -1,0 +1,66 @@
+#pragma once
+// The pipeline as written in YAML: parsed, with the location of everything, and checked for shape
+// (unknown keys, types, duplicate ids). Checks that need the plugins and the data are in graph/.
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "config/diagnostics.h"
+
+namespace evalgraph {
+
+// Where each part of a converted YAML value stood, by JSON pointer ("" = the value itself).
+using LocationMap = std::map<std::string, Location>;
+
+struct NodeDecl {
+  std::string id;
+  std::string uses;
+  nlohmann::json with = nlohmann::json::object();
+  LocationMap with_locations;
+  std::map<std::string, std::string> inputs;  // port -> record field ("column" or "node.field")
+  std::map<std::string, Location> input_locations;
+  std::vector<std::string> needs;
+  std::vector<Location> needs_locations;
+  std::string group_by, order_by;  // sequence nodes
+  Location where, uses_where, group_by_where;
+  bool is_sink = false;
+};
+
+struct DatasetDecl {
+  std::filesystem::path path;  // resolved against the pipeline's folder
+  std::string format;          // "", "csv", "jsonl"
+  nlohmann::json options = nlohmann::json::object();
+  long long limit = -1;  // read at most this many records (-1: all)
+  Location where, path_where;
+};
+
+struct ProviderDecl {
+  std::string name;
+  nlohmann::json config;
+  Location where;
+};
+
+struct Pipeline {
+  std::filesystem::path file;
+  std::string source_text;  // the YAML as read, copied into the results folder
+  std::string name;
+  std::string description;
+  DatasetDecl dataset;
+  int replications = 1;
+  std::vector<ProviderDecl> providers;
+  std::string default_provider;    // chat: the only or the first provider, or providers' `default: true`
+  std::string embedding_provider;  // "" = offline TF-IDF
+  Location embedding_where;
+  std::vector<NodeDecl> nodes;
+  std::vector<NodeDecl> sinks;
+  std::filesystem::path output_dir;  // resolved; results go to <output_dir>/<name>__<timestamp>/
+  Location where;
+};
+
+// Parses and shape-checks a pipeline file. Throws ConfigError with every problem found.
+Pipeline load_pipeline(const std::filesystem::path &file);
+Pipeline parse_pipeline(const std::string &yaml_text, const std::filesystem::path &file_for_messages);
+
+}  // namespace evalgraph

@@ -1,0 +1,639 @@
+#include "exec/executor.h"
+
+#include <fmt/chrono.h>
+#include <sys/resource.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unordered_set>
+
+#include "io/dataset.h"
+#include "util/atomic_file.h"
+#include "util/version.h"
+
+namespace evalgraph {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+enum : uint8_t { ST_PENDING = 0, ST_OK = 1, ST_FAILED = 2, ST_SKIPPED = 3 };
+
+struct Slot {
+  json rec;
+  std::size_t index = 0;  // 0-based dataset record
+  std::size_t line = 0;
+  int replication = 0;
+  std::vector<uint8_t> status;  // per planned node
+};
+
+struct Chunk {
+  std::size_t seq = 0;
+  std::vector<Slot> slots;
+};
+
+// One node with its instances: one shared instance when the type is thread-safe, else one per worker.
+struct Runner {
+  const PlannedNode *pn = nullptr;
+  std::vector<void *> instances;
+  void *instance(int worker) const { return instances.size() == 1 ? instances[0] : instances[static_cast<size_t>(worker)]; }
+};
+
+std::string params_json(const PlannedNode &pn, const Pipeline &p, const fs::path &run_dir) {
+  json w = pn.decl->with.is_object() ? pn.decl->with : json::object();
+  w["_pipeline_dir"] = fs::absolute(p.file).parent_path().string();
+  if (pn.type->type->kind == EG_KIND_SINK) w["_output_dir"] = run_dir.string();
+  return w.dump();
+}
+
+void *create_instance(const PlannedNode &pn, const std::string &params, HostServices &host) {
+  void *inst = nullptr;
+  eg_buffer err{};
+  eg_status st = EG_ERROR;
+  try {
+    st = pn.type->type->create(host.table(), params.c_str(), &inst, &err);
+  } catch (...) {
+    st = EG_ERROR;
+  }
+  std::string msg = take_host_buffer(err);
+  if (st != EG_OK || inst == nullptr) {
+    throw ConfigError({{pn.decl->uses_where, fmt::format("node '{}' ({}) could not be set up: {}", pn.decl->id,
+                                                         pn.type->name, msg.empty() ? "create() failed" : host.redact(msg))}});
+  }
+  return inst;
+}
+
+// Calls process(); EG_RETRY is retried here with exponential backoff (the host owns backoff).
+eg_status call_process(const eg_node_type *t, void *inst, eg_call *call, const std::string &in, std::string &out,
+                       const RunOptions &opt, HostServices &host) {
+  eg_status st = EG_ERROR;
+  for (int attempt = 0;; ++attempt) {
+    eg_buffer b{};
+    try {
+      st = t->process(inst, call, in.data(), in.size(), &b);
+    } catch (...) {  // a C++ plugin that let an exception escape its C boundary
+      st = EG_ERROR;
+      b = eg_buffer{};
+      fill_host_buffer(&b, "the plugin let an exception escape process()");
+    }
+    out = take_host_buffer(b);
+    if (st != EG_RETRY || attempt + 1 >= opt.retry_attempts || host.cancelled()) break;
+    std::this_thread::sleep_for(std::chrono::duration<double>(opt.retry_backoff_s * (1 << attempt)));
+  }
+  return st;
+}
+
+const char *status_word(eg_status st) {
+  switch (st) {
+    case EG_INVALID_INPUT: return "invalid input";
+    case EG_RETRY: return "gave up after retries";
+    case EG_UNSUPPORTED: return "unsupported";
+    case EG_CANCELLED: return "cancelled";
+    default: return "error";
+  }
+}
+
+const json *lookup(const json &rec, const PortBinding &b) {
+  auto it = rec.find(b.top);
+  if (it == rec.end()) return nullptr;
+  if (b.sub.empty()) return &*it;
+  if (!it->is_object()) return nullptr;
+  auto j = it->find(b.sub);
+  return j == it->end() ? nullptr : &*j;
+}
+
+class Engine {
+ public:
+  Engine(const Pipeline &p, const Plan &plan, HostServices &host, const RunOptions &opt, fs::path run_dir)
+      : p_(p), plan_(plan), host_(host), opt_(opt), run_dir_(std::move(run_dir)) {}
+
+  RunResult run();
+
+ private:
+  void setup();
+  void teardown();
+  void worker_loop(int worker);
+  void writer_loop();
+  void process_chunk(Chunk &c, int worker);
+  void run_record_node(size_t k, Slot &s, int worker);
+  void run_sequence_node(size_t k, Chunk &c, int worker);
+  bool upstream_ok(size_t k, Slot &s);
+  void fail(size_t k, Slot &s, const std::string &msg, uint8_t how);
+  bool build_input(size_t k, Slot &s, json &in);
+  void push_chunk(std::unique_ptr<Chunk> c);
+  void progress_line(bool final);
+
+  const Pipeline &p_;
+  const Plan &plan_;
+  HostServices &host_;
+  const RunOptions &opt_;
+  fs::path run_dir_;
+  std::vector<Runner> runners_;
+  std::vector<Runner> sinks_;
+
+  std::mutex mu_;
+  std::condition_variable cv_work_, cv_done_, cv_space_;
+  std::deque<std::unique_ptr<Chunk>> work_;
+  std::map<std::size_t, std::unique_ptr<Chunk>> done_;
+  std::size_t in_flight_ = 0, max_in_flight_ = 4;
+  bool reading_done_ = false;
+  std::size_t total_chunks_ = 0;
+  std::size_t next_write_ = 0;
+
+  std::mutex stats_mu_;
+  std::vector<NodeStats> stats_;
+  std::vector<std::size_t> sink_errors_;
+  std::vector<std::string> sink_first_error_;
+  std::atomic<std::size_t> written_{0}, failed_records_{0};
+  std::size_t expected_total_ = 0;
+  Clock::time_point start_ = Clock::now(), last_progress_{};
+};
+
+void Engine::setup() {
+  int workers = std::max(1, opt_.jobs);
+  for (const auto &pn : plan_.nodes) {
+    Runner r;
+    r.pn = &pn;
+    std::string params = params_json(pn, p_, run_dir_);
+    int n = pn.type->has(EG_FLAG_THREAD_SAFE) ? 1 : workers;
+    for (int i = 0; i < n; ++i) r.instances.push_back(create_instance(pn, params, host_));
+    runners_.push_back(std::move(r));
+  }
+  for (const auto &pn : plan_.sinks) {
+    Runner r;
+    r.pn = &pn;
+    r.instances.push_back(create_instance(pn, params_json(pn, p_, run_dir_), host_));
+    sinks_.push_back(std::move(r));
+  }
+  stats_.assign(runners_.size(), {});
+  sink_errors_.assign(sinks_.size(), 0);
+  sink_first_error_.assign(sinks_.size(), {});
+}
+
+void Engine::teardown() {
+  for (auto *list : {&runners_, &sinks_})
+    for (auto &r : *list)
+      for (void *inst : r.instances) r.pn->type->type->destroy(inst);
+  runners_.clear();
+  sinks_.clear();
+}
+
+void Engine::fail(size_t k, Slot &s, const std::string &msg, uint8_t how) {
+  s.status[k] = how;
+  const std::string &id = plan_.nodes[k].decl->id;
+  s.rec[how == ST_FAILED ? "_errors" : "_skipped"][id] = msg;
+  std::lock_guard lk(stats_mu_);
+  auto &st = stats_[k];
+  if (how == ST_FAILED) {
+    ++st.failed;
+    if (st.first_error.empty()) st.first_error = fmt::format("record {}: {}", s.index + 1, msg);
+  } else {
+    ++st.skipped;
+  }
+}
+
+bool Engine::upstream_ok(size_t k, Slot &s) {
+  for (size_t u : plan_.nodes[k].upstream) {
+    if (s.status[u] != ST_OK) {
+      fail(k, s, fmt::format("skipped: it depends on '{}', which {}", plan_.nodes[u].decl->id,
+                             s.status[u] == ST_FAILED ? "failed" : "was skipped"),
+           ST_SKIPPED);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Engine::build_input(size_t k, Slot &s, json &in) {
+  const PlannedNode &pn = plan_.nodes[k];
+  in = json::object();
+  for (const auto &b : pn.ports) {
+    const json *v = lookup(s.rec, b);
+    if (v == nullptr || (v->is_null() && b.required)) {
+      if (!b.required) continue;
+      fail(k, s, fmt::format("record {} (line {}) has no value for field '{}' (port '{}')", s.index + 1, s.line, b.field, b.port),
+           ST_FAILED);
+      return false;
+    }
+    in[b.port] = *v;
+  }
+  in["_meta"] = {{"record_index", s.index}, {"replication", s.replication}, {"node", pn.decl->id}};
+  return true;
+}
+
+void Engine::run_record_node(size_t k, Slot &s, int worker) {
+  if (!upstream_ok(k, s)) return;
+  json in;
+  if (!build_input(k, s, in)) return;
+  const PlannedNode &pn = plan_.nodes[k];
+  eg_call call{s.index, s.replication, &pn.decl->id};
+  std::string out;
+  eg_status st = call_process(pn.type->type, runners_[k].instance(worker), &call, in.dump(-1, ' ', false, json::error_handler_t::replace), out, opt_, host_);
+  if (st != EG_OK) {
+    fail(k, s, fmt::format("{}: {}", status_word(st), host_.redact(out.empty() ? "(no message)" : out)), ST_FAILED);
+    return;
+  }
+  json result = out.empty() ? json::object() : json::parse(out, nullptr, false);
+  if (result.is_discarded() || !result.is_object()) {
+    fail(k, s, fmt::format("plugin {} returned output that is not a JSON object: {}", pn.type->name, out.substr(0, 120)), ST_FAILED);
+    return;
+  }
+  s.rec[pn.decl->id] = std::move(result);
+  s.status[k] = ST_OK;
+  std::lock_guard lk(stats_mu_);
+  ++stats_[k].ok;
+}
+
+// Orders a group's records by the order_by field: numbers numerically, otherwise as text.
+bool order_less(const json *a, const json *b) {
+  if (a == nullptr || b == nullptr) return a == nullptr && b != nullptr;
+  if (a->is_number() && b->is_number()) return a->get<double>() < b->get<double>();
+  auto num = [](const json &v, double &out) {
+    if (!v.is_string()) return false;
+    char *end = nullptr;
+    const std::string &s = v.get_ref<const std::string &>();
+    out = std::strtod(s.c_str(), &end);
+    return !s.empty() && end != nullptr && *end == '\0';
+  };
+  double x = 0, y = 0;
+  if (num(*a, x) && num(*b, y)) return x < y;
+  return a->dump() < b->dump();
+}
+
+void Engine::run_sequence_node(size_t k, Chunk &c, int worker) {
+  const PlannedNode &pn = plan_.nodes[k];
+  // Groups in order of first appearance; a chunk always holds whole groups.
+  std::vector<std::pair<std::string, std::vector<size_t>>> groups;
+  std::map<std::string, size_t> gi;
+  for (size_t i = 0; i < c.slots.size(); ++i) {
+    Slot &s = c.slots[i];
+    if (!upstream_ok(k, s)) continue;
+    auto it = s.rec.find(plan_.group_by);
+    std::string key = std::to_string(s.replication) + "\x1f" + (it == s.rec.end() ? std::string() : it->dump());
+    auto [pos, fresh] = gi.emplace(key, groups.size());
+    if (fresh) groups.push_back({key, {}});
+    groups[pos->second].second.push_back(i);
+  }
+  for (auto &[key, idx] : groups) {
+    if (!plan_.order_by.empty()) {
+      std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+        auto fa = c.slots[a].rec.find(plan_.order_by), fb = c.slots[b].rec.find(plan_.order_by);
+        return order_less(fa == c.slots[a].rec.end() ? nullptr : &*fa, fb == c.slots[b].rec.end() ? nullptr : &*fb);
+      });
+    }
+    json arr = json::array();
+    std::vector<size_t> members;
+    for (size_t i : idx) {
+      json in;
+      if (!build_input(k, c.slots[i], in)) continue;
+      arr.push_back(std::move(in));
+      members.push_back(i);
+    }
+    if (members.empty()) continue;
+    const Slot &first = c.slots[members.front()];
+    eg_call call{first.index, first.replication, &pn.decl->id};
+    std::string out;
+    eg_status st = call_process(pn.type->type, runners_[k].instance(worker), &call, arr.dump(-1, ' ', false, json::error_handler_t::replace), out, opt_, host_);
+    json result = st == EG_OK ? json::parse(out, nullptr, false) : json();
+    std::string why;
+    if (st != EG_OK) why = fmt::format("{}: {}", status_word(st), host_.redact(out));
+    else if (result.is_discarded() || !result.is_array() || result.size() != members.size())
+      why = fmt::format("sequence plugin {} must return an array of {} objects; it returned: {}", pn.type->name,
+                        members.size(), out.substr(0, 120));
+    for (size_t m = 0; m < members.size(); ++m) {
+      Slot &s = c.slots[members[m]];
+      if (!why.empty()) {
+        fail(k, s, why, ST_FAILED);
+      } else if (!result[m].is_object()) {
+        fail(k, s, fmt::format("sequence plugin {} returned a non-object for item {}", pn.type->name, m), ST_FAILED);
+      } else {
+        s.rec[pn.decl->id] = std::move(result[m]);
+        s.status[k] = ST_OK;
+        std::lock_guard lk(stats_mu_);
+        ++stats_[k].ok;
+      }
+    }
+  }
+}
+
+void Engine::process_chunk(Chunk &c, int worker) {
+  for (auto &s : c.slots) s.status.assign(plan_.nodes.size(), ST_PENDING);
+  for (size_t k = 0; k < plan_.nodes.size(); ++k) {
+    if (plan_.nodes[k].sequence()) {
+      run_sequence_node(k, c, worker);
+    } else {
+      for (auto &s : c.slots) run_record_node(k, s, worker);
+    }
+  }
+}
+
+void Engine::worker_loop(int worker) {
+  for (;;) {
+    std::unique_ptr<Chunk> c;
+    {
+      std::unique_lock lk(mu_);
+      cv_work_.wait(lk, [&] { return !work_.empty() || reading_done_; });
+      if (work_.empty()) return;
+      c = std::move(work_.front());
+      work_.pop_front();
+    }
+    process_chunk(*c, worker);
+    {
+      std::lock_guard lk(mu_);
+      done_.emplace(c->seq, std::move(c));
+    }
+    cv_done_.notify_all();
+  }
+}
+
+void Engine::progress_line(bool final) {
+  if (!opt_.progress) return;
+  auto now = Clock::now();
+  if (!final && now - last_progress_ < std::chrono::milliseconds(250)) return;
+  last_progress_ = now;
+  double secs = std::chrono::duration<double>(now - start_).count();
+  std::size_t n = written_.load();
+  double rate = secs > 0 ? n / secs : 0;
+  std::string eta;
+  if (expected_total_ > n && rate > 0) eta = fmt::format(", ETA {:.0f} s", (expected_total_ - n) / rate);
+  std::string total = expected_total_ > 0 ? fmt::format("/~{}", expected_total_) : "";
+  std::fprintf(stderr, "\r\033[K%s: %zu%s records, %.0f/s, %zu failed%s%s", p_.name.c_str(), n, total.c_str(), rate,
+               failed_records_.load(), eta.c_str(), final ? "\n" : "");
+  std::fflush(stderr);
+}
+
+void Engine::writer_loop() {
+  for (;;) {
+    std::unique_ptr<Chunk> c;
+    {
+      std::unique_lock lk(mu_);
+      cv_done_.wait(lk, [&] { return done_.count(next_write_) != 0 || (reading_done_ && next_write_ >= total_chunks_); });
+      if (done_.count(next_write_) == 0) return;
+      c = std::move(done_[next_write_]);
+      done_.erase(next_write_);
+      ++next_write_;
+    }
+    std::string text;
+    for (auto &s : c->slots) {
+      bool bad = std::any_of(s.status.begin(), s.status.end(), [](uint8_t x) { return x != ST_OK; });
+      if (bad) ++failed_records_;
+      text = s.rec.dump(-1, ' ', false, json::error_handler_t::replace);
+      for (size_t i = 0; i < sinks_.size(); ++i) {
+        eg_call call{s.index, s.replication, &sinks_[i].pn->decl->id};
+        std::string out;
+        eg_status st = call_process(sinks_[i].pn->type->type, sinks_[i].instances[0], &call, text, out, opt_, host_);
+        if (st != EG_OK && sink_errors_[i]++ == 0) sink_first_error_[i] = host_.redact(out);
+      }
+      ++written_;
+    }
+    {
+      std::lock_guard lk(mu_);
+      --in_flight_;
+    }
+    cv_space_.notify_all();
+    progress_line(false);
+  }
+}
+
+void Engine::push_chunk(std::unique_ptr<Chunk> c) {
+  std::unique_lock lk(mu_);
+  cv_space_.wait(lk, [&] { return in_flight_ < max_in_flight_; });
+  c->seq = total_chunks_++;
+  ++in_flight_;
+  work_.push_back(std::move(c));
+  lk.unlock();
+  cv_work_.notify_one();
+}
+
+double peak_rss_mb() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+std::size_t count_lines(const fs::path &file) {
+  std::ifstream in(file, std::ios::binary);
+  std::vector<char> buf(1 << 16);
+  std::size_t n = 0;
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    n += static_cast<std::size_t>(std::count(buf.data(), buf.data() + in.gcount(), '\n'));
+  }
+  return n;
+}
+
+RunResult Engine::run() {
+  RunResult res;
+  res.run_dir = run_dir_;
+  setup();
+  const int workers = std::max(1, opt_.jobs);
+  max_in_flight_ = static_cast<std::size_t>(workers) * 2 + 2;
+  long long limit = opt_.limit >= 0 ? opt_.limit : p_.dataset.limit;
+  if (opt_.progress) {
+    std::size_t lines = count_lines(p_.dataset.path);
+    bool csv = p_.dataset.format == "csv" || (p_.dataset.format.empty() && p_.dataset.path.extension() != ".jsonl");
+    if (csv && lines > 0) --lines;
+    if (limit >= 0) lines = std::min<std::size_t>(lines, static_cast<std::size_t>(limit));
+    expected_total_ = lines * static_cast<std::size_t>(p_.replications);
+  }
+
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) threads.emplace_back([this, w] { worker_loop(w); });
+  std::thread writer([this] { writer_loop(); });
+
+  std::exception_ptr reader_error;
+  try {
+    auto reader = io::open_dataset(p_.dataset.path, p_.dataset.format, p_.dataset.options);
+    const bool seq = !plan_.group_by.empty();
+    const int reps = p_.replications;
+    auto chunk = std::make_unique<Chunk>();
+    std::vector<Slot> group;  // sequence mode: the records of the current group
+    std::string group_key;
+    std::unordered_set<std::string> closed_groups;
+    std::size_t group_line = 0;
+
+    auto add = [&](Slot s) {
+      chunk->slots.push_back(std::move(s));
+    };
+    auto maybe_flush = [&](bool force) {
+      if (!chunk->slots.empty() && (force || chunk->slots.size() >= opt_.chunk_size)) {
+        push_chunk(std::move(chunk));
+        chunk = std::make_unique<Chunk>();
+      }
+    };
+    auto close_group = [&] {
+      if (group.empty()) return;
+      for (int r = 0; r < reps; ++r)
+        for (const auto &g : group) {
+          Slot s = g;
+          s.replication = r;
+          if (reps > 1) s.rec["_replication"] = r;
+          add(std::move(s));
+        }
+      group.clear();
+      maybe_flush(false);
+    };
+
+    json rec;
+    std::size_t index = 0;
+    while (!g_stop.load() && !host_.cancelled() && (limit < 0 || static_cast<long long>(index) < limit) && reader->next(rec)) {
+      Slot s;
+      s.index = index++;
+      s.line = reader->line();
+      s.rec = std::move(rec);
+      rec = json();
+      if (seq) {
+        auto it = s.rec.find(plan_.group_by);
+        std::string key = it == s.rec.end() ? std::string() : it->dump();
+        if (key != group_key || group.empty()) {
+          if (!group.empty()) closed_groups.insert(group_key);
+          close_group();
+          if (closed_groups.count(key) != 0)
+            throw io::DataError(p_.dataset.path, s.line,
+                                fmt::format("record of group {}={} appears after that group ended (first seen near line {})",
+                                            plan_.group_by, key, group_line),
+                                fmt::format("sort the dataset by '{}' so each group's records are together", plan_.group_by));
+          group_key = key;
+          group_line = s.line;
+        }
+        group.push_back(std::move(s));
+      } else {
+        for (int r = 0; r < reps; ++r) {
+          Slot c = r + 1 < reps ? s : std::move(s);
+          c.replication = r;
+          if (reps > 1) c.rec["_replication"] = r;
+          add(std::move(c));
+        }
+        maybe_flush(false);
+      }
+    }
+    close_group();
+    maybe_flush(true);
+  } catch (...) {
+    reader_error = std::current_exception();
+  }
+  {
+    std::lock_guard lk(mu_);
+    reading_done_ = true;
+  }
+  cv_work_.notify_all();
+  cv_done_.notify_all();
+  for (auto &t : threads) t.join();
+  writer.join();
+  progress_line(true);
+
+  // Sinks close their files even when the run stops early, so what was processed is not lost.
+  json sink_outputs = json::object();
+  for (size_t i = 0; i < sinks_.size(); ++i) {
+    eg_call call{0, 0, &sinks_[i].pn->decl->id};
+    const eg_node_type *t = sinks_[i].pn->type->type;
+    if (t->finish == nullptr) continue;
+    eg_buffer b{};
+    eg_status st = t->finish(sinks_[i].instances[0], &call, &b);
+    std::string out = take_host_buffer(b);
+    if (st != EG_OK) {
+      host_.log(EG_LOG_ERROR, fmt::format("sink '{}' could not finish: {}", sinks_[i].pn->decl->id, out));
+      sink_outputs[sinks_[i].pn->decl->id] = {{"error", host_.redact(out)}};
+    } else if (!out.empty()) {
+      sink_outputs[sinks_[i].pn->decl->id] = json::parse(out, nullptr, false);
+    }
+  }
+  for (size_t k = 0; k < runners_.size(); ++k) {
+    const eg_node_type *t = runners_[k].pn->type->type;
+    if (t->finish == nullptr) continue;
+    for (void *inst : runners_[k].instances) {
+      eg_call call{0, 0, &runners_[k].pn->decl->id};
+      eg_buffer b{};
+      t->finish(inst, &call, &b);
+      take_host_buffer(b);
+    }
+  }
+  teardown();
+  if (reader_error) std::rethrow_exception(reader_error);
+
+  res.records = written_.load();
+  res.failed_records = failed_records_.load();
+  res.interrupted = g_stop.load() || host_.cancelled();
+  res.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  json nodes = json::object();
+  for (size_t k = 0; k < plan_.nodes.size(); ++k) {
+    const auto &pn = plan_.nodes[k];
+    res.nodes[pn.decl->id] = stats_[k];
+    nodes[pn.decl->id] = {{"uses", pn.type->name},
+                          {"plugin", pn.type->plugin->descriptor->name},
+                          {"plugin_version", pn.type->plugin->descriptor->version},
+                          {"with", pn.decl->with},
+                          {"ok", stats_[k].ok},
+                          {"failed", stats_[k].failed},
+                          {"skipped", stats_[k].skipped}};
+    if (!stats_[k].first_error.empty()) nodes[pn.decl->id]["first_error"] = stats_[k].first_error;
+  }
+  json sinks = json::object();
+  for (size_t i = 0; i < plan_.sinks.size(); ++i) {
+    json s = {{"uses", plan_.sinks[i].type->name}, {"with", plan_.sinks[i].decl->with}, {"errors", sink_errors_[i]}};
+    if (!sink_first_error_[i].empty()) s["first_error"] = sink_first_error_[i];
+    if (sink_outputs.contains(plan_.sinks[i].decl->id)) s["result"] = sink_outputs[plan_.sinks[i].decl->id];
+    sinks[plan_.sinks[i].decl->id] = s;
+  }
+  res.summary = {{"engine_version", version_string()},
+                 {"abi", fmt::format("{}.{}", EG_ABI_MAJOR, EG_ABI_MINOR)},
+                 {"pipeline", p_.name},
+                 {"pipeline_file", p_.file.string()},
+                 {"dataset", p_.dataset.path.string()},
+                 {"replications", p_.replications},
+                 {"jobs", workers},
+                 {"records", res.records},
+                 {"failed_records", res.failed_records},
+                 {"interrupted", res.interrupted},
+                 {"seconds", res.seconds},
+                 {"embedding_model", host_.embedding_model_id()},
+                 {"peak_rss_mb", peak_rss_mb()},
+                 {"nodes", nodes},
+                 {"sinks", sinks}};
+  if (host_.llm() != nullptr) res.summary["llm"] = host_.llm()->stats_json();
+  return res;
+}
+
+}  // namespace
+
+void request_stop() { g_stop = true; }
+
+RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, const RunOptions &opt) {
+  fs::path run_dir = opt.run_dir;
+  if (run_dir.empty()) {
+    fs::path root = opt.output_root.empty() ? p.output_dir : opt.output_root;
+    std::string stamp = fmt::format("{:%Y%m%d-%H%M%S}", fmt::localtime(std::time(nullptr)));
+    run_dir = root / (p.name + "__" + stamp);
+    for (int k = 2; fs::exists(run_dir); ++k) run_dir = root / fmt::format("{}__{}-{}", p.name, stamp, k);
+  }
+  fs::create_directories(run_dir);
+  write_file_atomically(run_dir / "pipeline.yaml", p.source_text);
+  std::FILE *log = std::fopen((run_dir / "run.log").c_str(), "w");
+  host.set_log_file(log);
+  RunResult r;
+  try {
+    Engine e(p, plan, host, opt, run_dir);
+    r = e.run();
+  } catch (...) {
+    host.set_log_file(nullptr);
+    if (log != nullptr) std::fclose(log);
+    throw;
+  }
+  host.set_log_file(nullptr);
+  if (log != nullptr) std::fclose(log);
+  write_file_atomically(run_dir / "run.json", r.summary.dump(2) + "\n");
+  return r;
+}
+
+}  // namespace evalgraph

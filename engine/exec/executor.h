@@ -1,0 +1,49 @@
+#pragma once
+// Runs a plan: records stream from the dataset through the nodes in DAG order, in parallel over chunks of
+// records, and reach the sinks in input order. Memory is bounded by the number of chunks in flight.
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "config/pipeline.h"
+#include "exec/host.h"
+#include "graph/plan.h"
+
+namespace evalgraph {
+
+struct RunOptions {
+  int jobs = 1;                        // worker threads
+  std::size_t chunk_size = 256;        // records per unit of work
+  std::filesystem::path output_root;   // overrides the pipeline's output dir when non-empty
+  std::filesystem::path run_dir;       // use exactly this folder (tests); else <root>/<name>__<timestamp>
+  long long limit = -1;                // stop after this many dataset records (-1: pipeline's limit or all)
+  bool progress = false;               // a progress line on stderr
+  int retry_attempts = 5;              // for nodes answering EG_RETRY
+  double retry_backoff_s = 0.2;
+};
+
+struct NodeStats {
+  std::size_t ok = 0, failed = 0, skipped = 0;
+  std::string first_error;
+};
+
+struct RunResult {
+  std::filesystem::path run_dir;
+  std::size_t records = 0;         // records that reached the sinks (replications counted)
+  std::size_t failed_records = 0;  // records with at least one failed or skipped node
+  std::map<std::string, NodeStats> nodes;
+  bool interrupted = false;
+  double seconds = 0;
+  nlohmann::json summary;  // what run.json holds
+};
+
+// Instantiates every node (a failing create() is a configuration error, before any record moves), runs,
+// finishes the sinks and writes run.json. Throws ConfigError for creation problems, io::DataError for
+// broken data, std::runtime_error for I/O failures.
+RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, const RunOptions &opt);
+
+// Flags a running run_plan to stop after the chunks in flight (what Ctrl-C does).
+void request_stop();
+
+}  // namespace evalgraph

@@ -1,0 +1,239 @@
+#include "exec/host.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "embed/tfidf.h"
+
+namespace evalgraph {
+using nlohmann::json;
+
+void fill_host_buffer(eg_buffer *b, const std::string &s) {
+  if (b == nullptr) return;
+  auto *owned = new std::string(s);
+  b->data = owned->data();
+  b->size = owned->size();
+  b->private_data = owned;
+  b->release = [](eg_buffer *self) {
+    delete static_cast<std::string *>(self->private_data);
+    self->data = nullptr;
+    self->size = 0;
+    self->release = nullptr;
+    self->private_data = nullptr;
+  };
+}
+
+std::string take_host_buffer(eg_buffer &b) {
+  std::string s = b.data != nullptr ? std::string(b.data, b.size) : std::string();
+  if (b.release != nullptr) b.release(&b);
+  return s;
+}
+
+HostServices::HostServices(std::shared_ptr<llm::LlmService> llm, std::string chat_provider,
+                           std::string embedding_provider)
+    : llm_(std::move(llm)), chat_provider_(std::move(chat_provider)), embedding_provider_(std::move(embedding_provider)) {
+  table_.struct_size = sizeof(eg_host);
+  table_.abi_major = EG_ABI_MAJOR;
+  table_.abi_minor = EG_ABI_MINOR;
+  table_.host_data = this;
+  table_.log = &c_log;
+  table_.is_cancelled = &c_is_cancelled;
+  table_.get_secret = &c_get_secret;
+  table_.chat = &c_chat;
+  table_.chat_batch = &c_chat_batch;
+  table_.embed = &c_embed;
+  if (llm_) {
+    llm_->set_logger([this](llm::LogLevel l, const std::string &m) {
+      log(static_cast<eg_log_level>(static_cast<int>(l)), m);
+    });
+  }
+}
+
+void HostServices::cancel() {
+  cancelled_ = true;
+  if (llm_) llm_->cancel();
+}
+
+void HostServices::set_log_file(std::FILE *f) {
+  std::lock_guard lk(log_mu_);
+  log_file_ = f;
+}
+
+void HostServices::log(eg_log_level level, const std::string &raw, const eg_call *call) {
+  static const char *names[] = {"debug", "info", "warn", "error"};
+  std::string msg = redact(raw);
+  std::string where = (call != nullptr && call->node_id != nullptr)
+                          ? fmt::format(" [{} record {}]", *call->node_id, call->record_index + 1)
+                          : std::string();
+  std::string line = fmt::format("evalgraph: {}{}: {}\n", names[level < 0 || level > 3 ? 1 : level], where, msg);
+  std::lock_guard lk(log_mu_);
+  if (level >= min_stderr_level_) std::fputs(line.c_str(), stderr);
+  if (log_file_ != nullptr) std::fputs(line.c_str(), log_file_);
+}
+
+std::string HostServices::embedding_model_id() const {
+  if (embedding_provider_.empty() || !llm_) return embed::TfidfEmbedder::model_id();
+  const auto *p = llm_->provider(embedding_provider_);
+  return p == nullptr ? std::string() : embedding_provider_ + ":" + (p->embedding_model.empty() ? p->model : p->embedding_model);
+}
+
+void HostServices::c_log(const eg_host *h, eg_call *call, eg_log_level level, const char *msg) {
+  self(h)->log(level, msg != nullptr ? msg : "", call);
+}
+
+int HostServices::c_is_cancelled(const eg_host *h, eg_call *) { return self(h)->cancelled() ? 1 : 0; }
+
+eg_status HostServices::c_get_secret(const eg_host *h, const char *name, eg_buffer *out) {
+  // Secrets are the providers' API keys, named "<provider>.api_key"; nothing else is handed out.
+  HostServices *s = self(h);
+  std::string n = name != nullptr ? name : "";
+  const std::string suffix = ".api_key";
+  if (s->llm_ && n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    if (const auto *p = s->llm_->provider(n.substr(0, n.size() - suffix.size())); p != nullptr) {
+      fill_host_buffer(out, p->api_key);
+      return EG_OK;
+    }
+  }
+  fill_host_buffer(out, fmt::format("no secret named '{}' (secrets are '<provider>.api_key' of declared providers)", n));
+  return EG_ERROR;
+}
+
+namespace {
+std::string pick(const char *requested, const std::string &fallback) {
+  return (requested != nullptr && *requested != '\0') ? std::string(requested) : fallback;
+}
+}  // namespace
+
+eg_status HostServices::c_chat(const eg_host *h, eg_call *call, const char *provider, const char *req, size_t len,
+                               eg_buffer *out) {
+  HostServices *s = self(h);
+  if (!s->llm_) {
+    fill_host_buffer(out, "no LLM provider is configured: declare one under 'providers:' in the pipeline");
+    return EG_UNSUPPORTED;
+  }
+  std::string name = pick(provider, s->chat_provider_);
+  if (!s->llm_->has_provider(name)) {
+    fill_host_buffer(out, fmt::format("unknown provider '{}'", name));
+    return EG_ERROR;
+  }
+  json body = json::parse(req, req + len, nullptr, false);
+  if (body.is_discarded() || !body.is_object()) {
+    fill_host_buffer(out, "chat request is not a JSON object");
+    return EG_INVALID_INPUT;
+  }
+  llm::CallResult r = s->llm_->chat(name, body, call != nullptr ? call->replication : 0);
+  if (s->cancelled()) {
+    fill_host_buffer(out, "cancelled");
+    return EG_CANCELLED;
+  }
+  if (!r.ok) {
+    fill_host_buffer(out, r.error);
+    return EG_ERROR;
+  }
+  fill_host_buffer(out, r.response.dump());
+  return EG_OK;
+}
+
+eg_status HostServices::c_chat_batch(const eg_host *h, eg_call *call, const char *provider, const char *req, size_t len,
+                                     eg_buffer *out) {
+  HostServices *s = self(h);
+  if (!s->llm_) {
+    fill_host_buffer(out, "no LLM provider is configured: declare one under 'providers:' in the pipeline");
+    return EG_UNSUPPORTED;
+  }
+  std::string name = pick(provider, s->chat_provider_);
+  if (!s->llm_->has_provider(name)) {
+    fill_host_buffer(out, fmt::format("unknown provider '{}'", name));
+    return EG_ERROR;
+  }
+  json arr = json::parse(req, req + len, nullptr, false);
+  if (arr.is_discarded() || !arr.is_array()) {
+    fill_host_buffer(out, "chat_batch request is not a JSON array");
+    return EG_INVALID_INPUT;
+  }
+  std::vector<json> bodies(arr.begin(), arr.end());
+  auto results = s->llm_->chat_batch(name, bodies, call != nullptr ? call->replication : 0);
+  json res = json::array();
+  for (auto &r : results) {
+    if (r.ok) res.push_back({{"ok", true}, {"response", std::move(r.response)}});
+    else res.push_back({{"ok", false}, {"error", r.error}});
+  }
+  fill_host_buffer(out, res.dump());
+  return s->cancelled() ? EG_CANCELLED : EG_OK;
+}
+
+namespace {
+struct EmbeddingStorage {
+  std::vector<float> data;
+  std::string model;
+};
+void release_embeddings(eg_embeddings *e) {
+  delete static_cast<EmbeddingStorage *>(e->private_data);
+  e->data = nullptr;
+  e->model_id = nullptr;
+  e->release = nullptr;
+  e->private_data = nullptr;
+}
+}  // namespace
+
+eg_status HostServices::c_embed(const eg_host *h, eg_call *call, const char *provider, const char *const *texts,
+                                const size_t *lens, size_t n, eg_embeddings *out, eg_buffer *err) {
+  HostServices *s = self(h);
+  std::string name = pick(provider, s->embedding_provider_);
+  if (name == "tfidf") name.clear();
+  auto st = std::make_unique<EmbeddingStorage>();
+  size_t dim = 0;
+  try {
+    if (name.empty()) {
+      std::vector<std::string_view> views;
+      views.reserve(n);
+      for (size_t i = 0; i < n; ++i) views.emplace_back(texts[i], lens[i]);
+      embed::TfidfEmbedder().embed(views, st->data, dim);
+      st->model = embed::TfidfEmbedder::model_id();
+    } else {
+      if (!s->llm_ || !s->llm_->has_provider(name)) {
+        fill_host_buffer(err, fmt::format("unknown embedding provider '{}'", name));
+        return EG_ERROR;
+      }
+      std::vector<std::string> in;
+      in.reserve(n);
+      for (size_t i = 0; i < n; ++i) in.emplace_back(texts[i], lens[i]);
+      llm::CallResult r = s->llm_->embed(name, in, call != nullptr ? call->replication : 0);
+      if (!r.ok) {
+        fill_host_buffer(err, r.error);
+        return EG_ERROR;
+      }
+      const json &data = r.response.at("data");
+      if (!data.is_array() || data.size() != n) {
+        fill_host_buffer(err, fmt::format("embedding provider '{}' returned {} vectors for {} texts", name,
+                                          data.is_array() ? data.size() : 0, n));
+        return EG_ERROR;
+      }
+      for (const auto &item : data) {
+        const json &v = item.at("embedding");
+        if (dim == 0) dim = v.size();
+        if (v.size() != dim) {
+          fill_host_buffer(err, fmt::format("embedding provider '{}' returned vectors of different lengths", name));
+          return EG_ERROR;
+        }
+        for (const auto &x : v) st->data.push_back(x.get<float>());
+      }
+      const auto *p = s->llm_->provider(name);
+      st->model = name + ":" + (p->embedding_model.empty() ? p->model : p->embedding_model);
+    }
+  } catch (const std::exception &e) {
+    fill_host_buffer(err, s->redact(fmt::format("embedding failed: {}", e.what())));
+    return EG_ERROR;
+  }
+  out->struct_size = sizeof(eg_embeddings);
+  out->count = n;
+  out->dim = dim;
+  out->data = st->data.data();
+  out->model_id = st->model.c_str();
+  out->release = &release_embeddings;
+  out->private_data = st.release();
+  return EG_OK;
+}
+
+}  // namespace evalgraph

@@ -1,0 +1,64 @@
+#pragma once
+// The services the host hands every plugin (the eg_host table): logging, cancellation, secrets, LLM chat
+// and embeddings. Plugins never talk to the network or the cache themselves; they go through here.
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "evalgraph/plugin.h"
+#include "llm/llm_service.h"
+
+// Per-call context handed to plugins as an opaque eg_call*.
+struct eg_call {
+  std::size_t record_index = 0;
+  int replication = 0;
+  const std::string *node_id = nullptr;
+};
+
+namespace evalgraph {
+
+class HostServices {
+ public:
+  // llm may be null (no providers declared): chat answers EG_UNSUPPORTED then.
+  HostServices(std::shared_ptr<llm::LlmService> llm, std::string default_chat_provider,
+               std::string default_embedding_provider);
+  const eg_host *table() const { return &table_; }
+
+  void cancel();
+  bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
+  // Where plugin log lines go besides stderr (the run's log file); null for none.
+  void set_log_file(std::FILE *f);
+  void set_min_stderr_level(eg_log_level l) { min_stderr_level_ = l; }
+  void log(eg_log_level level, const std::string &msg, const eg_call *call = nullptr);
+  llm::LlmService *llm() const { return llm_.get(); }
+  std::string redact(std::string s) const { return llm_ ? llm_->redact(std::move(s)) : s; }
+  std::string embedding_model_id() const;
+
+ private:
+  static HostServices *self(const eg_host *h) { return static_cast<HostServices *>(h->host_data); }
+  static void c_log(const eg_host *h, eg_call *call, eg_log_level level, const char *msg);
+  static int c_is_cancelled(const eg_host *h, eg_call *call);
+  static eg_status c_get_secret(const eg_host *h, const char *name, eg_buffer *out);
+  static eg_status c_chat(const eg_host *h, eg_call *call, const char *provider, const char *req, size_t len, eg_buffer *out);
+  static eg_status c_chat_batch(const eg_host *h, eg_call *call, const char *provider, const char *req, size_t len,
+                                eg_buffer *out);
+  static eg_status c_embed(const eg_host *h, eg_call *call, const char *provider, const char *const *texts,
+                           const size_t *lens, size_t n, eg_embeddings *out, eg_buffer *err);
+
+  eg_host table_{};
+  std::shared_ptr<llm::LlmService> llm_;
+  std::string chat_provider_, embedding_provider_;
+  std::atomic<bool> cancelled_{false};
+  std::mutex log_mu_;
+  std::FILE *log_file_ = nullptr;
+  eg_log_level min_stderr_level_ = EG_LOG_WARN;
+};
+
+// Fills an eg_buffer with a copy of `s`; the receiver releases it.
+void fill_host_buffer(eg_buffer *b, const std::string &s);
+// Copies a buffer's bytes and releases it.
+std::string take_host_buffer(eg_buffer &b);
+
+}  // namespace evalgraph

@@ -1,0 +1,363 @@
+#include "graph/plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <functional>
+#include <queue>
+#include <set>
+
+#include "config/json_schema.h"
+#include "io/dataset.h"
+
+namespace evalgraph {
+using nlohmann::json;
+
+std::vector<std::string> read_dataset_columns(const Pipeline &p) {
+  try {
+    auto reader = io::open_dataset(p.dataset.path, p.dataset.format, p.dataset.options);
+    std::vector<std::string> cols = reader->columns();
+    if (!cols.empty()) return cols;  // CSV: the header says it all
+    // JSONL records need not all carry the same keys: take the union over the first records.
+    json rec;
+    if (!reader->next(rec)) return cols;
+    cols = reader->columns();  // the first record's keys in file order
+    std::set<std::string> seen(cols.begin(), cols.end());
+    for (int i = 0; i < 1000 && reader->next(rec); ++i) {
+      if (!rec.is_object()) continue;
+      for (const auto &[k, _] : rec.items())
+        if (seen.insert(k).second) cols.push_back(k);
+    }
+    return cols;
+  } catch (const io::DataError &e) {
+    throw ConfigError({{p.dataset.path_where, fmt::format("dataset: {}", e.what())}});
+  } catch (const std::exception &e) {
+    throw ConfigError({{p.dataset.path_where, fmt::format("cannot read the dataset {}: {}", p.dataset.path.string(), e.what())}});
+  }
+}
+
+namespace {
+
+Location param_location(const NodeDecl &d, const std::string &pointer, bool key) {
+  if (key) {
+    if (auto it = d.with_locations.find(pointer + "#key"); it != d.with_locations.end()) return it->second;
+  }
+  if (auto it = d.with_locations.find(pointer); it != d.with_locations.end()) return it->second;
+  if (auto it = d.with_locations.find(""); it != d.with_locations.end()) return it->second;
+  return d.uses_where;
+}
+
+std::string join(const std::vector<std::string> &v, const char *sep = ", ") {
+  std::string s;
+  for (const auto &x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+struct Builder {
+  const Pipeline &p;
+  const PluginRegistry &reg;
+  std::vector<Diagnostic> diags;
+  std::set<std::string> columns;
+  std::vector<std::string> ordered_columns;  // as in the dataset, for messages
+  std::map<std::string, size_t> index_of;  // node id -> declaration index
+
+  void error(const Location &at, std::string msg) { diags.push_back({at, std::move(msg)}); }
+
+  // Resolves a field for a port; returns false (with a message) when nothing provides it.
+  bool resolve(const NodeDecl &d, const std::vector<const NodeTypeInfo *> &types, PortBinding &b, const Location &at,
+               bool must, bool allow_nodes = true) {
+    const std::string &f = b.field;
+    if (columns.count(f) != 0) {
+      b.top = f;
+      return true;
+    }
+    size_t dot = f.find('.');
+    std::string head = f.substr(0, dot);
+    if (auto it = index_of.find(head); allow_nodes && it != index_of.end()) {
+      if (head == d.id) {
+        if (must) error(at, fmt::format("node '{}' cannot read its own output '{}'", d.id, f));
+        return false;
+      }
+      b.top = head;
+      b.sub = dot == std::string::npos ? "" : f.substr(dot + 1);
+      const NodeTypeInfo *t = types[it->second];
+      if (t != nullptr && !b.sub.empty()) {
+        const auto &w = t->writes;
+        if (std::find(w.begin(), w.end(), "*") == w.end() && std::find(w.begin(), w.end(), b.sub) == w.end()) {
+          if (must)
+            error(at, fmt::format("node '{}' ({}) does not write '{}'{}; it writes: {}", head, t->name, b.sub,
+                                  did_you_mean(b.sub, w), join(w)));
+          return false;
+        }
+      }
+      return true;
+    }
+    if (!must) return false;
+    std::vector<std::string> cands(columns.begin(), columns.end());
+    for (const auto &[id, i] : index_of) {
+      if (types[i] == nullptr || id == d.id) continue;
+      for (const auto &w : types[i]->writes) cands.push_back(id + "." + w);
+    }
+    const std::vector<std::string> &cols = ordered_columns;
+    error(at, fmt::format("port '{}' of node '{}' reads field '{}', which neither the dataset nor an upstream node "
+                          "provides{}; dataset columns: {}. Map the port to a field with `inputs: {{{}: <field>}}`",
+                          b.port, d.id, f, did_you_mean(f, cands), cols.empty() ? "(none)" : join(cols), b.port));
+    return false;
+  }
+};
+
+// Finds one cycle in the graph and returns it as "a -> b -> a".
+std::string find_cycle(const DagGraph &g, const std::vector<std::string> &names) {
+  size_t n = boost::num_vertices(g);
+  std::vector<int> color(n, 0);
+  std::vector<size_t> stack;
+  std::string result;
+  std::function<bool(size_t)> dfs = [&](size_t u) {
+    color[u] = 1;
+    stack.push_back(u);
+    for (auto [e, end] = boost::out_edges(u, g); e != end; ++e) {
+      size_t v = boost::target(*e, g);
+      if (color[v] == 1) {
+        auto it = std::find(stack.begin(), stack.end(), v);
+        for (; it != stack.end(); ++it) result += names[*it] + " -> ";
+        result += names[v];
+        return true;
+      }
+      if (color[v] == 0 && dfs(v)) return true;
+    }
+    stack.pop_back();
+    color[u] = 2;
+    return false;
+  };
+  for (size_t u = 0; u < n; ++u)
+    if (color[u] == 0 && dfs(u)) break;
+  return result;
+}
+
+}  // namespace
+
+Plan build_plan(const Pipeline &p, const PluginRegistry &reg, const std::vector<std::string> &cols) {
+  Builder b{p, reg, {}, {cols.begin(), cols.end()}, cols, {}};
+  Plan plan;
+  plan.dataset_columns = cols;
+  const size_t n = p.nodes.size();
+  for (size_t i = 0; i < n; ++i) b.index_of[p.nodes[i].id] = i;
+
+  // 1. Resolve every node type and check its parameters against the type's schema.
+  std::vector<const NodeTypeInfo *> types(n, nullptr);
+  auto resolve_type = [&](const NodeDecl &d, bool sink) -> const NodeTypeInfo * {
+    if (d.uses.empty()) return nullptr;
+    const NodeTypeInfo *t = reg.find(d.uses);
+    if (t == nullptr) {
+      b.error(d.uses_where, fmt::format("unknown node type '{}'{}; `evalgraph plugins` lists the loaded ones (add a "
+                                        "folder with --plugin-dir or EVALGRAPH_PLUGIN_PATH)",
+                                        d.uses, did_you_mean(d.uses, reg.names())));
+      return nullptr;
+    }
+    bool is_sink = t->type->kind == EG_KIND_SINK;
+    if (sink && !is_sink) {
+      b.error(d.uses_where, fmt::format("'{}' is not a sink (its kind is {}); move it to 'nodes'", d.uses, kind_name(t->type->kind)));
+      return nullptr;
+    }
+    if (!sink && is_sink) {
+      b.error(d.uses_where, fmt::format("'{}' is a sink; list it under 'sinks', not 'nodes'", d.uses));
+      return nullptr;
+    }
+    std::vector<SchemaViolation> v;
+    validate_json_schema(t->params_schema, d.with, v);
+    for (const auto &x : v) {
+      bool key = x.message.rfind("unknown parameter", 0) == 0;
+      std::string where = x.pointer.empty() ? "" : " at 'with" + x.pointer + "'";
+      b.error(param_location(d, x.pointer, key), fmt::format("node '{}' ({}): parameter{} {}", d.id, d.uses, where, x.message));
+    }
+    return t;
+  };
+  for (size_t i = 0; i < n; ++i) types[i] = resolve_type(p.nodes[i], false);
+  std::vector<const NodeTypeInfo *> sink_types;
+  for (const auto &s : p.sinks) sink_types.push_back(resolve_type(s, true));
+
+  // 2. Edges from `needs` and from the fields each node reads.
+  std::vector<std::set<size_t>> preds(n);
+  std::map<std::pair<size_t, size_t>, std::set<std::string>> reasons;
+  std::vector<std::vector<PortBinding>> ports(n);
+  for (size_t i = 0; i < n; ++i) {
+    const NodeDecl &d = p.nodes[i];
+    for (size_t k = 0; k < d.needs.size(); ++k) {
+      auto it = b.index_of.find(d.needs[k]);
+      if (it == b.index_of.end()) {
+        std::vector<std::string> ids;
+        for (const auto &x : p.nodes) ids.push_back(x.id);
+        b.error(d.needs_locations[k], fmt::format("node '{}' needs '{}', which is not a node id{}", d.id, d.needs[k],
+                                                  did_you_mean(d.needs[k], ids)));
+      } else if (it->second == i) {
+        b.error(d.needs_locations[k], fmt::format("node '{}' needs itself", d.id));
+      } else {
+        preds[i].insert(it->second);
+        reasons[{it->second, i}].insert("needs");
+      }
+    }
+    const NodeTypeInfo *t = types[i];
+    if (t == nullptr) continue;
+    for (const auto &[port, field] : d.inputs) {
+      bool known = std::count(t->reads.begin(), t->reads.end(), port) + std::count(t->reads_optional.begin(), t->reads_optional.end(), port);
+      if (!known) {
+        std::vector<std::string> all = t->reads;
+        all.insert(all.end(), t->reads_optional.begin(), t->reads_optional.end());
+        b.error(d.input_locations.at(port), fmt::format("node '{}' ({}) has no input port '{}'{}; its ports: {}", d.id,
+                                                        t->name, port, did_you_mean(port, all), all.empty() ? "(none)" : join(all)));
+      }
+    }
+    auto bind = [&](const std::string &port, bool required) {
+      PortBinding pb;
+      pb.port = port;
+      pb.required = required;
+      auto it = d.inputs.find(port);
+      bool mapped = it != d.inputs.end();
+      pb.field = mapped ? it->second : port;
+      Location at = mapped ? d.input_locations.at(port) : d.uses_where;
+      // An unmapped port reads the dataset column of its own name; node outputs are read only when mapped.
+      if (!mapped && b.columns.count(pb.field) == 0) {
+        if (required) b.resolve(d, types, pb, at, true, false);  // reports the missing field
+        return;
+      }
+      if (!b.resolve(d, types, pb, at, required || mapped)) return;
+      if (b.index_of.count(pb.top) != 0 && b.columns.count(pb.field) == 0) {
+        size_t u = b.index_of[pb.top];
+        preds[i].insert(u);
+        reasons[{u, i}].insert(pb.sub.empty() ? pb.top : pb.sub);
+      }
+      ports[i].push_back(std::move(pb));
+    };
+    for (const auto &r : t->reads) bind(r, true);
+    for (const auto &r : t->reads_optional) bind(r, false);
+
+    if (t->has(EG_FLAG_SEQUENCE)) {
+      if (d.group_by.empty()) {
+        b.error(d.uses_where, fmt::format("node '{}' ({}) is a sequence node: give `group_by: <conversation id field>` "
+                                          "and `order_by: <turn field>`", d.id, t->name));
+      } else {
+        for (const auto &f : {d.group_by, d.order_by}) {
+          if (!f.empty() && b.columns.count(f) == 0)
+            b.error(d.group_by_where, fmt::format("node '{}': group/order field '{}' is not a dataset column{}", d.id, f,
+                                                  did_you_mean(f, cols)));
+        }
+        if (!plan.group_by.empty() && (plan.group_by != d.group_by || plan.order_by != d.order_by))
+          b.error(d.group_by_where, fmt::format("node '{}' groups by '{}'/'{}' but another sequence node groups by "
+                                                "'{}'/'{}'; one pipeline uses one grouping",
+                                                d.id, d.group_by, d.order_by, plan.group_by, plan.order_by));
+        plan.group_by = d.group_by;
+        plan.order_by = d.order_by;
+      }
+    } else if (!d.group_by.empty()) {
+      b.error(d.group_by_where, fmt::format("node '{}' ({}) is not a sequence node; remove group_by/order_by", d.id, t->name));
+    }
+  }
+
+  // 3. The Boost graph, the cycle check and the execution order (Kahn's algorithm, ties by declaration).
+  plan.graph = DagGraph(n);
+  for (size_t v = 0; v < n; ++v)
+    for (size_t u : preds[v]) {
+      boost::add_edge(u, v, plan.graph);
+      plan.edge_list.emplace_back(u, v);
+      plan.edge_reasons.push_back(join({reasons[{u, v}].begin(), reasons[{u, v}].end()}));
+    }
+  std::vector<size_t> order;
+  {
+    std::vector<size_t> indeg(n);
+    std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+    for (size_t v = 0; v < n; ++v) {
+      indeg[v] = boost::in_degree(v, plan.graph);
+      if (indeg[v] == 0) ready.push(v);
+    }
+    while (!ready.empty()) {
+      size_t u = ready.top();
+      ready.pop();
+      order.push_back(u);
+      for (auto [e, end] = boost::out_edges(u, plan.graph); e != end; ++e)
+        if (--indeg[boost::target(*e, plan.graph)] == 0) ready.push(boost::target(*e, plan.graph));
+    }
+  }
+  if (order.size() != n) {
+    std::vector<std::string> names;
+    for (const auto &d : p.nodes) names.push_back(d.id);
+    std::string cycle = find_cycle(plan.graph, names);
+    std::string first = cycle.substr(0, cycle.find(' '));
+    b.error(p.nodes[b.index_of[first]].where, fmt::format("the nodes form a cycle: {}; a node may only read from or "
+                                                          "need nodes that come before it", cycle));
+  }
+  if (!b.diags.empty()) throw ConfigError(std::move(b.diags));
+
+  std::vector<size_t> pos(n);
+  for (size_t k = 0; k < n; ++k) pos[order[k]] = k;
+  for (size_t k = 0; k < n; ++k) {
+    size_t i = order[k];
+    PlannedNode pn;
+    pn.decl = &p.nodes[i];
+    pn.type = types[i];
+    pn.ports = std::move(ports[i]);
+    for (size_t u : preds[i]) pn.upstream.push_back(pos[u]);
+    std::sort(pn.upstream.begin(), pn.upstream.end());
+    plan.nodes.push_back(std::move(pn));
+  }
+  for (size_t s = 0; s < p.sinks.size(); ++s) {
+    PlannedNode pn;
+    pn.decl = &p.sinks[s];
+    pn.type = sink_types[s];
+    plan.sinks.push_back(std::move(pn));
+  }
+  return plan;
+}
+
+namespace {
+std::string dot_escape(const std::string &s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o;
+}
+}  // namespace
+
+std::string to_dot(const Pipeline &p, const Plan &plan) {
+  std::string s = fmt::format("digraph \"{}\" {{\n  rankdir=LR;\n  node [shape=box, fontname=\"Helvetica\"];\n",
+                              dot_escape(p.name));
+  s += fmt::format("  \"dataset\" [shape=cylinder, label=\"dataset\\n{}\"];\n", dot_escape(p.dataset.path.filename().string()));
+  for (const auto &pn : plan.nodes)
+    s += fmt::format("  \"{}\" [label=\"{}\\n{} ({})\"];\n", dot_escape(pn.decl->id), dot_escape(pn.decl->id),
+                     dot_escape(pn.type->name), kind_name(pn.type->type->kind));
+  for (const auto &pn : plan.sinks)
+    s += fmt::format("  \"sink:{}\" [shape=note, label=\"{}\\n(sink)\"];\n", dot_escape(pn.decl->id), dot_escape(pn.type->name));
+  // Dataset columns feeding each node.
+  for (const auto &pn : plan.nodes) {
+    std::vector<std::string> fields;
+    for (const auto &b : pn.ports)
+      if (std::find(plan.dataset_columns.begin(), plan.dataset_columns.end(), b.field) != plan.dataset_columns.end())
+        fields.push_back(b.field);
+    if (!fields.empty() || pn.upstream.empty())
+      s += fmt::format("  \"dataset\" -> \"{}\" [label=\"{}\"];\n", dot_escape(pn.decl->id), dot_escape(join(fields, "\\n")));
+  }
+  for (size_t k = 0; k < plan.edge_list.size(); ++k) {
+    const auto &[u, v] = plan.edge_list[k];
+    s += fmt::format("  \"{}\" -> \"{}\" [label=\"{}\"];\n", dot_escape(p.nodes[u].id), dot_escape(p.nodes[v].id),
+                     dot_escape(plan.edge_reasons[k]));
+  }
+  // Every sink receives every finished record: draw edges from the nodes nothing else depends on.
+  std::set<size_t> has_succ;
+  for (const auto &pn : plan.nodes)
+    for (size_t u : pn.upstream) has_succ.insert(u);
+  for (const auto &sk : plan.sinks) {
+    bool any = false;
+    for (size_t k = 0; k < plan.nodes.size(); ++k)
+      if (has_succ.count(k) == 0) {
+        s += fmt::format("  \"{}\" -> \"sink:{}\";\n", dot_escape(plan.nodes[k].decl->id), dot_escape(sk.decl->id));
+        any = true;
+      }
+    if (!any) s += fmt::format("  \"dataset\" -> \"sink:{}\";\n", dot_escape(sk.decl->id));
+  }
+  s += "}\n";
+  return s;
+}
+
+}  // namespace evalgraph

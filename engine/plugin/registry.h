@@ -1,0 +1,60 @@
+#pragma once
+// Finds, loads and checks plugin libraries, and keeps them loaded while their node types are in use.
+#include <boost/dll/shared_library.hpp>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "evalgraph/plugin.h"
+
+namespace evalgraph {
+
+// A loaded library and its descriptor.
+struct LoadedPlugin {
+  std::filesystem::path path;
+  boost::dll::shared_library library;
+  const eg_plugin *descriptor = nullptr;
+};
+
+// One node type offered by a loaded plugin.
+struct NodeTypeInfo {
+  const eg_node_type *type = nullptr;
+  const LoadedPlugin *plugin = nullptr;
+  std::string name;
+  std::vector<std::string> reads, reads_optional, writes;
+  nlohmann::json params_schema;  // parsed once at load
+  bool has(uint32_t flag) const { return (type->flags & flag) != 0; }
+};
+
+const char *kind_name(eg_node_kind kind);
+
+class PluginRegistry {
+ public:
+  // Loads every *.so in the directories (non-recursive, sorted by name). Libraries that are refused are
+  // reported in errors() (one line each: file and reason) and skipped; the rest stay usable.
+  void load_directory(const std::filesystem::path &dir);
+  // Loads one library; returns false and records the reason when it is refused.
+  bool load_file(const std::filesystem::path &file);
+
+  const NodeTypeInfo *find(const std::string &name) const;
+  std::vector<std::string> names() const;
+  const std::vector<std::string> &errors() const { return errors_; }
+  const std::vector<std::unique_ptr<LoadedPlugin>> &plugins() const { return plugins_; }
+  const std::map<std::string, NodeTypeInfo> &types() const { return types_; }
+
+ private:
+  std::string check_descriptor(const eg_plugin *d) const;
+  std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
+  std::map<std::string, NodeTypeInfo> types_;
+  std::vector<std::string> errors_;
+};
+
+// The directories searched, in order: the built-in folder next to the executable, then each
+// EVALGRAPH_PLUGIN_PATH entry (':'-separated), then the --plugin-dir values.
+std::vector<std::filesystem::path> plugin_search_path(const std::vector<std::string> &extra_dirs);
+std::filesystem::path builtin_plugin_dir();
+
+}  // namespace evalgraph

@@ -1,0 +1,41 @@
+// example.word_count — counts words, sentences and characters of a text field. A complete plugin: one
+// class, one NodeSpec, one EVALGRAPH_PLUGIN line. Parameter `min_word_length` ignores shorter words.
+#include <evalgraph/plugin.hpp>
+
+#include <cctype>
+
+namespace {
+
+class WordCount : public evalgraph::Node {
+ public:
+  WordCount(const evalgraph::Host &, const evalgraph::json &params) : min_len_(params.value("min_word_length", 1)) {}
+
+  evalgraph::json process(evalgraph::Call &, const evalgraph::json &in) override {
+    const std::string text = in.at("text").get<std::string>();
+    int words = 0, sentences = 0, len = 0;
+    for (std::size_t i = 0; i <= text.size(); ++i) {
+      unsigned char c = i < text.size() ? static_cast<unsigned char>(text[i]) : ' ';
+      if (std::isalnum(c) || c >= 0x80) {
+        ++len;
+      } else {
+        if (len >= min_len_) ++words;
+        len = 0;
+        if (c == '.' || c == '!' || c == '?') ++sentences;
+      }
+    }
+    return {{"words", words}, {"sentences", sentences}, {"characters", text.size()}, {"min_word_length", min_len_}};
+  }
+
+ private:
+  int min_len_;
+};
+
+constexpr const char *kSchema = R"({"type":"object","additionalProperties":false,
+  "properties":{"min_word_length":{"type":"integer","minimum":1,"description":"ignore shorter words"}}})";
+
+}  // namespace
+
+EVALGRAPH_PLUGIN("word-count", "1.0.0", "an out-of-tree example plugin",
+                 evalgraph::node_type<WordCount>({EG_KIND_OPERATOR, "example.word_count", "counts words and sentences",
+                                                  kSchema, {"text"}, {}, {"words", "sentences", "characters", "min_word_length"},
+                                                  EG_FLAG_THREAD_SAFE}))

@@ -1,0 +1,103 @@
+// The command line as a user meets it: exit codes, messages, DOT, the plugin list.
+#include <catch2/catch.hpp>
+
+#include "test_support.h"
+
+using namespace testsupport;
+using nlohmann::json;
+
+TEST_CASE("validate: a broken pipeline exits 2 with file:line:column and no crash", "[cli]") {
+  TempDir d;
+  d.write("data.csv", "text,n\nhello,1\n");
+  auto p = d.write("broken.yaml", "name: t\ndataset: {path: data.csv}\nnodes:\n  - id: a\n    uses: test.uper\n"
+                                  "  - id: b\n    uses: test.upper\n    inputs: {text: nope}\n");
+  auto r = run_cmd(evalgraph_cmd("validate " + p.string()));
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("broken.yaml:5:11: error: unknown node type 'test.uper'"));
+  CHECK_THAT(r.output, Catch::Contains("broken.yaml:8:14: error: port 'text' of node 'b' reads field 'nope'"));
+  CHECK_THAT(r.output, Catch::Contains("2 problems found; nothing was run"));
+}
+
+TEST_CASE("run: exit 0 on success, 1 when records failed, outputs in a timestamped folder", "[cli]") {
+  TempDir d;
+  d.write("data.csv", "text,n\nhello,1\n\"quoted, with comma\",2\n");
+  d.write("ok.yaml", "name: demo\ndataset: {path: data.csv}\nnodes:\n  - id: up\n    uses: test.upper\n"
+                     "sinks:\n  - uses: sink.jsonl\n    with: {file: records.jsonl}\n  - uses: sink.csv\n    with: {file: records.csv}\n"
+                     "output: {dir: out}\n");
+  auto r = run_cmd(evalgraph_cmd("run -j 2 " + (d.path / "ok.yaml").string()));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  auto nl = r.output.rfind('\n', r.output.size() - 2);
+  std::filesystem::path run_dir = r.output.substr(nl + 1, r.output.size() - nl - 2);
+  CHECK(run_dir.parent_path() == d.path / "out");
+  CHECK_THAT(run_dir.filename().string(), Catch::StartsWith("demo__"));
+  auto recs = read_jsonl(run_dir / "records.jsonl");
+  REQUIRE(recs.size() == 2);
+  CHECK(recs[1]["up"]["upper"] == "QUOTED, WITH COMMA");
+  CHECK_THAT(read_file(run_dir / "records.csv"), Catch::Contains("up.upper"));
+  auto summary = json::parse(read_file(run_dir / "run.json"));
+  CHECK(summary["records"] == 2);
+  CHECK(summary["nodes"]["up"]["plugin"] == "test-behaviours");
+
+  d.write("bad.yaml", "name: demo\ndataset: {path: data.csv}\nnodes:\n  - id: f\n    uses: test.flaky\n"
+                      "    inputs: {text: n}\noutput: {dir: out}\n");
+  d.write("data.csv", "text,n\nhello,fail me\nworld,fine\n");
+  auto r2 = run_cmd(evalgraph_cmd("run " + (d.path / "bad.yaml").string()));
+  CHECK(r2.exit_code == 1);
+  CHECK_THAT(r2.output, Catch::Contains("node f: 1 ok, 1 failed, 0 skipped; first error: record 1: error: flaky failed on 'fail me'"));
+}
+
+TEST_CASE("run: a broken CSV row is reported with its line", "[cli]") {
+  TempDir d;
+  d.write("data.csv", "text,n\nfine,1\n\"open quote,2\n");
+  d.write("p.yaml", "name: demo\ndataset: {path: data.csv}\nnodes:\n  - id: up\n    uses: test.upper\noutput: {dir: out}\n");
+  auto r = run_cmd(evalgraph_cmd("run " + (d.path / "p.yaml").string()));
+  CHECK(r.exit_code == 3);
+  CHECK_THAT(r.output, Catch::Contains("data.csv:3:"));
+}
+
+TEST_CASE("graph prints Graphviz DOT with the field edges", "[cli]") {
+  TempDir d;
+  d.write("data.jsonl", "{\"text\":\"a\",\"other\":\"b\"}\n");
+  d.write("p.yaml", "name: g\ndataset: {path: data.jsonl}\nnodes:\n  - id: up\n    uses: test.upper\n"
+                    "  - id: j\n    uses: test.concat\n    inputs: {a: up.upper, b: other}\n    needs: [up]\n"
+                    "sinks:\n  - uses: sink.jsonl\n");
+  auto r = run_cmd(evalgraph_cmd("graph " + (d.path / "p.yaml").string()));
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::StartsWith("digraph \"g\" {"));
+  CHECK_THAT(r.output, Catch::Contains("\"up\" -> \"j\" [label=\"needs, upper\"];"));
+  CHECK_THAT(r.output, Catch::Contains("\"dataset\" -> \"j\" [label=\"other\"];"));
+  CHECK_THAT(r.output, Catch::Contains("\"j\" -> \"sink:sink.jsonl\";"));
+}
+
+TEST_CASE("plugins lists node types as a table and as JSON; --version; unknown commands", "[cli]") {
+  auto t = run_cmd(evalgraph_cmd("plugins"));
+  CHECK(t.exit_code == 0);
+  CHECK_THAT(t.output, Catch::Contains("test.passthrough"));
+  auto j = run_cmd(evalgraph_cmd("plugins --json"));
+  REQUIRE(j.exit_code == 0);
+  auto doc = json::parse(j.output);
+  bool found = false;
+  for (const auto &p : doc["plugins"])
+    for (const auto &nt : p["node_types"])
+      if (nt["name"] == "test.params") {
+        found = true;
+        CHECK(nt["kind"] == "operator");
+        CHECK(p["abi"] == "1.0");
+        CHECK(nt["params_schema"]["properties"]["mode"]["enum"][0] == "fast");
+      }
+  CHECK(found);
+  auto v = run_cmd(std::string(EVALGRAPH_EXE) + " --version");
+  CHECK(v.exit_code == 0);
+  CHECK_THAT(v.output, Catch::StartsWith("evalgraph 0.1.0 (plugin ABI 1.0)"));
+  auto u = run_cmd(std::string(EVALGRAPH_EXE) + " rn x.yaml");
+  CHECK(u.exit_code == 2);
+  CHECK_THAT(u.output, Catch::Contains("unknown command 'rn' (did you mean 'run'?)"));
+}
+
+TEST_CASE("plugins: broken libraries on the search path are named, the rest still work", "[cli]") {
+  auto r = run_cmd(std::string("CI=true EVALGRAPH_PLUGIN_PATH=") + BROKEN_DIR + " " + evalgraph_cmd("plugins"));
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("wrong_magic.so: wrong magic number"));
+  CHECK_THAT(r.output, Catch::Contains("test.passthrough"));
+}
