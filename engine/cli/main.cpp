@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -34,6 +35,7 @@ const char *kUsage =
     "\n"
     "usage:\n"
     "  evalgraph run PIPELINE.yaml [options]     run a pipeline over its dataset\n"
+    "  evalgraph run --resume RESULTS_FOLDER     finish a run that was interrupted or crashed\n"
     "  evalgraph validate PIPELINE.yaml          check a pipeline without running it\n"
     "  evalgraph graph PIPELINE.yaml             print the pipeline's DAG as Graphviz DOT\n"
     "  evalgraph plugins [--json]                list the loaded plugins and node types\n"
@@ -42,9 +44,17 @@ const char *kUsage =
     "exit codes: 0 success, 1 run finished but some records failed, 2 usage or configuration error,\n"
     "            3 runtime error (I/O, broken data), 130 interrupted\n";
 
+// First Ctrl-C: finish the records in flight, journal them, stop. Second: stop at once.
+std::atomic<int> g_interrupts{0};
 HostServices *g_host = nullptr;
 void on_sigint(int) {
-  request_stop();
+  if (g_interrupts.fetch_add(1) == 0) {
+    request_stop();
+    const char msg[] = "\nevalgraph: stopping after the records in flight (Ctrl-C again to stop at once)\n";
+    [[maybe_unused]] auto n = write(STDERR_FILENO, msg, sizeof msg - 1);
+    return;
+  }
+  request_abort();
   if (g_host != nullptr) g_host->cancel();
 }
 
@@ -73,7 +83,10 @@ int print_config_error(const ConfigError &e) {
   return kExitUsage;
 }
 
-std::shared_ptr<llm::LlmService> make_llm(const Pipeline &p, bool no_cache, const std::string &cache_path) {
+// The LLM service. With --no-cache the user's cache is neither read nor written, but the run still logs
+// its calls in its own folder so that --resume repeats none of them.
+std::shared_ptr<llm::LlmService> make_llm(const Pipeline &p, bool no_cache, const std::string &cache_path,
+                                          const fs::path &run_dir) {
   if (p.providers.empty()) return nullptr;
   std::vector<llm::ProviderConfig> cfgs;
   std::vector<Diagnostic> diags;
@@ -86,8 +99,9 @@ std::shared_ptr<llm::LlmService> make_llm(const Pipeline &p, bool no_cache, cons
   }
   if (!diags.empty()) throw ConfigError(diags);
   llm::CacheOptions c;
-  c.enabled = !no_cache;
-  c.path = cache_path;
+  c.enabled = true;
+  c.path = no_cache ? (run_dir / "progress" / "llm-calls.sqlite").string() : cache_path;
+  if (no_cache) fs::create_directories(run_dir / "progress");
   return std::make_shared<llm::LlmService>(std::move(cfgs), c);
 }
 
@@ -138,17 +152,28 @@ int cmd_plugins(const std::vector<std::string> &dirs, bool as_json) {
 int cmd_run(const std::string &file, const po::variables_map &vm, const std::vector<std::string> &dirs) {
   PluginRegistry reg;
   load_plugins(reg, dirs);
-  Loaded l = load_and_plan(file, reg);
-  auto llm = make_llm(l.pipeline, vm.count("no-cache") != 0, vm["cache"].as<std::string>());
+  RunOptions opt;
+  Loaded l;
+  if (vm.count("resume")) {
+    // The pipeline as it was run (its copy in the run folder), resolved against its original location.
+    opt.resume = true;
+    opt.run_dir = vm["resume"].as<std::string>();
+    RunState rs = read_run_state(opt.run_dir);
+    l.pipeline = parse_pipeline(rs.pipeline_text, rs.pipeline_file);
+    l.plan = build_plan(l.pipeline, reg, read_dataset_columns(l.pipeline));
+  } else {
+    l = load_and_plan(file, reg);
+    opt.run_dir = new_run_dir(l.pipeline, vm.count("output") ? fs::path(vm["output"].as<std::string>()) : fs::path());
+  }
+  auto llm = make_llm(l.pipeline, vm.count("no-cache") != 0, vm["cache"].as<std::string>(), opt.run_dir);
   HostServices host(llm, l.pipeline.default_provider, l.pipeline.embedding_provider);
   g_host = &host;
   std::signal(SIGINT, on_sigint);
   std::signal(SIGTERM, on_sigint);
-  RunOptions opt;
   opt.jobs = vm["jobs"].as<int>();
   if (opt.jobs <= 0) opt.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   opt.limit = vm["limit"].as<long long>();
-  if (vm.count("output")) opt.output_root = vm["output"].as<std::string>();
+  opt.chunk_size = std::max<std::size_t>(1, vm["chunk-size"].as<std::size_t>());
   const bool quiet = vm.count("quiet") != 0;
   const char *ci = std::getenv("CI");
   opt.progress = !quiet && isatty(STDERR_FILENO) && (ci == nullptr || std::string(ci).empty());
@@ -172,7 +197,8 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
   }
   std::printf("%s\n", r.run_dir.string().c_str());
   if (r.interrupted) {
-    std::fprintf(stderr, "evalgraph: interrupted; what was processed is in %s\n", r.run_dir.string().c_str());
+    std::fprintf(stderr, "evalgraph: interrupted after %zu records; finish the run with:\n  evalgraph run --resume %s\n",
+                 r.records, r.run_dir.string().c_str());
     return kExitInterrupted;
   }
   return r.failed_records > 0 ? kExitRecordFailures : kExitOk;
@@ -186,9 +212,11 @@ int main(int argc, char **argv) {
       "plugin-dir,P", po::value<std::vector<std::string>>()->composing(), "also load plugins from this folder (repeatable)")(
       "jobs,j", po::value<int>()->default_value(0), "worker threads (0: one per core)")(
       "limit", po::value<long long>()->default_value(-1), "run only the first N dataset records")(
+      "chunk-size", po::value<std::size_t>()->default_value(256), "records per unit of work (tuning)")(
       "output,o", po::value<std::string>(), "results root folder (default: the pipeline's output.dir)")(
       "no-cache", "do not read or write the LLM response cache")(
       "cache", po::value<std::string>()->default_value(""), "LLM response cache file (default ~/.cache/evalgraph/llm-cache.sqlite)")(
+      "resume", po::value<std::string>(), "run: finish an interrupted run in this results folder")(
       "quiet,q", "no progress and no summary on stderr")("json", "plugins: print JSON");
   po::options_description hidden;
   hidden.add_options()("command", po::value<std::string>())("args", po::value<std::vector<std::string>>());
@@ -220,6 +248,7 @@ int main(int argc, char **argv) {
   try {
     if (cmd == "plugins") return cmd_plugins(dirs, vm.count("json") != 0);
     if (cmd == "run" || cmd == "validate" || cmd == "graph") {
+      if (cmd == "run" && vm.count("resume") && args.empty()) return cmd_run("", vm, dirs);
       if (args.size() != 1) {
         std::fprintf(stderr, "evalgraph %s: give exactly one pipeline file\n\n%s", cmd.c_str(), kUsage);
         return kExitUsage;

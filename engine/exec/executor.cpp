@@ -13,6 +13,8 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <sstream>
+#include <unistd.h>
 #include <unordered_set>
 
 #include "io/dataset.h"
@@ -27,6 +29,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::atomic<bool> g_abort{false};
 
 enum : uint8_t { ST_PENDING = 0, ST_OK = 1, ST_FAILED = 2, ST_SKIPPED = 3 };
 
@@ -133,6 +136,10 @@ class Engine {
   bool build_input(size_t k, Slot &s, json &in);
   void push_chunk(std::unique_ptr<Chunk> c);
   void progress_line(bool final);
+  void write_to_sinks(const Slot &s, const std::string &text);
+  void count_resumed(const json &rec);
+  std::size_t replay_journal();
+  void journal_chunk(const Chunk &c, const std::vector<std::string> &texts);
 
   const Pipeline &p_;
   const Plan &plan_;
@@ -158,7 +165,91 @@ class Engine {
   std::atomic<std::size_t> written_{0}, failed_records_{0};
   std::size_t expected_total_ = 0;
   Clock::time_point start_ = Clock::now(), last_progress_{};
+  std::FILE *journal_ = nullptr;
+  Clock::time_point last_sync_ = Clock::now();
+  std::size_t next_index_ = 0;  // dataset index after the last chunk written
 };
+
+// The journal: the finished records of each chunk as JSON lines, then a marker line
+//   {"_chunk_end": <seq>, "next_index": <dataset index after this chunk>}
+// Only lines up to the last marker count; a resumed run truncates anything after it.
+std::size_t Engine::replay_journal() {
+  fs::path path = run_dir_ / "progress" / "journal.jsonl";
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  std::vector<std::string> pending;
+  std::size_t good_bytes = 0, bytes = 0, resumed = 0;
+  while (std::getline(in, line)) {
+    bytes += line.size() + 1;
+    if (in.eof()) break;  // a last line without '\n' was cut off mid-write
+    if (line.rfind("{\"_chunk_end\"", 0) == 0) {
+      json m = json::parse(line, nullptr, false);
+      if (m.is_discarded()) break;
+      for (const auto &t : pending) {
+        json rec = json::parse(t);
+        Slot s;
+        count_resumed(rec);
+        write_to_sinks(s, t);
+        ++resumed;
+      }
+      pending.clear();
+      next_index_ = m.at("next_index").get<std::size_t>();
+      good_bytes = bytes;
+      continue;
+    }
+    pending.push_back(line);
+  }
+  in.close();
+  fs::resize_file(path, good_bytes);  // drop a chunk that was being written when the run died
+  written_ = resumed;
+  return resumed;
+}
+
+void Engine::count_resumed(const json &rec) {
+  bool bad = false;
+  for (size_t k = 0; k < plan_.nodes.size(); ++k) {
+    const std::string &id = plan_.nodes[k].decl->id;
+    auto e = rec.find("_errors"), sk = rec.find("_skipped");
+    if (e != rec.end() && e->contains(id)) {
+      ++stats_[k].failed;
+      if (stats_[k].first_error.empty()) stats_[k].first_error = (*e)[id].get<std::string>();
+      bad = true;
+    } else if (sk != rec.end() && sk->contains(id)) {
+      ++stats_[k].skipped;
+      bad = true;
+    } else {
+      ++stats_[k].ok;
+    }
+  }
+  if (bad) ++failed_records_;
+}
+
+void Engine::journal_chunk(const Chunk &c, const std::vector<std::string> &texts) {
+  if (journal_ == nullptr) return;
+  for (const auto &t : texts) {
+    std::fwrite(t.data(), 1, t.size(), journal_);
+    std::fputc('\n', journal_);
+  }
+  std::size_t next = c.slots.empty() ? next_index_ : c.slots.back().index + 1;
+  std::string marker = fmt::format("{{\"_chunk_end\":{},\"next_index\":{}}}\n", c.seq, next);
+  std::fwrite(marker.data(), 1, marker.size(), journal_);
+  std::fflush(journal_);  // in the kernel: survives kill -9
+  // On disk at most a second later: survives a power cut, minus that second (recomputed on resume,
+  // with the LLM answers coming from the cache).
+  if (Clock::now() - last_sync_ > std::chrono::seconds(1)) {
+    fdatasync(fileno(journal_));
+    last_sync_ = Clock::now();
+  }
+}
+
+void Engine::write_to_sinks(const Slot &s, const std::string &text) {
+  for (size_t i = 0; i < sinks_.size(); ++i) {
+    eg_call call{s.index, s.replication, &sinks_[i].pn->decl->id};
+    std::string out;
+    eg_status st = call_process(sinks_[i].pn->type->type, sinks_[i].instances[0], &call, text, out, opt_, host_);
+    if (st != EG_OK && sink_errors_[i]++ == 0) sink_first_error_[i] = host_.redact(out);
+  }
+}
 
 void Engine::setup() {
   int workers = std::max(1, opt_.jobs);
@@ -384,19 +475,23 @@ void Engine::writer_loop() {
       done_.erase(next_write_);
       ++next_write_;
     }
-    std::string text;
-    for (auto &s : c->slots) {
-      bool bad = std::any_of(s.status.begin(), s.status.end(), [](uint8_t x) { return x != ST_OK; });
-      if (bad) ++failed_records_;
-      text = s.rec.dump(-1, ' ', false, json::error_handler_t::replace);
-      for (size_t i = 0; i < sinks_.size(); ++i) {
-        eg_call call{s.index, s.replication, &sinks_[i].pn->decl->id};
-        std::string out;
-        eg_status st = call_process(sinks_[i].pn->type->type, sinks_[i].instances[0], &call, text, out, opt_, host_);
-        if (st != EG_OK && sink_errors_[i]++ == 0) sink_first_error_[i] = host_.redact(out);
-      }
+    if (g_abort.load()) {  // a hard stop: what is still in flight is neither journaled nor written
+      std::lock_guard lk(mu_);
+      --in_flight_;
+      cv_space_.notify_all();
+      continue;
+    }
+    std::vector<std::string> texts;
+    texts.reserve(c->slots.size());
+    for (auto &s : c->slots) texts.push_back(s.rec.dump(-1, ' ', false, json::error_handler_t::replace));
+    journal_chunk(*c, texts);
+    for (size_t j = 0; j < c->slots.size(); ++j) {
+      const Slot &s = c->slots[j];
+      if (std::any_of(s.status.begin(), s.status.end(), [](uint8_t x) { return x != ST_OK; })) ++failed_records_;
+      write_to_sinks(s, texts[j]);
       ++written_;
     }
+    next_index_ = c->slots.empty() ? next_index_ : c->slots.back().index + 1;
     {
       std::lock_guard lk(mu_);
       --in_flight_;
@@ -437,6 +532,13 @@ RunResult Engine::run() {
   RunResult res;
   res.run_dir = run_dir_;
   setup();
+  if (opt_.resume) res.resumed_records = replay_journal();
+  if (opt_.journal) {
+    fs::create_directories(run_dir_ / "progress");
+    journal_ = std::fopen((run_dir_ / "progress" / "journal.jsonl").c_str(), "ab");
+    if (journal_ == nullptr) throw std::runtime_error("cannot write the progress journal in " + run_dir_.string());
+  }
+  const std::size_t skip = next_index_;
   const int workers = std::max(1, opt_.jobs);
   max_in_flight_ = static_cast<std::size_t>(workers) * 2 + 2;
   long long limit = opt_.limit >= 0 ? opt_.limit : p_.dataset.limit;
@@ -487,6 +589,8 @@ RunResult Engine::run() {
 
     json rec;
     std::size_t index = 0;
+    for (; index < skip && reader->next(rec); ++index) {
+    }  // finished before the resume
     while (!g_stop.load() && !host_.cancelled() && (limit < 0 || static_cast<long long>(index) < limit) && reader->next(rec)) {
       Slot s;
       s.index = index++;
@@ -533,9 +637,11 @@ RunResult Engine::run() {
   writer.join();
   progress_line(true);
 
-  // Sinks close their files even when the run stops early, so what was processed is not lost.
+  // An interrupted run leaves the sinks' files as .partial: the journal holds what was finished, and
+  // --resume writes the files whole. A finished run closes them under their final names.
+  const bool stopped = g_stop.load() || g_abort.load() || host_.cancelled();
   json sink_outputs = json::object();
-  for (size_t i = 0; i < sinks_.size(); ++i) {
+  for (size_t i = 0; i < sinks_.size() && !stopped; ++i) {
     eg_call call{0, 0, &sinks_[i].pn->decl->id};
     const eg_node_type *t = sinks_[i].pn->type->type;
     if (t->finish == nullptr) continue;
@@ -560,11 +666,16 @@ RunResult Engine::run() {
     }
   }
   teardown();
+  if (journal_ != nullptr) {
+    fdatasync(fileno(journal_));
+    std::fclose(journal_);
+    journal_ = nullptr;
+  }
   if (reader_error) std::rethrow_exception(reader_error);
 
   res.records = written_.load();
   res.failed_records = failed_records_.load();
-  res.interrupted = g_stop.load() || host_.cancelled();
+  res.interrupted = g_stop.load() || g_abort.load() || host_.cancelled();
   res.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   json nodes = json::object();
   for (size_t k = 0; k < plan_.nodes.size(); ++k) {
@@ -596,6 +707,7 @@ RunResult Engine::run() {
                  {"records", res.records},
                  {"failed_records", res.failed_records},
                  {"interrupted", res.interrupted},
+                 {"resumed_records", res.resumed_records},
                  {"seconds", res.seconds},
                  {"embedding_model", host_.embedding_model_id()},
                  {"peak_rss_mb", peak_rss_mb()},
@@ -608,18 +720,65 @@ RunResult Engine::run() {
 }  // namespace
 
 void request_stop() { g_stop = true; }
+void request_abort() {
+  g_stop = true;
+  g_abort = true;
+}
+
+fs::path new_run_dir(const Pipeline &p, const fs::path &root_override) {
+  fs::path root = root_override.empty() ? p.output_dir : root_override;
+  std::string stamp = fmt::format("{:%Y%m%d-%H%M%S}", fmt::localtime(std::time(nullptr)));
+  fs::path dir = root / (p.name + "__" + stamp);
+  for (int k = 2; fs::exists(dir); ++k) dir = root / fmt::format("{}__{}-{}", p.name, stamp, k);
+  return dir;
+}
+
+RunState read_run_state(const fs::path &run_dir) {
+  Location at{run_dir.string(), 0, 0};
+  fs::path state_file = run_dir / "progress" / "state.json";
+  if (!fs::exists(state_file)) {
+    std::string why = fs::exists(run_dir / "run.json")
+                          ? "this run already finished (run.json is there); start a new run instead"
+                          : "it has no progress/state.json; is this a results folder of evalgraph run?";
+    throw ConfigError({{at, "cannot resume: " + why}});
+  }
+  RunState rs;
+  std::ifstream in(state_file);
+  rs.state = json::parse(in, nullptr, false);
+  if (rs.state.is_discarded() || !rs.state.contains("pipeline_file"))
+    throw ConfigError({{{state_file.string(), 0, 0}, "cannot resume: the state file is damaged"}});
+  rs.pipeline_file = rs.state["pipeline_file"].get<std::string>();
+  std::ifstream pin(run_dir / "pipeline.yaml", std::ios::binary);
+  std::stringstream ss;
+  ss << pin.rdbuf();
+  rs.pipeline_text = ss.str();
+  return rs;
+}
 
 RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, const RunOptions &opt) {
-  fs::path run_dir = opt.run_dir;
-  if (run_dir.empty()) {
-    fs::path root = opt.output_root.empty() ? p.output_dir : opt.output_root;
-    std::string stamp = fmt::format("{:%Y%m%d-%H%M%S}", fmt::localtime(std::time(nullptr)));
-    run_dir = root / (p.name + "__" + stamp);
-    for (int k = 2; fs::exists(run_dir); ++k) run_dir = root / fmt::format("{}__{}-{}", p.name, stamp, k);
-  }
+  fs::path run_dir = opt.run_dir.empty() ? new_run_dir(p, opt.output_root) : opt.run_dir;
   fs::create_directories(run_dir);
-  write_file_atomically(run_dir / "pipeline.yaml", p.source_text);
-  std::FILE *log = std::fopen((run_dir / "run.log").c_str(), "w");
+  if (opt.resume) {
+    // The dataset must be the one the run started on, or the journal's record numbers mean nothing.
+    RunState rs = read_run_state(run_dir);
+    std::error_code ec;
+    auto size = fs::file_size(p.dataset.path, ec);
+    if (rs.state.value("dataset_size", static_cast<std::uintmax_t>(0)) != size)
+      throw ConfigError({{{p.dataset.path.string(), 0, 0},
+                          "cannot resume: the dataset changed since the run started (its size differs); start a new run"}});
+  } else {
+    write_file_atomically(run_dir / "pipeline.yaml", p.source_text);
+    if (opt.journal) {
+      fs::create_directories(run_dir / "progress");
+      std::error_code ec;
+      json state = {{"pipeline_file", fs::absolute(p.file).string()},
+                    {"dataset", fs::absolute(p.dataset.path).string()},
+                    {"dataset_size", fs::file_size(p.dataset.path, ec)},
+                    {"engine_version", version_string()}};
+      write_file_atomically(run_dir / "progress" / "state.json", state.dump(2));
+    }
+  }
+  std::FILE *log = std::fopen((run_dir / "run.log").c_str(), opt.resume ? "a" : "w");
   host.set_log_file(log);
   RunResult r;
   try {
@@ -632,7 +791,13 @@ RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, cons
   }
   host.set_log_file(nullptr);
   if (log != nullptr) std::fclose(log);
-  write_file_atomically(run_dir / "run.json", r.summary.dump(2) + "\n");
+  if (!r.interrupted) {
+    write_file_atomically(run_dir / "run.json", r.summary.dump(2) + "\n");
+    std::error_code ec;
+    fs::remove_all(run_dir / "progress", ec);  // finished: nothing left to resume
+  } else {
+    write_file_atomically(run_dir / "progress" / "interrupted.json", r.summary.dump(2) + "\n");
+  }
   return r;
 }
 

@@ -21,7 +21,21 @@ struct RunOptions {
   bool progress = false;               // a progress line on stderr
   int retry_attempts = 5;              // for nodes answering EG_RETRY
   double retry_backoff_s = 0.2;
+  bool resume = false;                 // continue the run in run_dir from its progress journal
+  bool journal = true;                 // keep <run>/progress/journal.jsonl so a crashed run can resume
 };
+
+// The run folder a new run of `p` gets: <root>/<name>__<YYYYmmdd-HHMMSS>[-k]. Does not create it.
+std::filesystem::path new_run_dir(const Pipeline &p, const std::filesystem::path &root_override);
+
+// What a run folder remembers about how it was started (progress/state.json), for --resume.
+struct RunState {
+  std::filesystem::path pipeline_file;  // the original pipeline path (relative paths resolve against it)
+  std::string pipeline_text;            // the pipeline as it was run (pipeline.yaml in the run folder)
+  nlohmann::json state;
+};
+// Reads a run folder for --resume. Throws ConfigError when it cannot be resumed (and says why).
+RunState read_run_state(const std::filesystem::path &run_dir);
 
 struct NodeStats {
   std::size_t ok = 0, failed = 0, skipped = 0;
@@ -34,6 +48,7 @@ struct RunResult {
   std::size_t failed_records = 0;  // records with at least one failed or skipped node
   std::map<std::string, NodeStats> nodes;
   bool interrupted = false;
+  std::size_t resumed_records = 0;  // records taken from the journal of an earlier, interrupted run
   double seconds = 0;
   nlohmann::json summary;  // what run.json holds
 };
@@ -43,7 +58,10 @@ struct RunResult {
 // broken data, std::runtime_error for I/O failures.
 RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, const RunOptions &opt);
 
-// Flags a running run_plan to stop after the chunks in flight (what Ctrl-C does).
+// Flags a running run_plan to stop after the chunks in flight (what the first Ctrl-C does): what is
+// finished is journaled and the run can be resumed.
 void request_stop();
+// Stops at once (a second Ctrl-C): chunks still in flight are dropped, not journaled.
+void request_abort();
 
 }  // namespace evalgraph

@@ -1,6 +1,9 @@
 // The command line as a user meets it: exit codes, messages, DOT, the plugin list.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <thread>
+
 #include "test_support.h"
 
 using namespace testsupport;
@@ -100,4 +103,54 @@ TEST_CASE("plugins: broken libraries on the search path are named, the rest stil
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.output, Catch::Contains("wrong_magic.so: wrong magic number"));
   CHECK_THAT(r.output, Catch::Contains("test.passthrough"));
+}
+
+TEST_CASE("a run killed with SIGKILL resumes to the same outputs as an uninterrupted run", "[cli][resume]") {
+  TempDir d;
+  std::string data = "text,n\n";
+  for (int i = 0; i < 300; ++i) data += "row " + std::to_string(i) + "," + std::to_string(i) + "\n";
+  d.write("data.csv", data);
+  auto make = [&](const std::string &dir) {
+    d.write(dir + ".yaml", "name: r\ndataset: {path: data.csv}\nnodes:\n  - id: s\n    uses: test.slow\n    with: {ms: 10}\n"
+                           "  - id: f\n    uses: test.flaky\n    inputs: {text: n}\n"
+                           "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n  - uses: sink.csv\n    with: {file: out.csv}\n"
+                           "output: {dir: " + dir + "}\n");
+  };
+  make("clean");
+  make("killed");
+  auto clean = run_cmd(evalgraph_cmd("run -q -j 2 --chunk-size 10 " + (d.path / "clean.yaml").string()));
+  REQUIRE(clean.exit_code == 0);
+  std::filesystem::path clean_dir = clean.output.substr(0, clean.output.size() - 1);
+
+  // Start the same run in the background and kill it hard part-way.
+  auto started = run_cmd("(" + evalgraph_cmd("run -q -j 2 --chunk-size 10 " + (d.path / "killed.yaml").string()) +
+                         " > " + (d.path / "pid.out").string() + " & echo $!)");
+  std::string pid = started.output.substr(0, started.output.find('\n'));
+  // Kill it as soon as its journal holds a finished chunk (bounded wait).
+  std::filesystem::path run_dir;
+  for (int i = 0; i < 1000; ++i) {
+    if (std::filesystem::exists(d.path / "killed"))
+      for (auto &e : std::filesystem::directory_iterator(d.path / "killed")) run_dir = e.path();
+    if (!run_dir.empty() && read_file(run_dir / "progress" / "journal.jsonl").find("_chunk_end") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  run_cmd("kill -9 " + pid);
+  REQUIRE(std::filesystem::exists(run_dir / "progress" / "journal.jsonl"));
+  CHECK_FALSE(std::filesystem::exists(run_dir / "out.jsonl"));  // never half-written under its final name
+
+  auto resumed = run_cmd(evalgraph_cmd("run --resume " + run_dir.string()));
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(read_file(run_dir / "out.jsonl") == read_file(clean_dir / "out.jsonl"));
+  CHECK(read_file(run_dir / "out.csv") == read_file(clean_dir / "out.csv"));
+  auto summary = json::parse(read_file(run_dir / "run.json"));
+  CHECK(summary["records"] == 300);
+  CHECK(summary["resumed_records"].get<int>() > 0);
+  CHECK(summary["resumed_records"].get<int>() < 300);
+  CHECK(summary["nodes"] == json::parse(read_file(clean_dir / "run.json"))["nodes"]);
+  CHECK_FALSE(std::filesystem::exists(run_dir / "progress"));  // finished: nothing left to resume
+
+  auto again = run_cmd(evalgraph_cmd("run --resume " + run_dir.string()));
+  CHECK(again.exit_code == 2);
+  CHECK_THAT(again.output, Catch::Contains("cannot resume: this run already finished"));
 }

@@ -6,12 +6,14 @@
 //   test.seq       sequence node: {"position": i, "group_size": n, "running": "t1+t2+..."}
 //   test.params    checks its parameter schema: mode (enum), weight (0..1), count (integer)
 //   test.needs_llm asks the host for a chat completion and returns its content
+//   test.slow      sleeps `ms` milliseconds, then upper-cases text
 #include <evalgraph/plugin.hpp>
 
 #include <atomic>
 #include <cctype>
 #include <map>
 #include <mutex>
+#include <thread>
 
 using evalgraph::json;
 
@@ -89,6 +91,18 @@ class Params : public evalgraph::Node {
   json p_;
 };
 
+class Slow : public evalgraph::Node {
+ public:
+  Slow(const evalgraph::Host &, const json &p) : ms_(p.value("ms", 5)) {}
+  json process(evalgraph::Call &, const json &in) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms_));
+    return {{"text", upper(in.at("text").get<std::string>())}};
+  }
+
+ private:
+  int ms_;
+};
+
 class NeedsLlm : public evalgraph::Node {
  public:
   NeedsLlm(const evalgraph::Host &h, const json &) : host_(h) {}
@@ -118,4 +132,5 @@ EVALGRAPH_PLUGIN("test-behaviours", "1.2.0", "engine test node types",
                                                {"a"}, {"b"}, {"joined"}, EG_FLAG_THREAD_SAFE}),
                  evalgraph::node_type<Seq>({EG_KIND_OPERATOR, "test.seq", "sequence positions", kNoParams, {"text"}, {}, {"position", "group_size", "running"}, EG_FLAG_THREAD_SAFE | EG_FLAG_SEQUENCE}),
                  evalgraph::node_type<Params>({EG_KIND_OPERATOR, "test.params", "parameter checks", kParamsSchema, {}, {}, {"params"}, EG_FLAG_THREAD_SAFE}),
+                 evalgraph::node_type<Slow>({EG_KIND_OPERATOR, "test.slow", "sleeps", R"({"type":"object","additionalProperties":false,"properties":{"ms":{"type":"integer","minimum":0}}})", {"text"}, {}, {"text"}, EG_FLAG_THREAD_SAFE}),
                  evalgraph::node_type<NeedsLlm>({EG_KIND_JUDGE, "test.needs_llm", "asks the LLM", kNoParams, {"text"}, {}, {"answer"}, EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM}))

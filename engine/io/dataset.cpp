@@ -1,0 +1,109 @@
+#include "io/dataset.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "io/byte_source.h"
+#include "io/readers.h"
+
+namespace evalgraph::io {
+
+namespace {
+std::string format_message(const std::filesystem::path &file, std::size_t line, const std::string &problem,
+                           const std::string &hint) {
+  std::string msg = file.string();
+  if (line > 0) msg.append(":").append(std::to_string(line));
+  msg.append(": ").append(problem);
+  if (!hint.empty()) msg.append(" — ").append(hint);
+  return msg;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+}  // namespace
+
+DataError::DataError(const std::filesystem::path &file, std::size_t line, const std::string &problem,
+                     const std::string &hint)
+    : std::runtime_error(format_message(file, line, problem, hint)),
+      file_(file),
+      line_(line),
+      problem_(problem),
+      hint_(hint) {}
+
+RecordReader::~RecordReader() = default;
+
+namespace detail {
+
+ByteSource::ByteSource(const std::filesystem::path &file) : path_(file) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw DataError(file, 0, "is a directory, not a file", "give the path of the dataset file itself");
+  fp_ = std::fopen(file.c_str(), "rb");
+  if (fp_ == nullptr) {
+    int err = errno;
+    throw DataError(file, 0, std::string("cannot open the dataset: ") + std::strerror(err),
+                    "check that the path exists and is readable (relative paths are resolved from the "
+                    "working directory)");
+  }
+  cap_ = kChunk;
+  buf_ = std::make_unique<char[]>(cap_);
+}
+
+ByteSource::~ByteSource() {
+  if (fp_ != nullptr) std::fclose(fp_);
+}
+
+bool ByteSource::refill() {
+  if (eof_) return false;
+  std::size_t keep = end - pos;
+  if (keep > 0 && pos > 0) std::memmove(buf_.get(), buf_.get() + pos, keep);
+  pos = 0;
+  end = keep;
+  if (end == cap_) {  // one unread piece (a long line) fills the whole buffer: grow it
+    std::size_t ncap = cap_ * 2;
+    auto nbuf = std::make_unique<char[]>(ncap);
+    std::memcpy(nbuf.get(), buf_.get(), end);
+    buf_ = std::move(nbuf);
+    cap_ = ncap;
+  }
+  std::size_t n = std::fread(buf_.get() + end, 1, cap_ - end, fp_);
+  if (n == 0) {
+    if (std::ferror(fp_)) {
+      int err = errno;
+      throw DataError(path_, 0, std::string("read error: ") + std::strerror(err), "check the file and the disk");
+    }
+    eof_ = true;
+    return false;
+  }
+  end += n;
+  return true;
+}
+
+}  // namespace detail
+
+std::unique_ptr<RecordReader> open_dataset(const std::filesystem::path &file, const std::string &format,
+                                           const nlohmann::json &options) {
+  std::string fmt = lower(format);
+  if (fmt.empty()) {
+    std::string ext = lower(file.extension().string());
+    if (ext == ".csv") fmt = "csv";
+    else if (ext == ".tsv" || ext == ".tab") fmt = "tsv";
+    else if (ext == ".jsonl" || ext == ".ndjson" || ext == ".json") fmt = "jsonl";
+    else
+      throw DataError(file, 0,
+                      "cannot tell the dataset format from the extension '" + file.extension().string() + "'",
+                      "name the file .csv/.tsv/.jsonl or set the format (csv, tsv or jsonl)");
+  }
+  if (!options.is_null() && !options.is_object())
+    throw DataError(file, 0, "dataset options must be a mapping, got " + std::string(options.type_name()),
+                    "write them as key: value pairs");
+  const nlohmann::json opts = options.is_null() ? nlohmann::json::object() : options;
+  if (fmt == "csv" || fmt == "tsv") return detail::open_csv(file, opts, fmt == "tsv");
+  if (fmt == "jsonl" || fmt == "ndjson") return detail::open_jsonl(file, opts);
+  throw DataError(file, 0, "unknown dataset format '" + format + "'", "use csv, tsv or jsonl");
+}
+
+}  // namespace evalgraph::io

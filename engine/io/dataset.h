@@ -1,0 +1,60 @@
+#pragma once
+// Streaming dataset readers: CSV/TSV (RFC 4180) and JSON Lines, one record at a time in constant memory.
+//
+//   auto reader = evalgraph::io::open_dataset("data.csv", "", {{"separator", "auto"}});
+//   nlohmann::json rec;
+//   while (reader->next(rec)) { ... rec["question"] ... }
+//
+// Every problem with the data throws DataError with a message "<file>:<line>: <what> — <what to do>".
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace evalgraph::io {
+
+// A problem with a dataset file. what() is "<file>:<line>: <problem> — <hint>"; line 0 (the file as a
+// whole, e.g. it cannot be opened) is written as "<file>: <problem> — <hint>".
+class DataError : public std::runtime_error {
+ public:
+  DataError(const std::filesystem::path &file, std::size_t line, const std::string &problem, const std::string &hint);
+  const std::filesystem::path &file() const noexcept { return file_; }
+  std::size_t line() const noexcept { return line_; }
+  const std::string &problem() const noexcept { return problem_; }
+  const std::string &hint() const noexcept { return hint_; }
+
+ private:
+  std::filesystem::path file_;
+  std::size_t line_;
+  std::string problem_, hint_;
+};
+
+// Reads records one at a time.
+class RecordReader {
+ public:
+  virtual ~RecordReader();
+  // Reads the next record into `record` (a JSON object); false at the end of the data. Reusing the same
+  // `record` object between calls is the fast path (its storage is reused).
+  virtual bool next(nlohmann::json &record) = 0;
+  // CSV: the header, in file order. JSONL: the keys of the first record, in file order.
+  virtual const std::vector<std::string> &columns() const = 0;
+  // 1-based line where the record last returned by next() started (0 before the first record).
+  virtual std::size_t line() const = 0;
+};
+
+// Opens a dataset. format: "csv", "tsv" (CSV with a tab separator), "jsonl" ("ndjson" too), or "" to pick by
+// extension: .csv → csv, .tsv/.tab → tsv, .jsonl/.ndjson/.json → jsonl (a .json file must hold JSON lines).
+// options (a JSON object or null):
+//   CSV:   separator     one character, "tab", or "auto" (sniffed from the header among , ; tab |).
+//                        Default "," (tab for tsv).
+//          quote         one character (default "\""); "" turns quoting off.
+//          json_columns  [names]: those columns' text is parsed as JSON (an empty cell → null).
+//   JSONL: none.
+// Unknown options, an unknown format or an unreadable file throw DataError. CSV cells are strings.
+std::unique_ptr<RecordReader> open_dataset(const std::filesystem::path &file, const std::string &format,
+                                           const nlohmann::json &options);
+
+}  // namespace evalgraph::io

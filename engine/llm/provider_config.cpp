@@ -1,0 +1,135 @@
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "llm/llm_service.h"
+
+namespace evalgraph::llm {
+namespace {
+
+[[noreturn]] void fail(const std::string& name, const std::string& msg) {
+  throw std::invalid_argument(fmt::format("provider '{}': {}", name, msg));
+}
+
+double get_number(const std::string& name, const nlohmann::json& j, const char* key, double lo, bool lo_inclusive) {
+  const auto& v = j.at(key);
+  if (!v.is_number()) fail(name, fmt::format("'{}' must be a number", key));
+  double d = v.get<double>();
+  if (lo_inclusive ? d < lo : d <= lo)
+    fail(name, fmt::format("'{}' must be {} {} (got {})", key, lo_inclusive ? ">=" : ">", lo, d));
+  return d;
+}
+
+int get_int(const std::string& name, const nlohmann::json& j, const char* key, int lo) {
+  const auto& v = j.at(key);
+  if (!v.is_number_integer()) fail(name, fmt::format("'{}' must be an integer", key));
+  auto d = v.get<long long>();
+  if (d < lo || d > 1000000) fail(name, fmt::format("'{}' must be between {} and 1000000 (got {})", key, lo, d));
+  return static_cast<int>(d);
+}
+
+std::string get_string(const std::string& name, const nlohmann::json& j, const char* key) {
+  const auto& v = j.at(key);
+  if (!v.is_string()) fail(name, fmt::format("'{}' must be a string", key));
+  return v.get<std::string>();
+}
+
+std::string trim(std::string s) {
+  auto issp = [](unsigned char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (!s.empty() && issp(static_cast<unsigned char>(s.back()))) s.pop_back();
+  std::size_t i = 0;
+  while (i < s.size() && issp(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+bool ieq(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
+}  // namespace
+
+ProviderConfig provider_from_json(const std::string& name, const nlohmann::json& j) {
+  static const std::set<std::string> known = {
+      "base_url",    "model",         "embedding_model",     "api_key_env",  "api_key_file",
+      "headers",     "timeout_s",     "connect_timeout_s",   "max_in_flight", "requests_per_minute",
+      "max_attempts", "backoff_initial_s", "backoff_max_s",  "max_malformed_attempts"};
+  if (name.empty()) throw std::invalid_argument("provider: empty name");
+  if (!j.is_object()) fail(name, "must be a mapping of settings");
+  for (const auto& [k, v] : j.items()) {
+    (void)v;
+    if (!known.count(k)) {
+      std::string list;
+      for (const auto& kk : known) list += (list.empty() ? "" : ", ") + kk;
+      fail(name, fmt::format("unknown key '{}' (known keys: {})", k, list));
+    }
+  }
+  ProviderConfig p;
+  p.name = name;
+  if (!j.contains("base_url")) fail(name, "missing 'base_url' (e.g. https://api.openai.com/v1)");
+  p.base_url = get_string(name, j, "base_url");
+  if (p.base_url.rfind("http://", 0) != 0 && p.base_url.rfind("https://", 0) != 0)
+    fail(name, fmt::format("'base_url' must start with http:// or https:// (got '{}')", p.base_url));
+  while (!p.base_url.empty() && p.base_url.back() == '/') p.base_url.pop_back();
+  if (j.contains("model")) p.model = get_string(name, j, "model");
+  if (j.contains("embedding_model")) p.embedding_model = get_string(name, j, "embedding_model");
+  if (p.model.empty() && p.embedding_model.empty()) fail(name, "needs 'model' and/or 'embedding_model'");
+
+  if (j.contains("api_key_env") && j.contains("api_key_file"))
+    fail(name, "give either 'api_key_env' or 'api_key_file', not both");
+  if (j.contains("api_key_env")) {
+    std::string var = get_string(name, j, "api_key_env");
+    if (var.empty()) fail(name, "'api_key_env' is empty");
+    const char* val = std::getenv(var.c_str());
+    if (!val || !*val) fail(name, fmt::format("environment variable {} (api_key_env) is not set or empty", var));
+    p.api_key = trim(val);
+    p.api_key_source = "env:" + var;
+  } else if (j.contains("api_key_file")) {
+    std::string path = get_string(name, j, "api_key_file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail(name, fmt::format("cannot read API key file '{}' (api_key_file)", path));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    p.api_key = trim(ss.str());
+    if (p.api_key.empty()) fail(name, fmt::format("API key file '{}' is empty", path));
+    if (p.api_key.find('\n') != std::string::npos || p.api_key.find('\r') != std::string::npos)
+      fail(name, fmt::format("API key file '{}' must hold one line", path));
+    p.api_key_source = "file:" + path;
+  }
+
+  if (j.contains("headers")) {
+    const auto& h = j.at("headers");
+    if (!h.is_object()) fail(name, "'headers' must be a mapping of header name to string value");
+    for (const auto& [k, v] : h.items()) {
+      if (!v.is_string()) fail(name, fmt::format("header '{}' must be a string", k));
+      if (k.empty() || k.find_first_of(":\r\n ") != std::string::npos)
+        fail(name, fmt::format("invalid header name '{}'", k));
+      if (v.get<std::string>().find_first_of("\r\n") != std::string::npos)
+        fail(name, fmt::format("header '{}' has a line break in its value", k));
+      if (ieq(k, "Authorization") && !p.api_key.empty())
+        fail(name, "header 'Authorization' conflicts with api_key_env/api_key_file");
+      if (ieq(k, "Content-Type") || ieq(k, "Content-Length"))
+        fail(name, fmt::format("header '{}' is set by the client and cannot be overridden", k));
+      p.headers[k] = v.get<std::string>();
+    }
+  }
+  if (j.contains("timeout_s")) p.timeout_s = get_number(name, j, "timeout_s", 0, false);
+  if (j.contains("connect_timeout_s")) p.connect_timeout_s = get_number(name, j, "connect_timeout_s", 0, false);
+  if (j.contains("max_in_flight")) p.max_in_flight = get_int(name, j, "max_in_flight", 1);
+  if (j.contains("requests_per_minute")) p.requests_per_minute = get_number(name, j, "requests_per_minute", 0, true);
+  if (j.contains("max_attempts")) p.max_attempts = get_int(name, j, "max_attempts", 1);
+  if (j.contains("backoff_initial_s")) p.backoff_initial_s = get_number(name, j, "backoff_initial_s", 0, true);
+  if (j.contains("backoff_max_s")) p.backoff_max_s = get_number(name, j, "backoff_max_s", 0, true);
+  if (j.contains("max_malformed_attempts")) p.max_malformed_attempts = get_int(name, j, "max_malformed_attempts", 1);
+  if (p.backoff_max_s < p.backoff_initial_s) fail(name, "'backoff_max_s' must be >= 'backoff_initial_s'");
+  return p;
+}
+
+}  // namespace evalgraph::llm

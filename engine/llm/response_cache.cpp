@@ -1,0 +1,165 @@
+#include "llm/response_cache.h"
+
+#include <chrono>
+#include <filesystem>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+namespace evalgraph::llm {
+namespace {
+
+void exec(sqlite3* db, const char* sql, const std::string& path) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errmsg(db);
+    sqlite3_free(err);
+    throw std::runtime_error(fmt::format("LLM cache {}: {} (in: {})", path, msg, sql));
+  }
+}
+
+sqlite3* open_db(const std::string& path) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    if (db) sqlite3_close(db);
+    throw std::runtime_error(fmt::format("cannot open LLM cache {}: {}", path, msg));
+  }
+  sqlite3_busy_timeout(db, 10000);
+  return db;
+}
+
+}  // namespace
+
+ResponseCache::ResponseCache(const std::string& path) : path_(path) {
+  std::error_code ec;
+  auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) throw std::runtime_error(fmt::format("cannot create directory {} for the LLM cache: {}", parent.string(),
+                                               ec.message()));
+  try {
+    wdb_ = open_db(path);
+    exec(wdb_, "PRAGMA journal_mode=WAL", path);
+    exec(wdb_, "PRAGMA synchronous=NORMAL", path);
+    exec(wdb_,
+         "CREATE TABLE IF NOT EXISTS llm_cache(key TEXT PRIMARY KEY, kind TEXT NOT NULL, provider TEXT NOT NULL, "
+         "model TEXT NOT NULL, created_at INTEGER NOT NULL, response TEXT NOT NULL) WITHOUT ROWID",
+         path);
+    rdb_ = open_db(path);
+    if (sqlite3_prepare_v2(rdb_, "SELECT response FROM llm_cache WHERE key=?1", -1, &get_stmt_, nullptr) != SQLITE_OK)
+      throw std::runtime_error(fmt::format("LLM cache {}: {}", path, sqlite3_errmsg(rdb_)));
+    if (sqlite3_prepare_v2(wdb_,
+                           "INSERT OR REPLACE INTO llm_cache(key,kind,provider,model,created_at,response) "
+                           "VALUES(?1,?2,?3,?4,?5,?6)",
+                           -1, &put_stmt_, nullptr) != SQLITE_OK)
+      throw std::runtime_error(fmt::format("LLM cache {}: {}", path, sqlite3_errmsg(wdb_)));
+  } catch (...) {
+    sqlite3_finalize(get_stmt_);
+    sqlite3_finalize(put_stmt_);
+    if (rdb_) sqlite3_close(rdb_);
+    if (wdb_) sqlite3_close(wdb_);
+    throw;
+  }
+  writer_ = std::thread([this] { writer_loop(); });
+}
+
+ResponseCache::~ResponseCache() {
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (writer_.joinable()) writer_.join();
+  sqlite3_finalize(get_stmt_);
+  sqlite3_finalize(put_stmt_);
+  sqlite3_close(rdb_);
+  sqlite3_close(wdb_);
+}
+
+std::optional<std::string> ResponseCache::get(const std::string& key) {
+  {
+    std::lock_guard lk(mu_);
+    auto it = pending_.find(key);
+    if (it != pending_.end()) return it->second;
+  }
+  std::lock_guard lk(read_mu_);
+  sqlite3_reset(get_stmt_);
+  sqlite3_bind_text(get_stmt_, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
+  std::optional<std::string> out;
+  int rc = sqlite3_step(get_stmt_);
+  if (rc == SQLITE_ROW) {
+    const auto* txt = reinterpret_cast<const char*>(sqlite3_column_text(get_stmt_, 0));
+    int n = sqlite3_column_bytes(get_stmt_, 0);
+    out = std::string(txt ? txt : "", static_cast<std::size_t>(n));
+  }
+  sqlite3_reset(get_stmt_);
+  return out;  // a read error (e.g. locked past busy_timeout) is a miss: the call simply goes to the server
+}
+
+void ResponseCache::put(const std::string& key, const std::string& kind, const std::string& provider,
+                        const std::string& model, std::string response) {
+  {
+    std::lock_guard lk(mu_);
+    pending_[key] = response;
+    queue_.push_back(Entry{key, kind, provider, model, std::move(response)});
+    ++enqueued_;
+  }
+  cv_.notify_all();
+}
+
+void ResponseCache::flush() {
+  std::unique_lock lk(mu_);
+  std::uint64_t target = enqueued_;
+  cv_.notify_all();
+  flushed_cv_.wait(lk, [&] { return written_ >= target || stop_; });
+}
+
+void ResponseCache::write_batch(std::deque<Entry>& batch) {
+  auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  bool ok = sqlite3_exec(wdb_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK;
+  for (auto& e : batch) {
+    sqlite3_reset(put_stmt_);
+    sqlite3_bind_text(put_stmt_, 1, e.key.data(), static_cast<int>(e.key.size()), SQLITE_STATIC);
+    sqlite3_bind_text(put_stmt_, 2, e.kind.data(), static_cast<int>(e.kind.size()), SQLITE_STATIC);
+    sqlite3_bind_text(put_stmt_, 3, e.provider.data(), static_cast<int>(e.provider.size()), SQLITE_STATIC);
+    sqlite3_bind_text(put_stmt_, 4, e.model.data(), static_cast<int>(e.model.size()), SQLITE_STATIC);
+    sqlite3_bind_int64(put_stmt_, 5, static_cast<sqlite3_int64>(now));
+    sqlite3_bind_text(put_stmt_, 6, e.response.data(), static_cast<int>(e.response.size()), SQLITE_STATIC);
+    if (sqlite3_step(put_stmt_) != SQLITE_DONE) ok = false;
+    sqlite3_reset(put_stmt_);
+  }
+  if (sqlite3_exec(wdb_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    ok = false;
+    sqlite3_exec(wdb_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  if (!ok) {
+    std::lock_guard lk(mu_);
+    write_error_ = sqlite3_errmsg(wdb_);
+  }
+}
+
+void ResponseCache::writer_loop() {
+  std::unique_lock lk(mu_);
+  for (;;) {
+    cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty() && stop_) break;
+    std::deque<Entry> batch;
+    batch.swap(queue_);
+    lk.unlock();
+    write_batch(batch);
+    lk.lock();
+    for (auto& e : batch) {
+      auto it = pending_.find(e.key);
+      if (it != pending_.end() && it->second == e.response) pending_.erase(it);
+    }
+    written_ += batch.size();
+    flushed_cv_.notify_all();
+  }
+  flushed_cv_.notify_all();
+}
+
+}  // namespace evalgraph::llm

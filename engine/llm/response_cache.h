@@ -1,0 +1,57 @@
+// Persistent response cache of the LLM service: SQLite in WAL mode, keyed by a hex SHA-256.
+// Thread-safe. Reads go through one read connection; writes are queued to a writer thread that commits
+// them in batches (a lookup sees queued writes at once, so a repeated call never misses its own answer).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace evalgraph::llm {
+
+class ResponseCache {
+ public:
+  explicit ResponseCache(const std::string& path);  // creates parent directories; throws std::runtime_error
+  ~ResponseCache();                                 // flushes queued writes
+  ResponseCache(const ResponseCache&) = delete;
+  ResponseCache& operator=(const ResponseCache&) = delete;
+
+  std::optional<std::string> get(const std::string& key);
+  void put(const std::string& key, const std::string& kind, const std::string& provider, const std::string& model,
+           std::string response);
+  void flush();  // blocks until every queued write is committed
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Entry {
+    std::string key, kind, provider, model, response;
+  };
+  void writer_loop();
+  void write_batch(std::deque<Entry>& batch);
+
+  std::string path_;
+  sqlite3* rdb_ = nullptr;
+  sqlite3* wdb_ = nullptr;
+  sqlite3_stmt* get_stmt_ = nullptr;
+  sqlite3_stmt* put_stmt_ = nullptr;
+  std::mutex read_mu_;
+
+  std::mutex mu_;
+  std::condition_variable cv_, flushed_cv_;
+  std::deque<Entry> queue_;
+  std::unordered_map<std::string, std::string> pending_;  // key -> response, queued or being written
+  std::uint64_t enqueued_ = 0, written_ = 0;
+  bool stop_ = false;
+  std::string write_error_;
+  std::thread writer_;
+};
+
+}  // namespace evalgraph::llm
