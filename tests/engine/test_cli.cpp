@@ -124,7 +124,7 @@ TEST_CASE("a run killed with SIGKILL resumes to the same outputs as an uninterru
 
   // Start the same run in the background and kill it hard part-way.
   auto started = run_cmd("(" + evalgraph_cmd("run -q -j 2 --chunk-size 10 " + (d.path / "killed.yaml").string()) +
-                         " > " + (d.path / "pid.out").string() + " & echo $!)");
+                         " > " + (d.path / "pid.out").string() + " 2>&1 & echo $!)");
   std::string pid = started.output.substr(0, started.output.find('\n'));
   // Kill it as soon as its journal holds a finished chunk (bounded wait).
   std::filesystem::path run_dir;
