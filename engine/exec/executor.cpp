@@ -133,7 +133,7 @@ class Engine {
   void run_sequence_node(size_t k, Chunk &c, int worker);
   bool upstream_ok(size_t k, Slot &s);
   void fail(size_t k, Slot &s, const std::string &msg, uint8_t how);
-  bool build_input(size_t k, Slot &s, json &in);
+  bool build_input(size_t k, Slot &s, std::string &out);
   void push_chunk(std::unique_ptr<Chunk> c);
   void progress_line(bool final);
   void write_to_sinks(const Slot &s, const std::string &text);
@@ -306,9 +306,14 @@ bool Engine::upstream_ok(size_t k, Slot &s) {
   return true;
 }
 
-bool Engine::build_input(size_t k, Slot &s, json &in) {
+// Writes the node's input object as JSON text straight from the record (no intermediate copy):
+// {"<port>": <value>, ..., "_meta": {...}}. Port names are plain (checked at plugin load).
+bool Engine::build_input(size_t k, Slot &s, std::string &out) {
   const PlannedNode &pn = plan_.nodes[k];
-  in = json::object();
+  out.clear();
+  out += '{';
+  nlohmann::detail::serializer<json> ser(nlohmann::detail::output_adapter<char, std::string>(out), ' ',
+                                         json::error_handler_t::replace);
   for (const auto &b : pn.ports) {
     const json *v = lookup(s.rec, b);
     if (v == nullptr || (v->is_null() && b.required)) {
@@ -317,20 +322,24 @@ bool Engine::build_input(size_t k, Slot &s, json &in) {
            ST_FAILED);
       return false;
     }
-    in[b.port] = *v;
+    out += '"';
+    out += b.port;
+    out += "\":";
+    ser.dump(*v, false, false, 0);
   }
-  in["_meta"] = {{"record_index", s.index}, {"replication", s.replication}, {"node", pn.decl->id}};
+  fmt::format_to(std::back_inserter(out), "{}\"_meta\":{{\"record_index\":{},\"replication\":{},\"node\":\"{}\"}}}}",
+                 out.size() > 1 ? "," : "", s.index, s.replication, pn.decl->id);
   return true;
 }
 
 void Engine::run_record_node(size_t k, Slot &s, int worker) {
   if (!upstream_ok(k, s)) return;
-  json in;
+  std::string in;
   if (!build_input(k, s, in)) return;
   const PlannedNode &pn = plan_.nodes[k];
   eg_call call{s.index, s.replication, &pn.decl->id};
   std::string out;
-  eg_status st = call_process(pn.type->type, runners_[k].instance(worker), &call, in.dump(-1, ' ', false, json::error_handler_t::replace), out, opt_, host_);
+  eg_status st = call_process(pn.type->type, runners_[k].instance(worker), &call, in, out, opt_, host_);
   if (st != EG_OK) {
     fail(k, s, fmt::format("{}: {}", status_word(st), host_.redact(out.empty() ? "(no message)" : out)), ST_FAILED);
     return;
@@ -383,19 +392,20 @@ void Engine::run_sequence_node(size_t k, Chunk &c, int worker) {
         return order_less(fa == c.slots[a].rec.end() ? nullptr : &*fa, fb == c.slots[b].rec.end() ? nullptr : &*fb);
       });
     }
-    json arr = json::array();
+    std::string arr = "[", in;
     std::vector<size_t> members;
     for (size_t i : idx) {
-      json in;
       if (!build_input(k, c.slots[i], in)) continue;
-      arr.push_back(std::move(in));
+      if (!members.empty()) arr += ',';
+      arr += in;
       members.push_back(i);
     }
+    arr += ']';
     if (members.empty()) continue;
     const Slot &first = c.slots[members.front()];
     eg_call call{first.index, first.replication, &pn.decl->id};
     std::string out;
-    eg_status st = call_process(pn.type->type, runners_[k].instance(worker), &call, arr.dump(-1, ' ', false, json::error_handler_t::replace), out, opt_, host_);
+    eg_status st = call_process(pn.type->type, runners_[k].instance(worker), &call, arr, out, opt_, host_);
     json result = st == EG_OK ? json::parse(out, nullptr, false) : json();
     std::string why;
     if (st != EG_OK) why = fmt::format("{}: {}", status_word(st), host_.redact(out));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <cstdlib>
 #include <cstring>
@@ -56,6 +57,18 @@ std::string PluginRegistry::check_descriptor(const eg_plugin *d) const {
       return fmt::format("node type '{}' has unknown kind {}", t->name, static_cast<int>(t->kind));
     if (t->create == nullptr || t->destroy == nullptr || t->process == nullptr)
       return fmt::format("node type '{}' lacks create/destroy/process", t->name);
+    for (const char *const *list : {t->reads, t->reads_optional, t->writes}) {
+      for (; list != nullptr && *list != nullptr; ++list) {
+        std::string f = *list;
+        bool plain = !f.empty() && std::all_of(f.begin(), f.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '*' ||
+                 static_cast<unsigned char>(c) >= 0x80;
+        });
+        if (!plain || (f[0] == '_'))
+          return fmt::format("node type '{}' declares field '{}': fields are letters, digits, '_' and '-', not "
+                             "starting with '_'", t->name, f);
+      }
+    }
     if (t->params_schema != nullptr && *t->params_schema != '\0' &&
         !nlohmann::json::accept(t->params_schema))
       return fmt::format("node type '{}' publishes a parameter schema that is not valid JSON", t->name);
