@@ -1,0 +1,347 @@
+// sink.csv — writes every finished record as one CSV row, node outputs flattened into "node.field" columns.
+//
+// The columns are the union of all fields seen, in first-seen order, so they are only known at the end: rows
+// stream into a temporary body file ("<file>.partial.body") and finish() writes the header plus the body
+// (short rows padded) into "<file>.partial", then renames it to "<file>". Memory stays constant whatever the
+// number of records. With an explicit `columns` list, rows go straight into "<file>.partial".
+//
+// Written against the C ABI so that records are parsed with nlohmann::ordered_json: the columns keep the
+// order in which the host wrote the record's fields.
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <new>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <unistd.h>
+#include <unordered_map>
+#include <vector>
+
+#include "csv_format.hpp"
+#include "evalgraph/plugin.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+constexpr const char *kSchema = R"({
+  "type": "object",
+  "description": "Writes every finished record as a CSV row; node outputs become node.field columns.",
+  "properties": {
+    "file": {"type": "string", "minLength": 1, "default": "records.csv",
+             "description": "Output file, relative to the run's output directory (subfolders are created)."},
+    "separator": {"type": "string", "minLength": 1, "maxLength": 3, "default": ",",
+                  "description": "Field separator: one character, or \"tab\"."},
+    "columns": {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": true,
+                "description": "Explicit columns and their order (e.g. \"question\", \"judge.score\"); fields not listed are left out. Default: every field seen, in first-seen order."},
+    "bom": {"type": "boolean", "default": false,
+            "description": "Start the file with a UTF-8 byte order mark so that Excel reads non-ASCII text correctly."}
+  },
+  "patternProperties": {"^_": {"description": "Set by the host (e.g. _output_dir)."}},
+  "additionalProperties": false
+})";
+
+constexpr std::size_t kBufferSize = std::size_t{1} << 20;
+
+void release_string(eg_buffer *b) {
+  delete static_cast<std::string *>(b->private_data);
+  b->data = nullptr;
+  b->size = 0;
+  b->release = nullptr;
+  b->private_data = nullptr;
+}
+
+void fill(eg_buffer *b, std::string s) noexcept {
+  if (b == nullptr) return;
+  try {
+    auto *owned = new std::string(std::move(s));
+    b->data = owned->data();
+    b->size = owned->size();
+    b->private_data = owned;
+    b->release = &release_string;
+  } catch (...) {  // out of memory: no message rather than an exception across the C boundary
+  }
+}
+
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The exception firewall: nothing thrown inside f() leaves the plugin.
+template <class F> eg_status guard(eg_buffer *err, F &&f) noexcept {
+  try {
+    return f();
+  } catch (const InputError &e) {
+    fill(err, std::string("sink.csv: ") + e.what());
+    return EG_INVALID_INPUT;
+  } catch (const std::bad_alloc &) {
+    fill(err, "sink.csv: out of memory");
+  } catch (const std::exception &e) {
+    fill(err, std::string("sink.csv: ") + e.what());
+  } catch (...) {
+    fill(err, "sink.csv: unknown error");
+  }
+  return EG_ERROR;
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+// A FILE* with a large buffer that throws on errors.
+class OutFile {
+ public:
+  OutFile() = default;
+  OutFile(const OutFile &) = delete;
+  OutFile &operator=(const OutFile &) = delete;
+  ~OutFile() {
+    if (fp_ != nullptr) std::fclose(fp_);
+  }
+  void open(const fs::path &path, const char *mode) {
+    path_ = path;
+    fp_ = std::fopen(path.c_str(), mode);
+    if (fp_ == nullptr) throw std::runtime_error("cannot create " + path.string() + ": " + errno_text());
+    buffer_ = std::make_unique<char[]>(kBufferSize);
+    std::setvbuf(fp_, buffer_.get(), _IOFBF, kBufferSize);
+  }
+  bool is_open() const { return fp_ != nullptr; }
+  std::FILE *get() { return fp_; }
+  void write(const void *data, std::size_t len) {
+    if (len > 0 && std::fwrite(data, 1, len, fp_) != len)
+      throw std::runtime_error("cannot write " + path_.string() + ": " + errno_text());
+  }
+  void write(const std::string &s) { write(s.data(), s.size()); }
+  // Flushes, optionally syncs to disk, and closes; throws on any error.
+  void close(bool sync) {
+    std::FILE *fp = fp_;
+    fp_ = nullptr;
+    bool ok = std::fflush(fp) == 0 && (!sync || ::fsync(fileno(fp)) == 0);
+    std::string err = ok ? std::string() : errno_text();
+    if (std::fclose(fp) != 0 && ok) {
+      ok = false;
+      err = errno_text();
+    }
+    if (!ok) throw std::runtime_error("cannot write " + path_.string() + ": " + err);
+  }
+
+ private:
+  fs::path path_;
+  std::FILE *fp_ = nullptr;
+  std::unique_ptr<char[]> buffer_;
+};
+
+// Body file row: [uint32 number of fields][uint64 byte length][bytes of the fields, separated, no line end].
+struct RowHead {
+  std::uint32_t fields;
+  std::uint64_t bytes;
+};
+
+class CsvSink {
+ public:
+  explicit CsvSink(const json &params) {
+    if (!params.is_object()) throw std::invalid_argument("parameters must be a JSON object");
+    for (const auto &item : params.items()) {
+      const std::string &key = item.key();
+      if (key != "file" && key != "separator" && key != "columns" && key != "bom" && key.rfind('_', 0) != 0)
+        throw std::invalid_argument("unknown parameter '" + key + "' (known: file, separator, columns, bom)");
+    }
+    auto dir = params.find("_output_dir");
+    if (dir == params.end() || !dir->is_string())
+      throw std::invalid_argument("the host passed no _output_dir (a string) to the sink");
+    file_ = "records.csv";
+    if (auto f = params.find("file"); f != params.end()) {
+      if (!f->is_string() || f->get_ref<const std::string &>().empty())
+        throw std::invalid_argument("parameter file must be a non-empty string");
+      file_ = f->get<std::string>();
+    }
+    if (auto s = params.find("separator"); s != params.end()) {
+      std::string sep = s->is_string() ? s->get<std::string>() : std::string();
+      if (sep == "tab" || sep == "\\t") sep = "\t";
+      if (sep.size() != 1 || sep[0] == '"' || sep[0] == '\n' || sep[0] == '\r')
+        throw std::invalid_argument("parameter separator must be one character (not a quote or line break) or \"tab\"");
+      sep_ = sep[0];
+    }
+    if (auto b = params.find("bom"); b != params.end()) {
+      if (!b->is_boolean()) throw std::invalid_argument("parameter bom must be true or false");
+      bom_ = b->get<bool>();
+    }
+    if (auto c = params.find("columns"); c != params.end()) {
+      if (!c->is_array() || c->empty()) throw std::invalid_argument("parameter columns must be a non-empty list of names");
+      for (const auto &name : *c) {
+        if (!name.is_string()) throw std::invalid_argument("parameter columns must list strings");
+        if (!index_.emplace(name.get<std::string>(), columns_.size()).second)
+          throw std::invalid_argument("parameter columns names '" + name.get<std::string>() + "' twice");
+        columns_.push_back(name.get<std::string>());
+      }
+      fixed_columns_ = true;
+    }
+
+    fs::path rel(file_);
+    fs::path norm = rel.lexically_normal();
+    if (rel.is_absolute() || (!norm.empty() && *norm.begin() == ".."))
+      throw std::invalid_argument("parameter file '" + file_ + "' must be a relative path inside the output directory");
+    final_ = fs::path(dir->get<std::string>()) / rel;
+    partial_ = final_;
+    partial_ += ".partial";
+    body_path_ = partial_;
+    body_path_ += ".body";
+    if (final_.has_parent_path()) fs::create_directories(final_.parent_path());
+    out_.open(partial_, "wb");
+    if (fixed_columns_) {
+      write_header();
+    } else {
+      body_.open(body_path_, "w+b");
+    }
+  }
+
+  ~CsvSink() {  // not finished: the .partial files stay as the trace of the run
+  }
+
+  void write(const char *data, std::size_t len) {
+    if (finished_) throw std::runtime_error("process() after finish()");
+    ordered_json record;
+    try {
+      record = ordered_json::parse(data, data + len);
+    } catch (const json::parse_error &e) {
+      throw InputError(std::string("the record is not valid JSON: ") + e.what());
+    }
+    sink_csv::flatten(record, pairs_);
+    cells_.resize(columns_.size());
+    for (auto &c : cells_) c.clear();
+    for (auto &[name, text] : pairs_) {
+      auto it = index_.find(name);
+      if (it == index_.end()) {
+        if (fixed_columns_) continue;
+        it = index_.emplace(name, columns_.size()).first;
+        columns_.push_back(name);
+        cells_.emplace_back();
+      }
+      cells_[it->second].swap(text);
+    }
+    row_.clear();
+    for (std::size_t i = 0; i < cells_.size(); ++i) {
+      if (i > 0) row_.push_back(sep_);
+      sink_csv::csv_escape_append(row_, cells_[i], sep_);
+    }
+    // A lone empty field would be an empty line, which CSV readers skip: write it quoted.
+    if (columns_.size() == 1 && row_.empty()) row_ = "\"\"";
+    if (fixed_columns_) {
+      row_.push_back('\n');
+      out_.write(row_);
+    } else {
+      RowHead head{static_cast<std::uint32_t>(cells_.size()), row_.size()};
+      body_.write(&head.fields, sizeof head.fields);
+      body_.write(&head.bytes, sizeof head.bytes);
+      body_.write(row_);
+    }
+    ++records_;
+  }
+
+  std::string finish() {
+    if (finished_) throw std::runtime_error("finish() called twice");
+    finished_ = true;
+    if (!fixed_columns_) {
+      write_header();
+      copy_body();
+    }
+    out_.close(true);
+    fs::rename(partial_, final_);
+    if (!fixed_columns_) fs::remove(body_path_);
+    return json{{"files", json::array({file_})}, {"records", records_}, {"columns", columns_.size()}}.dump();
+  }
+
+ private:
+  void write_header() {
+    std::string line;
+    if (bom_) line = "\xEF\xBB\xBF";
+    for (std::size_t i = 0; i < columns_.size(); ++i) {
+      if (i > 0) line.push_back(sep_);
+      sink_csv::csv_escape_append(line, columns_[i], sep_);
+    }
+    line.push_back('\n');
+    out_.write(line);
+  }
+
+  // Copies the body rows after the header, padding rows written before later columns appeared.
+  void copy_body() {
+    std::FILE *in = body_.get();
+    if (std::fflush(in) != 0 || std::fseek(in, 0, SEEK_SET) != 0)
+      throw std::runtime_error("cannot read back " + body_path_.string() + ": " + errno_text());
+    const std::string padding(columns_.size(), sep_);
+    std::string buf;
+    for (std::size_t r = 0; r < records_; ++r) {
+      RowHead head{};
+      if (std::fread(&head.fields, sizeof head.fields, 1, in) != 1 || std::fread(&head.bytes, sizeof head.bytes, 1, in) != 1)
+        throw std::runtime_error("cannot read back " + body_path_.string() + " (truncated)");
+      buf.resize(head.bytes);
+      if (head.bytes > 0 && std::fread(buf.data(), 1, head.bytes, in) != head.bytes)
+        throw std::runtime_error("cannot read back " + body_path_.string() + " (truncated)");
+      const std::size_t have = head.fields == 0 ? 1 : head.fields;  // an empty row is one empty field
+      const std::size_t pad = columns_.size() > have ? columns_.size() - have : 0;
+      buf.append(padding, 0, pad);
+      buf.push_back('\n');
+      out_.write(buf);
+    }
+    body_.close(false);
+  }
+
+  std::string file_;
+  char sep_ = ',';
+  bool bom_ = false;
+  bool fixed_columns_ = false;
+  bool finished_ = false;
+  fs::path final_, partial_, body_path_;
+  OutFile out_, body_;
+  std::vector<std::string> columns_;
+  std::unordered_map<std::string, std::size_t> index_;
+  std::vector<std::pair<std::string, std::string>> pairs_;
+  std::vector<std::string> cells_;
+  std::string row_;
+  std::size_t records_ = 0;
+};
+
+eg_status create(const eg_host *, const char *params_json, void **instance_out, eg_buffer *error_out) {
+  return guard(error_out, [&] {
+    json params = (params_json != nullptr && *params_json != '\0') ? json::parse(params_json) : json::object();
+    *instance_out = new CsvSink(params);
+    return EG_OK;
+  });
+}
+
+void destroy(void *instance) { delete static_cast<CsvSink *>(instance); }
+
+eg_status process(void *instance, eg_call *, const char *input, std::size_t len, eg_buffer *out) {
+  return guard(out, [&] {
+    static_cast<CsvSink *>(instance)->write(input, len);
+    return EG_OK;
+  });
+}
+
+eg_status finish(void *instance, eg_call *, eg_buffer *out) {
+  return guard(out, [&] {
+    fill(out, static_cast<CsvSink *>(instance)->finish());
+    return EG_OK;
+  });
+}
+
+const char *const kWrites[] = {nullptr};
+
+const eg_node_type kTypes[] = {{
+    sizeof(eg_node_type), EG_KIND_SINK, "sink.csv",
+    "Writes every finished record as a CSV row, node outputs flattened into node.field columns", kSchema, nullptr,
+    nullptr, kWrites, 0u, &create, &destroy, &process, &finish,
+}};
+
+const eg_plugin kPlugin = {
+    EG_MAGIC, EG_ABI_MAJOR, EG_ABI_MINOR, sizeof(eg_plugin), sizeof(eg_node_type), sizeof(eg_host), "sink_csv",
+    "0.1.0",  "CSV sink",
+    sizeof(kTypes) / sizeof(kTypes[0]), kTypes,
+};
+
+}  // namespace
+
+extern "C" EG_EXPORT const eg_plugin *evalgraph_plugin_v1(void) { return &kPlugin; }

@@ -1,0 +1,111 @@
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "io/dataset.h"
+#include "test_util.h"
+
+using evalgraph::io::DataError;
+using evalgraph::io::open_dataset;
+using nlohmann::json;
+
+namespace {
+
+struct Read {
+  std::vector<std::string> columns;
+  std::vector<json> records;
+  std::vector<std::size_t> lines;
+};
+
+Read read_jsonl(const std::string &content, const std::string &name = "data.jsonl") {
+  iotest::TempDir dir;
+  auto reader = open_dataset(iotest::write_file(dir / name, content), "", json::object());
+  Read r;
+  json rec;
+  while (reader->next(rec)) {
+    r.records.push_back(rec);
+    r.lines.push_back(reader->line());
+  }
+  r.columns = reader->columns();
+  return r;
+}
+
+DataError jsonl_error(const std::string &content, const std::string &name = "data.jsonl") {
+  try {
+    read_jsonl(content, name);
+  } catch (const DataError &e) {
+    return e;
+  }
+  FAIL("no DataError was thrown");
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("jsonl: one object per line; blank lines, CRLF and BOM", "[io][jsonl]") {
+  auto r = read_jsonl("\xEF\xBB\xBF{\"q\":\"a\",\"id\":1}\r\n\n   \n{\"id\":2,\"q\":\"b\",\"turns\":[1,2]}\n{\"id\":3}");
+  REQUIRE(r.records.size() == 3);
+  CHECK(r.records[0] == json{{"q", "a"}, {"id", 1}});
+  CHECK(r.records[1]["turns"] == json::array({1, 2}));
+  CHECK(r.records[2] == json{{"id", 3}});
+  CHECK(r.lines == std::vector<std::size_t>{1, 4, 5});
+  // The first record's keys in file order, not sorted.
+  CHECK(r.columns == std::vector<std::string>{"q", "id"});
+}
+
+TEST_CASE("jsonl: .ndjson and .json extensions read as JSON lines", "[io][jsonl]") {
+  CHECK(read_jsonl("{\"a\":1}\n", "d.ndjson").records.size() == 1);
+  CHECK(read_jsonl("{\"a\":1}\n{\"a\":2}\n", "d.json").records.size() == 2);
+}
+
+TEST_CASE("jsonl: an empty file has no records", "[io][jsonl]") {
+  auto r = read_jsonl("");
+  CHECK(r.records.empty());
+  CHECK(r.columns.empty());
+  CHECK(read_jsonl("\n\n").records.empty());
+}
+
+TEST_CASE("jsonl: a parse error names the line and shows the text", "[io][jsonl]") {
+  auto e = jsonl_error("{\"a\":1}\n\n{\"a\":2}\n{\"a\": oops}\n{\"a\":4}\n");
+  CHECK(e.line() == 4);
+  CHECK_THAT(e.what(), Catch::Contains("data.jsonl:4: invalid JSON") && Catch::Contains("{\"a\": oops}") &&
+                           Catch::Contains(" — "));
+  CHECK_THAT(e.what(), !Catch::Contains("json.exception"));
+}
+
+TEST_CASE("jsonl: a line that is not an object is an error", "[io][jsonl]") {
+  auto e = jsonl_error("{\"a\":1}\n[1,2]\n");
+  CHECK(e.line() == 2);
+  CHECK_THAT(e.what(), Catch::Contains("expected a JSON object, got array") && Catch::Contains("[1,2]"));
+  CHECK(jsonl_error("{\"a\":1}\n\"text\"\n").line() == 2);
+  // A long line is cut short in the message.
+  auto long_line = jsonl_error("{\"a\":\"" + std::string(500, 'y') + "\"");
+  CHECK(std::string(long_line.what()).size() < 400);
+}
+
+TEST_CASE("jsonl: a pretty-printed JSON array gets a conversion hint", "[io][jsonl]") {
+  auto e = jsonl_error("[\n  {\"a\": 1},\n  {\"a\": 2}\n]\n", "data.json");
+  CHECK(e.line() == 1);
+  CHECK_THAT(e.what(), Catch::Contains("one JSON array") && Catch::Contains("jq -c"));
+}
+
+TEST_CASE("jsonl: lines longer than the read buffer and many lines", "[io][jsonl]") {
+  const std::string big(3 * 1024 * 1024 + 5, 'z');
+  std::string content = "{\"text\":\"" + big + "\"}\n";
+  const int n = 100000;
+  for (int i = 0; i < n; ++i) content += "{\"i\":" + std::to_string(i) + ",\"s\":\"row " + std::to_string(i) + "\"}\n";
+  auto r = read_jsonl(content);
+  REQUIRE(r.records.size() == n + 1);
+  CHECK(r.records[0]["text"].get_ref<const std::string &>() == big);
+  for (int i = 0; i < n; ++i) {
+    REQUIRE(r.records[static_cast<std::size_t>(i) + 1]["i"] == i);
+    REQUIRE(r.records[static_cast<std::size_t>(i) + 1]["s"] == "row " + std::to_string(i));
+  }
+  CHECK(r.lines.back() == static_cast<std::size_t>(n + 1));
+}
+
+TEST_CASE("jsonl: options are rejected", "[io][jsonl]") {
+  iotest::TempDir dir;
+  auto file = iotest::write_file(dir / "d.jsonl", "{}\n");
+  CHECK_THROWS_WITH(open_dataset(file, "jsonl", {{"separator", ","}}), Catch::Contains("unknown JSONL option"));
+}
