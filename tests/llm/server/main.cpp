@@ -1,0 +1,71 @@
+// eg-test-llm-server: the scripted OpenAI-compatible loopback server as a process (benchmarks, manual use).
+//   eg-test-llm-server [--port N] [--threads N] [--latency-ms N] [--reply TEXT] [--fault-rate F] [--seed N]
+//                      [--faults 429,500,503,hang,cut,malformed_json,wrong_content_type] [--hang-ms N]
+// Prints "listening on http://127.0.0.1:PORT/v1" on stdout, runs until SIGINT/SIGTERM.
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "test_llm_server.h"
+
+using evalgraph::testing::Fault;
+
+int main(int argc, char** argv) {
+  evalgraph::testing::ServerOptions o;
+  unsigned short port = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "missing value for " << a << "\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--port") port = static_cast<unsigned short>(std::stoi(next()));
+    else if (a == "--threads") o.threads = std::stoi(next());
+    else if (a == "--latency-ms") o.latency_ms = std::stoi(next());
+    else if (a == "--reply") o.default_reply = next();
+    else if (a == "--fault-rate") o.fault_rate = std::stod(next());
+    else if (a == "--seed") o.seed = std::stoull(next());
+    else if (a == "--hang-ms") o.hang_ms = std::stoi(next());
+    else if (a == "--faults") {
+      std::stringstream ss(next());
+      for (std::string f; std::getline(ss, f, ',');) {
+        if (f == "429") o.random_faults.push_back(Fault::http_429);
+        else if (f == "500") o.random_faults.push_back(Fault::http_500);
+        else if (f == "503") o.random_faults.push_back(Fault::http_503);
+        else if (f == "hang") o.random_faults.push_back(Fault::hang);
+        else if (f == "cut") o.random_faults.push_back(Fault::cut);
+        else if (f == "malformed_json") o.random_faults.push_back(Fault::malformed_json);
+        else if (f == "wrong_content_type") o.random_faults.push_back(Fault::wrong_content_type);
+        else {
+          std::cerr << "unknown fault " << f << "\n";
+          return 2;
+        }
+      }
+    } else if (a == "--help" || a == "-h") {
+      std::cout << "usage: eg-test-llm-server [--port N] [--threads N] [--latency-ms N] [--reply TEXT] "
+                   "[--fault-rate F] [--seed N] [--faults k1,k2,...] [--hang-ms N]\n";
+      return 0;
+    } else {
+      std::cerr << "unknown argument " << a << "\n";
+      return 2;
+    }
+  }
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before the server threads start, so they inherit the mask
+  evalgraph::testing::TestLlmServer server(o, port);
+  std::cout << "listening on " << server.base_url() << std::endl;
+  int sig = 0;
+  sigwait(&set, &sig);
+  std::cerr << "eg-test-llm-server: " << server.request_count() << " requests, max concurrency "
+            << server.max_concurrency() << "\n";
+  return 0;
+}

@@ -1,0 +1,763 @@
+// Tests of the LLM host services (engine/llm) against the scripted loopback server (tests/llm/server).
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "llm/llm_service.h"
+#include "llm/sha256.h"
+#include "test_llm_server.h"
+
+using evalgraph::llm::CacheOptions;
+using evalgraph::llm::CallResult;
+using evalgraph::llm::LlmService;
+using evalgraph::llm::ProviderConfig;
+using evalgraph::testing::Fault;
+using evalgraph::testing::Rule;
+using evalgraph::testing::ServerOptions;
+using evalgraph::testing::TestLlmServer;
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static std::atomic<int> n{0};
+    path = fs::temp_directory_path() / ("eg-llm-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+ProviderConfig provider_for(const TestLlmServer& s, const std::string& name = "p") {
+  ProviderConfig p;
+  p.name = name;
+  p.base_url = s.base_url();
+  p.model = "test-chat";
+  p.embedding_model = "test-embed";
+  p.timeout_s = 5;
+  p.connect_timeout_s = 2;
+  p.max_in_flight = 16;
+  p.max_attempts = 4;
+  p.backoff_initial_s = 0.001;
+  p.backoff_max_s = 0.01;
+  return p;
+}
+
+CacheOptions no_cache() { return CacheOptions{false, ""}; }
+
+Json chat_body(const std::string& user) {
+  return {{"messages", Json::array({{{"role", "system"}, {"content", "You are terse."}}, {{"role", "user"}, {"content", user}}})}};
+}
+
+std::string content_of(const CallResult& r) { return r.response["choices"][0]["message"]["content"].get<std::string>(); }
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct LogCapture {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  evalgraph::llm::LogFn fn() {
+    return [this](evalgraph::llm::LogLevel, const std::string& m) {
+      std::lock_guard lk(mu);
+      lines.push_back(m);
+    };
+  }
+  std::string all() {
+    std::lock_guard lk(mu);
+    std::string s;
+    for (auto& l : lines) s += l + "\n";
+    return s;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("sha256 matches FIPS 180-4 test vectors", "[llm]") {
+  using evalgraph::llm::sha256_hex;
+  CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  CHECK(sha256_hex(std::string(1000000, 'a')) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST_CASE("provider_from_json validates keys, values and secrets", "[llm]") {
+  using evalgraph::llm::provider_from_json;
+  TempDir tmp;
+  const std::string secret = "sk-file-SECRET-abcdef0123456789";
+  {
+    std::ofstream(tmp.file("key.txt")) << secret << "\n";
+  }
+  Json j = {{"base_url", "http://127.0.0.1:9/v1/"}, {"model", "m"}, {"api_key_file", tmp.file("key.txt")},
+            {"headers", {{"X-Org", "acme"}}}, {"timeout_s", 3.5}, {"max_in_flight", 32}, {"requests_per_minute", 120},
+            {"max_attempts", 3}, {"backoff_initial_s", 0.1}, {"backoff_max_s", 2}};
+  auto p = provider_from_json("openai", j);
+  CHECK(p.name == "openai");
+  CHECK(p.base_url == "http://127.0.0.1:9/v1");
+  CHECK(p.api_key == secret);
+  CHECK(p.api_key_source == "file:" + tmp.file("key.txt"));
+  CHECK(p.headers.at("X-Org") == "acme");
+  CHECK(p.timeout_s == 3.5);
+  CHECK(p.max_in_flight == 32);
+  CHECK(p.requests_per_minute == 120);
+  CHECK(p.max_attempts == 3);
+
+  auto err = [&](Json jj) -> std::string {
+    try {
+      provider_from_json("x", jj);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK_THAT(err({{"base_url", "http://h/v1"}, {"model", "m"}, {"max_inflight", 3}}),
+             Catch::Contains("unknown key 'max_inflight'"));
+  CHECK_THAT(err({{"model", "m"}}), Catch::Contains("base_url"));
+  CHECK_THAT(err({{"base_url", "ftp://h"}, {"model", "m"}}), Catch::Contains("http://"));
+  CHECK_THAT(err({{"base_url", "http://h"}, {"model", "m"}, {"max_in_flight", 0}}), Catch::Contains("max_in_flight"));
+  CHECK_THAT(err({{"base_url", "http://h"}, {"model", "m"}, {"timeout_s", "10"}}), Catch::Contains("timeout_s"));
+  ::unsetenv("EG_TEST_MISSING_KEY_VAR");
+  CHECK_THAT(err({{"base_url", "http://h"}, {"model", "m"}, {"api_key_env", "EG_TEST_MISSING_KEY_VAR"}}),
+             Catch::Contains("EG_TEST_MISSING_KEY_VAR"));
+  CHECK_THAT(err({{"base_url", "http://h"}, {"model", "m"}, {"api_key_file", tmp.file("nope.txt")}}),
+             Catch::Contains("nope.txt"));
+  // A secret file that is malformed: the message names the file, never its content.
+  {
+    std::ofstream(tmp.file("two.txt")) << secret << "\nsecond-line-SECRET\n";
+  }
+  auto e2 = err({{"base_url", "http://h"}, {"model", "m"}, {"api_key_file", tmp.file("two.txt")}});
+  CHECK_THAT(e2, Catch::Contains("two.txt"));
+  CHECK(e2.find("SECRET") == std::string::npos);
+  ::setenv("EG_TEST_KEY_VAR", "sk-env-SECRET-42424242", 1);
+  auto pe = provider_from_json("e", {{"base_url", "http://h"}, {"model", "m"}, {"api_key_env", "EG_TEST_KEY_VAR"}});
+  CHECK(pe.api_key == "sk-env-SECRET-42424242");
+  CHECK(pe.api_key_source == "env:EG_TEST_KEY_VAR");
+  auto e3 = err({{"base_url", "http://h"}, {"model", "m"}, {"api_key_env", "EG_TEST_KEY_VAR"},
+                 {"headers", {{"Authorization", "Bearer x"}}}});
+  CHECK_THAT(e3, Catch::Contains("Authorization"));
+  CHECK(e3.find("42424242") == std::string::npos);
+  ::unsetenv("EG_TEST_KEY_VAR");
+}
+
+TEST_CASE("chat passes the request through, sets model and headers, returns the answer", "[llm]") {
+  TestLlmServer server;
+  server.add_rule(Rule{.match = "capital of France", .reply = "Paris"});
+  auto p = provider_for(server);
+  p.api_key = "sk-roundtrip-0123456789";
+  p.headers["X-Trace"] = "t-1";
+  LlmService svc({p}, no_cache());
+  Json body = chat_body("What is the capital of France?");
+  body["temperature"] = 0.2;
+  body["top_p"] = 0.9;
+  body["presence_penalty"] = 0.1;
+  body["frequency_penalty"] = 0.3;
+  body["max_tokens"] = 16;
+  body["seed"] = 7;
+  body["model"] = "ignored-model";
+  body["response_format"] = {{"type", "json_schema"},
+                             {"json_schema", {{"name", "a"}, {"schema", {{"type", "object"}}}, {"strict", true}}}};
+  auto r = svc.chat("p", body, 0);
+  REQUIRE(r.ok);
+  CHECK(content_of(r) == "Paris");
+  CHECK(r.attempts == 1);
+  CHECK(r.http_status == 200);
+  CHECK_FALSE(r.cache_hit);
+  auto reqs = server.requests();
+  REQUIRE(reqs.size() == 1);
+  CHECK(reqs[0].target == "/v1/chat/completions");
+  auto sent = Json::parse(reqs[0].body);
+  CHECK(sent["model"] == "test-chat");
+  CHECK(sent["temperature"] == 0.2);
+  CHECK(sent["seed"] == 7);
+  CHECK(sent["max_tokens"] == 16);
+  CHECK(sent["response_format"]["json_schema"]["strict"] == true);
+  CHECK(sent["messages"][1]["content"] == "What is the capital of France?");
+  CHECK(reqs[0].headers.at("authorization") == "Bearer sk-roundtrip-0123456789");
+  CHECK(reqs[0].headers.at("x-trace") == "t-1");
+  CHECK(reqs[0].headers.at("content-type") == "application/json");
+
+  auto r2 = svc.chat("p", chat_body("hello"), 0);
+  REQUIRE(r2.ok);
+  CHECK(content_of(r2) == "OK");
+  auto st = svc.stats_json()["p"];
+  CHECK(st["calls"] == 2);
+  CHECK(st["http_requests"] == 2);
+  CHECK(st["errors"] == 0);
+  // The server counts words: "You are terse." + the question = 3 + 6; "Paris" = 1; then 3 + 1 and "OK" = 1.
+  CHECK(st["prompt_tokens"] == 9 + 4);
+  CHECK(st["completion_tokens"] == 2);
+  CHECK(st["latency_mean_s"].get<double>() > 0);
+
+  auto bad = svc.chat("nope", chat_body("x"), 0);
+  CHECK_FALSE(bad.ok);
+  CHECK_THAT(bad.error, Catch::Contains("unknown LLM provider 'nope'"));
+  auto bad2 = svc.chat("p", Json{{"prompt", "x"}}, 0);
+  CHECK_FALSE(bad2.ok);
+  CHECK_THAT(bad2.error, Catch::Contains("messages"));
+  CHECK(server.request_count() == 2);
+}
+
+TEST_CASE("base URL without /v1 and regex / any-message rules", "[llm]") {
+  TestLlmServer server;
+  server.add_rule(Rule{.match = "^Rate: [0-9]+$", .regex = true, .reply = "rated"});
+  server.add_rule(Rule{.match = "You are terse", .any_message = true, .reply = "system seen"});
+  auto p = provider_for(server);
+  p.base_url = server.base_url(false);
+  LlmService svc({p}, no_cache());
+  auto r1 = svc.chat("p", chat_body("Rate: 5"), 0);
+  REQUIRE(r1.ok);
+  CHECK(content_of(r1) == "rated");
+  auto r2 = svc.chat("p", chat_body("anything"), 0);
+  REQUIRE(r2.ok);
+  CHECK(content_of(r2) == "system seen");
+  CHECK(server.requests().at(0).target == "/chat/completions");
+}
+
+TEST_CASE("embeddings are returned in input order and are deterministic", "[llm]") {
+  TestLlmServer server;
+  TempDir tmp;
+  LlmService svc({provider_for(server)}, CacheOptions{true, tmp.file("c.sqlite")});
+  std::vector<std::string> texts = {"the cat sat", "a dog ran", "the cat sat"};
+  auto r = svc.embed("p", texts, 0);
+  REQUIRE(r.ok);
+  REQUIRE(r.response["data"].size() == 3);
+  CHECK(r.response["model"] == "test-embed");
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    auto v = r.response["data"][i]["embedding"].get<std::vector<double>>();
+    auto expect = TestLlmServer::embed_text(texts[i], 64);
+    REQUIRE(v.size() == expect.size());
+    for (std::size_t k = 0; k < v.size(); ++k) CHECK(v[k] == Approx(expect[k]));
+  }
+  CHECK(r.response["data"][0]["embedding"] == r.response["data"][2]["embedding"]);
+  CHECK(r.response["data"][0]["embedding"] != r.response["data"][1]["embedding"]);
+  auto sent = Json::parse(server.requests().at(0).body);
+  CHECK(sent["model"] == "test-embed");
+  CHECK(server.requests().at(0).target == "/v1/embeddings");
+  auto again = svc.embed("p", texts, 0);
+  REQUIRE(again.ok);
+  CHECK(again.cache_hit);
+  CHECK(server.request_count() == 1);
+  auto empty = svc.embed("p", {}, 0);
+  CHECK(empty.ok);
+  CHECK(empty.response["data"].empty());
+}
+
+TEST_CASE("500 calls with 30% deterministic faults: every call accounted for, exact retry and error counts",
+          "[llm][faults]") {
+  ServerOptions so;
+  so.hang_ms = 1500;
+  TestLlmServer server(so);
+  const std::vector<Fault> kinds = {Fault::http_429, Fault::http_500,           Fault::http_503,
+                                    Fault::hang,     Fault::cut,                Fault::malformed_json,
+                                    Fault::wrong_content_type, Fault::missing_choices, Fault::http_status};
+  const int N = 500, max_attempts = 4;
+  struct Expect {
+    bool ok = true;
+    int attempts = 1;
+    std::string error_part;
+  };
+  std::vector<Expect> expect(N);
+  int faulted = 0;
+  for (int i = 0; i < N; ++i) {
+    if (i % 10 != 1 && i % 10 != 4 && i % 10 != 8) continue;
+    int j = faulted++;
+    Fault f = kinds[j % kinds.size()];
+    int k = 1 + (j / static_cast<int>(kinds.size())) % 4;  // fail the first k attempts of this request
+    Rule r{.match = "<req-" + std::to_string(i) + ">", .fault = f, .fault_times = k};
+    if (f == Fault::http_429) r.retry_after = "0";
+    if (f == Fault::http_status) {
+      r.status = 401;
+      r.error_message = "Incorrect API key provided.";
+    }
+    server.add_rule(r);
+    auto& e = expect[i];
+    if (f == Fault::http_status) {
+      e = {false, 1, "HTTP 401: Incorrect API key provided."};
+    } else if (f == Fault::malformed_json || f == Fault::wrong_content_type || f == Fault::missing_choices) {
+      // max_malformed_attempts = 2: one malformed answer is retried, a second one fails the call.
+      e = k == 1 ? Expect{true, 2, ""} : Expect{false, 2, "malformed response"};
+    } else {
+      e = k < max_attempts ? Expect{true, k + 1, ""} : Expect{false, max_attempts, "gave up after 4 attempts"};
+    }
+  }
+  REQUIRE(faulted == 150);
+
+  auto p = provider_for(server);
+  p.max_in_flight = 32;
+  p.max_attempts = max_attempts;
+  p.max_malformed_attempts = 2;
+  p.timeout_s = 0.4;
+  TempDir tmp;
+  LlmService svc({p}, CacheOptions{true, tmp.file("c.sqlite")});
+  LogCapture logs;
+  svc.set_logger(logs.fn());
+  std::vector<Json> bodies;
+  for (int i = 0; i < N; ++i) bodies.push_back(chat_body("<req-" + std::to_string(i) + "> question " + std::to_string(i)));
+
+  auto t0 = Clock::now();
+  std::vector<CallResult> results(N);
+  // Half in one batch, half through 16 threads calling chat() concurrently.
+  std::thread batch([&] {
+    std::vector<Json> first(bodies.begin(), bodies.begin() + N / 2);
+    auto rs = svc.chat_batch("p", first, 0);
+    for (int i = 0; i < N / 2; ++i) results[i] = rs[i];
+  });
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 16; ++t)
+    callers.emplace_back([&, t] {
+      for (int i = N / 2 + t; i < N; i += 16) results[i] = svc.chat("p", bodies[i], 0);
+    });
+  batch.join();
+  for (auto& c : callers) c.join();
+  double wall = since(t0);
+
+  int n_ok = 0, n_err = 0;
+  long attempts = 0, retries = 0;
+  for (int i = 0; i < N; ++i) {
+    INFO("request " << i << " error: " << results[i].error);
+    CHECK(results[i].ok == expect[i].ok);
+    CHECK(results[i].attempts == expect[i].attempts);
+    if (expect[i].ok) {
+      CHECK(content_of(results[i]) == "OK");
+      ++n_ok;
+    } else {
+      CHECK_THAT(results[i].error, Catch::Contains(expect[i].error_part));
+      ++n_err;
+    }
+    attempts += expect[i].attempts;
+    retries += expect[i].attempts - 1;
+  }
+  CHECK(n_ok + n_err == N);
+  auto st = svc.stats_json()["p"];
+  CHECK(st["calls"] == N);
+  CHECK(st["errors"] == n_err);
+  CHECK(st["http_requests"] == attempts);
+  CHECK(st["retries"] == retries);
+  CHECK(server.request_count() == static_cast<std::size_t>(attempts));
+  CHECK(wall < 30);
+  // Failed calls are not cached: asking again repeats exactly the failed ones over HTTP.
+  server.reset_counters();
+  server.clear_rules();
+  auto again = svc.chat_batch("p", bodies, 0);
+  for (int i = 0; i < N; ++i) {
+    CHECK(again[i].ok);
+    CHECK(again[i].cache_hit == expect[i].ok);
+  }
+  CHECK(server.request_count() == static_cast<std::size_t>(n_err));
+  CHECK_THAT(logs.all(), Catch::Contains("retrying in"));
+}
+
+TEST_CASE("Retry-After is honoured (seconds and HTTP date)", "[llm][retry]") {
+  TestLlmServer server;
+  server.add_rule(Rule{.match = "seconds", .fault = Fault::http_429, .fault_times = 1, .retry_after = "1"});
+  char date[64];
+  std::time_t when = std::time(nullptr) + 2;
+  std::tm tm{};
+  gmtime_r(&when, &tm);
+  std::strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  server.add_rule(Rule{.match = "date", .fault = Fault::http_503, .fault_times = 1, .retry_after = date});
+  LlmService svc({provider_for(server)}, no_cache());
+
+  auto r = svc.chat("p", chat_body("seconds"), 0);
+  REQUIRE(r.ok);
+  CHECK(r.attempts == 2);
+  auto reqs = server.requests();
+  REQUIRE(reqs.size() == 2);
+  CHECK(reqs[1].t_s - reqs[0].t_s >= 1.0);
+  CHECK(r.latency_s >= 1.0);
+  CHECK(r.latency_s < 3.0);
+
+  server.reset_counters();
+  auto r2 = svc.chat("p", chat_body("date"), 0);
+  REQUIRE(r2.ok);
+  CHECK(r2.attempts == 2);
+  reqs = server.requests();
+  REQUIRE(reqs.size() == 2);
+  // An HTTP date has whole-second resolution: at least 1 s of the 2 s remain.
+  CHECK(reqs[1].t_s - reqs[0].t_s >= 1.0);
+  CHECK(reqs[1].t_s - reqs[0].t_s < 3.5);
+}
+
+TEST_CASE("non-retryable 4xx fail at once with the server's message", "[llm][retry]") {
+  TestLlmServer server;
+  server.add_rule(Rule{.match = "auth", .fault = Fault::http_status, .status = 401,
+                       .error_message = "Incorrect API key provided: check your key."});
+  server.add_rule(Rule{.match = "bad", .fault = Fault::http_status, .status = 400, .error_message = "bad request: x"});
+  server.add_rule(Rule{.match = "missing", .fault = Fault::http_status, .status = 404, .error_message = "no model"});
+  server.add_rule(Rule{.match = "unproc", .fault = Fault::http_status, .status = 422, .error_message = "unprocessable"});
+  server.add_rule(Rule{.match = "forbidden", .fault = Fault::http_status, .status = 403, .error_message = "forbidden"});
+  auto p = provider_for(server);
+  p.max_attempts = 6;
+  p.backoff_initial_s = 0.5;
+  LlmService svc({p}, no_cache());
+  auto t0 = Clock::now();
+  auto r = svc.chat("p", chat_body("auth"), 0);
+  CHECK_FALSE(r.ok);
+  CHECK(r.attempts == 1);
+  CHECK(r.http_status == 401);
+  CHECK_THAT(r.error, Catch::Contains("HTTP 401") && Catch::Contains("Incorrect API key provided: check your key."));
+  CHECK(since(t0) < 1.0);
+  CHECK(server.request_count() == 1);
+  for (auto [word, status] : std::vector<std::pair<std::string, int>>{{"bad", 400}, {"missing", 404}, {"unproc", 422}, {"forbidden", 403}}) {
+    auto rr = svc.chat("p", chat_body(word), 0);
+    CHECK_FALSE(rr.ok);
+    CHECK(rr.attempts == 1);
+    CHECK(rr.http_status == status);
+  }
+  CHECK(server.request_count() == 5);
+  CHECK(svc.stats_json()["p"]["retries"] == 0);
+}
+
+TEST_CASE("malformed bodies are errors with a snippet, retried a limited number of times", "[llm][retry]") {
+  TestLlmServer server;
+  server.add_rule(Rule{.match = "json", .fault = Fault::malformed_json});
+  server.add_rule(Rule{.match = "html", .fault = Fault::wrong_content_type});
+  server.add_rule(Rule{.match = "nochoices", .fault = Fault::missing_choices});
+  server.add_rule(Rule{.match = "once", .fault = Fault::malformed_json, .fault_times = 1});
+  auto p = provider_for(server);
+  p.max_attempts = 6;
+  p.max_malformed_attempts = 2;
+  LlmService svc({p}, no_cache());
+  auto r = svc.chat("p", chat_body("json"), 0);
+  CHECK_FALSE(r.ok);
+  CHECK(r.attempts == 2);
+  CHECK_THAT(r.error, Catch::Contains("malformed response") && Catch::Contains("oops, this is not JSON"));
+  auto h = svc.chat("p", chat_body("html"), 0);
+  CHECK_FALSE(h.ok);
+  CHECK_THAT(h.error, Catch::Contains("text/html") && Catch::Contains("<html><head><title>502 Bad Gateway"));
+  auto n = svc.chat("p", chat_body("nochoices"), 0);
+  CHECK_FALSE(n.ok);
+  CHECK_THAT(n.error, Catch::Contains("choices") && Catch::Contains("chatcmpl-empty"));
+  auto o = svc.chat("p", chat_body("once"), 0);
+  CHECK(o.ok);
+  CHECK(o.attempts == 2);
+  CHECK(server.request_count() == 8);
+  CHECK(svc.stats_json()["p"]["malformed_responses"] == 7);
+}
+
+TEST_CASE("cache: hits make no HTTP request, replication changes the key, failures are not cached", "[llm][cache]") {
+  TestLlmServer server;
+  server.add_rule(Rule{.match = "flaky", .fault = Fault::http_500, .fault_times = 4});
+  TempDir tmp;
+  const auto path = tmp.file("cache/llm.sqlite");
+  auto p = provider_for(server);
+  p.max_attempts = 2;
+  {
+    LlmService svc({p}, CacheOptions{true, path});
+    CHECK(svc.cache_path() == path);
+    auto a = svc.chat("p", chat_body("hello"), 0);
+    REQUIRE(a.ok);
+    CHECK_FALSE(a.cache_hit);
+    CHECK(server.request_count() == 1);
+    auto b = svc.chat("p", chat_body("hello"), 0);
+    REQUIRE(b.ok);
+    CHECK(b.cache_hit);
+    CHECK(b.attempts == 0);
+    CHECK(b.response == a.response);
+    CHECK(server.request_count() == 1);  // no HTTP for a hit
+    auto c = svc.chat("p", chat_body("hello"), 1);  // another replication: another key, another request
+    REQUIRE(c.ok);
+    CHECK_FALSE(c.cache_hit);
+    CHECK(server.request_count() == 2);
+    CHECK(svc.cache_key("p", "chat", chat_body("hello"), 0) != svc.cache_key("p", "chat", chat_body("hello"), 1));
+    Json warmer = chat_body("hello");
+    warmer["temperature"] = 0.5;
+    CHECK(svc.cache_key("p", "chat", chat_body("hello"), 0) != svc.cache_key("p", "chat", warmer, 0));
+    CHECK(svc.cache_key("p", "chat", chat_body("hello"), 0).size() == 64);
+
+    // A failed call is not cached: the next identical call goes to the server again.
+    auto f1 = svc.chat("p", chat_body("flaky"), 0);
+    CHECK_FALSE(f1.ok);
+    CHECK(server.request_count() == 4);
+    auto f2 = svc.chat("p", chat_body("flaky"), 0);
+    CHECK_FALSE(f2.ok);
+    CHECK_FALSE(f2.cache_hit);
+    CHECK(server.request_count() == 6);
+    auto f3 = svc.chat("p", chat_body("flaky"), 0);  // the server's 4 failures are used up
+    CHECK(f3.ok);
+    CHECK(server.request_count() == 7);
+    auto st = svc.stats_json()["p"];
+    CHECK(st["cache_hits"] == 1);
+    CHECK(st["cache_misses"] == 5);
+  }
+  // Persistent: a new service on the same file answers from the cache; a different model does not.
+  {
+    LlmService svc({p}, CacheOptions{true, path});
+    auto a = svc.chat("p", chat_body("hello"), 0);
+    CHECK(a.cache_hit);
+    auto f = svc.chat("p", chat_body("flaky"), 0);
+    CHECK(f.cache_hit);
+    CHECK(server.request_count() == 7);
+    auto p2 = p;
+    p2.name = "q";
+    p2.model = "other-model";
+    LlmService svc2({p2}, CacheOptions{true, path});
+    auto o = svc2.chat("q", chat_body("hello"), 0);
+    CHECK_FALSE(o.cache_hit);
+    CHECK(server.request_count() == 8);
+  }
+  // Disabled cache: every call goes to the server.
+  {
+    LlmService svc({p}, no_cache());
+    CHECK(svc.cache_path().empty());
+    svc.chat("p", chat_body("hello"), 0);
+    svc.chat("p", chat_body("hello"), 0);
+    CHECK(server.request_count() == 10);
+  }
+  // WAL mode is on.
+  CHECK(fs::exists(path));
+}
+
+TEST_CASE("default cache path follows XDG_CACHE_HOME, then HOME", "[llm][cache]") {
+  const char* old_xdg = std::getenv("XDG_CACHE_HOME");
+  std::string saved = old_xdg ? old_xdg : "";
+  ::setenv("XDG_CACHE_HOME", "/tmp/xdg-test", 1);
+  CHECK(evalgraph::llm::default_cache_path() == "/tmp/xdg-test/evalgraph/llm-cache.sqlite");
+  ::unsetenv("XDG_CACHE_HOME");
+  CHECK(evalgraph::llm::default_cache_path() == std::string(std::getenv("HOME")) + "/.cache/evalgraph/llm-cache.sqlite");
+  if (old_xdg) ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+}
+
+TEST_CASE("an API key never appears in errors, logs or the cache", "[llm][secrets]") {
+  const std::string key = "sk-evalgraph-SECRET-7f3a9c1e5b2d4f60";
+  TestLlmServer server;
+  // The server echoes the Authorization header in its error messages, and once even in an answer.
+  server.add_rule(Rule{.match = "deny", .fault = Fault::http_status, .status = 401,
+                       .error_message = "Incorrect API key provided: {auth}"});
+  server.add_rule(Rule{.match = "flaky", .fault = Fault::http_status, .fault_times = 1, .status = 503,
+                       .error_message = "overloaded for {auth}"});
+  server.add_rule(Rule{.match = "echo", .reply = "your key is " + key});
+  TempDir tmp;
+  {
+    std::ofstream(tmp.file("key")) << key << "\n";
+  }
+  auto cfg = evalgraph::llm::provider_from_json(
+      "p", {{"base_url", server.base_url()}, {"model", "m"}, {"api_key_file", tmp.file("key")},
+            {"backoff_initial_s", 0.001}, {"backoff_max_s", 0.01}, {"max_attempts", 2}});
+  const auto cache_path = tmp.file("c.sqlite");
+  LogCapture logs;
+  {
+    LlmService svc({cfg}, CacheOptions{true, cache_path});
+    svc.set_logger(logs.fn());
+    auto d = svc.chat("p", chat_body("deny"), 0);
+    CHECK_FALSE(d.ok);
+    CHECK_THAT(d.error, Catch::Contains("Incorrect API key provided: Bearer ***"));
+    CHECK(d.error.find(key) == std::string::npos);
+    auto f = svc.chat("p", chat_body("flaky"), 0);
+    CHECK(f.ok);
+    auto e = svc.chat("p", chat_body("echo"), 0);
+    CHECK(e.ok);
+    for (int i = 0; i < 20; ++i) CHECK(svc.chat("p", chat_body("q" + std::to_string(i)), 0).ok);
+    CHECK(svc.redact("x " + key + " y") == "x *** y");
+    CHECK(svc.stats_json().dump().find(key) == std::string::npos);
+  }
+  // The server did receive the key (so the check above is meaningful)...
+  bool seen = false;
+  for (const auto& r : server.requests()) seen |= r.headers.count("authorization") && r.headers.at("authorization") == "Bearer " + key;
+  CHECK(seen);
+  // ...but the logs and every cache file do not hold it.
+  auto log_text = logs.all();
+  CHECK_THAT(log_text, Catch::Contains("overloaded for Bearer ***"));
+  CHECK(log_text.find(key) == std::string::npos);
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(tmp.path)) {
+    if (entry.path().filename() == "key") continue;
+    ++files;
+    INFO(entry.path());
+    CHECK(slurp(entry.path()).find(key) == std::string::npos);
+    CHECK(slurp(entry.path()).find("SECRET-7f3a") == std::string::npos);
+  }
+  CHECK(files >= 1);
+  CHECK(slurp(cache_path).find("your key is ***") != std::string::npos);
+}
+
+TEST_CASE("max_in_flight holds for batches and for many concurrent callers", "[llm][concurrency]") {
+  ServerOptions so;
+  so.latency_ms = 50;
+  so.threads = 2;
+  TestLlmServer server(so);
+  auto p = provider_for(server);
+  p.max_in_flight = 4;
+  LlmService svc({p}, no_cache());
+  std::vector<Json> bodies;
+  for (int i = 0; i < 40; ++i) bodies.push_back(chat_body("b" + std::to_string(i)));
+  auto t0 = Clock::now();
+  auto rs = svc.chat_batch("p", bodies, 0);
+  double wall = since(t0);
+  for (auto& r : rs) CHECK(r.ok);
+  CHECK(server.max_concurrency() == 4);
+  CHECK(wall >= 0.45);  // 40 calls / 4 in flight * 50 ms
+  CHECK(wall < 3.0);
+
+  server.reset_counters();
+  std::vector<std::thread> ts;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 12; ++t)
+    ts.emplace_back([&, t] {
+      for (int i = 0; i < 3; ++i) ok += svc.chat("p", chat_body("t" + std::to_string(t) + "-" + std::to_string(i)), 0).ok;
+    });
+  for (auto& t : ts) t.join();
+  CHECK(ok == 36);
+  CHECK(server.max_concurrency() == 4);
+
+  // Several in flight really overlap: with 16 allowed, 16 calls of 200 ms take about 200 ms.
+  server.reset_counters();
+  server.set_default_latency_ms(200);
+  auto p2 = provider_for(server, "wide");
+  p2.max_in_flight = 16;
+  LlmService svc2({p2}, no_cache());
+  bodies.resize(16);
+  t0 = Clock::now();
+  auto rs2 = svc2.chat_batch("wide", bodies, 0);
+  for (auto& r : rs2) CHECK(r.ok);
+  CHECK(since(t0) < 1.5);  // sequentially: 3.2 s
+  CHECK(server.max_concurrency() == 16);
+}
+
+TEST_CASE("requests_per_minute spaces the requests", "[llm][concurrency]") {
+  TestLlmServer server;
+  auto p = provider_for(server);
+  p.requests_per_minute = 1200;  // one every 50 ms
+  p.max_in_flight = 8;
+  LlmService svc({p}, no_cache());
+  std::vector<Json> bodies;
+  for (int i = 0; i < 11; ++i) bodies.push_back(chat_body("r" + std::to_string(i)));
+  auto t0 = Clock::now();
+  auto rs = svc.chat_batch("p", bodies, 0);
+  for (auto& r : rs) CHECK(r.ok);
+  CHECK(since(t0) >= 0.49);
+  auto reqs = server.requests();
+  REQUIRE(reqs.size() == 11);
+  std::vector<double> t;
+  for (auto& r : reqs) t.push_back(r.t_s);
+  std::sort(t.begin(), t.end());
+  // The client spaces its sends 50 ms apart; arrival times carry some scheduling jitter.
+  CHECK(t.back() - t.front() >= 0.45);
+  for (std::size_t i = 1; i < t.size(); ++i) CHECK(t[i] - t[i - 1] >= 0.025);
+}
+
+TEST_CASE("timeouts and refused connections are bounded", "[llm][retry]") {
+  ServerOptions so;
+  so.hang_ms = 5000;
+  TestLlmServer server(so);
+  server.add_rule(Rule{.match = "hang", .fault = Fault::hang});
+  server.add_rule(Rule{.match = "cut", .fault = Fault::cut});
+  auto p = provider_for(server);
+  p.timeout_s = 0.3;
+  p.max_attempts = 2;
+  LlmService svc({p}, no_cache());
+  auto t0 = Clock::now();
+  auto r = svc.chat("p", chat_body("hang"), 0);
+  double el = since(t0);
+  CHECK_FALSE(r.ok);
+  CHECK(r.attempts == 2);
+  CHECK_THAT(r.error, Catch::Contains("timeout") && Catch::Contains("gave up after 2 attempts"));
+  CHECK(el >= 0.55);
+  CHECK(el < 1.5);
+  auto c = svc.chat("p", chat_body("cut"), 0);
+  CHECK_FALSE(c.ok);
+  CHECK(c.attempts == 2);
+  CHECK_THAT(c.error, Catch::Contains("gave up after 2 attempts"));
+
+  // Nothing listens on this port any more.
+  unsigned short dead_port;
+  {
+    TestLlmServer tmp_server;
+    dead_port = tmp_server.port();
+  }
+  auto q = provider_for(server, "dead");
+  q.base_url = "http://127.0.0.1:" + std::to_string(dead_port) + "/v1";
+  q.max_attempts = 3;
+  LlmService svc2({q}, no_cache());
+  t0 = Clock::now();
+  auto d = svc2.chat("dead", chat_body("x"), 0);
+  CHECK_FALSE(d.ok);
+  CHECK(d.attempts == 3);
+  CHECK_THAT(d.error, Catch::Contains("gave up after 3 attempts"));
+  CHECK(since(t0) < 2.0);
+}
+
+TEST_CASE("cancel ends pending and future calls with 'cancelled'", "[llm]") {
+  ServerOptions so;
+  so.latency_ms = 3000;
+  TestLlmServer server(so);
+  auto p = provider_for(server);
+  p.max_in_flight = 2;  // some in flight, some queued
+  LlmService svc({p}, no_cache());
+  std::vector<CallResult> rs(6);
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 6; ++i) ts.emplace_back([&, i] { rs[i] = svc.chat("p", chat_body("c" + std::to_string(i)), 0); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto t0 = Clock::now();
+  svc.cancel();
+  for (auto& t : ts) t.join();
+  CHECK(since(t0) < 1.0);
+  for (auto& r : rs) {
+    CHECK_FALSE(r.ok);
+    CHECK(r.error == "cancelled");
+  }
+  auto before = server.request_count();
+  auto late = svc.chat("p", chat_body("late"), 0);
+  CHECK_FALSE(late.ok);
+  CHECK(late.error == "cancelled");
+  CHECK(server.request_count() == before);
+  CHECK(before <= 2);
+}
+
+TEST_CASE("test server: seeded random faults are deterministic per request", "[llm][server]") {
+  auto run = [](std::uint64_t seed) {
+    ServerOptions so;
+    so.fault_rate = 0.3;
+    so.seed = seed;
+    so.random_faults = {Fault::http_500, Fault::http_503, Fault::http_429, Fault::cut, Fault::malformed_json};
+    so.random_fault_times = 1;
+    TestLlmServer server(so);
+    auto p = provider_for(server);
+    p.max_attempts = 3;
+    LlmService svc({p}, no_cache());
+    std::vector<Json> bodies;
+    for (int i = 0; i < 200; ++i) bodies.push_back(chat_body("random " + std::to_string(i)));
+    auto rs = svc.chat_batch("p", bodies, 0);
+    std::vector<int> faulted;
+    for (int i = 0; i < 200; ++i) {
+      CHECK(rs[i].ok);
+      if (rs[i].attempts == 2) faulted.push_back(i);
+    }
+    std::size_t fault_records = 0;
+    for (auto& r : server.requests()) fault_records += !r.fault.empty();
+    CHECK(fault_records == faulted.size());
+    CHECK(server.request_count() == 200 + faulted.size());
+    CHECK(svc.stats_json()["p"]["retries"] == faulted.size());
+    return faulted;
+  };
+  auto a = run(42), b = run(42), c = run(7);
+  CHECK(a == b);
+  CHECK(a != c);
+  CHECK(a.size() > 35);  // about 30% of 200
+  CHECK(a.size() < 85);
+}
