@@ -1,0 +1,142 @@
+#include "o0.hpp"
+
+#include <algorithm>
+
+#include "ksodi/detect.hpp"
+#include "ksodi/text.hpp"
+
+namespace ksodi {
+
+namespace {
+
+// Attribution markers (versioned with detect::kDetectorVersion).
+const detect::KeywordSet &kw_attrib() {
+  static const detect::KeywordSet k{
+      // German
+      "laut", "gemäß", "zufolge", "im dokument", "in dokument", "dem dokument", "des dokuments", "im abschnitt",
+      "in abschnitt", "quelle", "quellen", "siehe", "steht in", "steht im", "wie oben", "aus den punkten", "aus punkt",
+      "folgt aus", "daraus folgt", "im handbuch", "in der richtlinie", "in der dokumentation", "in den unterlagen",
+      "im artikel", "verweis*", "zitiert", "wörtlich", "§",
+      // English
+      "according to", "as stated", "as described in", "as noted in", "as shown in", "as per", "per the",
+      "the document", "the documentation", "in section", "in the section", "source", "sources", "cited",
+      "see section", "see the", "see also", "see above", "see below", "see page", "see chapter", "see doc*",
+      "refer to", "refers to", "as mentioned above", "as above", "follows from", "stated in", "the policy states",
+      "the manual", "the article"};
+  return k;
+}
+
+}  // namespace
+
+int count_attribution_markers(std::string_view sentence, std::vector<std::string> *kinds) {
+  text::TokenizedText t;
+  t.assign(sentence);
+  const auto &kw = kw_attrib();
+  int n = static_cast<int>(kw.count(t));
+  if (kinds != nullptr) {
+    if (const char *hit = kw.find(t)) kinds->emplace_back(hit);  // the first keyword marker, for the audit
+  }
+  std::size_t q = detect::count_quotations(sentence), b = detect::count_bracket_refs(sentence),
+              pr = detect::count_paren_refs(sentence);
+  if (kinds != nullptr) {
+    if (q > 0) kinds->emplace_back("quotation");
+    if (b > 0) kinds->emplace_back("[n] reference");
+    if (pr > 0) kinds->emplace_back("(section/page) reference");
+  }
+  return n + static_cast<int>(q + b + pr);
+}
+
+O0Result compute_o0(const O0Input &in, const O0Params &p, const EmbedFn &embed) {
+  O0Result r;
+  std::vector<std::string_view> doc_texts;
+  auto add_docs = [&](const std::vector<Doc> &docs, const char *kind) {
+    for (const Doc &d : docs) {
+      if (text::trim(d.text).empty()) {
+        ++r.empty_docs_skipped;
+        continue;
+      }
+      r.doc_ids.push_back(d.id);
+      r.doc_kinds.emplace_back(kind);
+      doc_texts.push_back(d.text);
+    }
+  };
+  add_docs(in.docs, "retrieved");
+  if (p.include_tool_outputs) add_docs(in.tool_outputs, "tool_output");
+
+  // Sentences and attribution markers (independent of the docs).
+  const std::string_view answer = in.answer;
+  const std::vector<std::string_view> sents = text::split_sentences(answer);
+  r.n_sent = static_cast<int>(sents.size());
+  std::vector<std::string> kinds;
+  for (auto s : sents) {
+    O0Sentence os;
+    os.start = static_cast<std::size_t>(s.data() - answer.data());
+    os.length = s.size();
+    os.markers = count_attribution_markers(s, &kinds);
+    r.n_attrib += os.markers;
+    r.sentences.push_back(os);
+  }
+  std::sort(kinds.begin(), kinds.end());
+  kinds.erase(std::unique(kinds.begin(), kinds.end()), kinds.end());
+  r.marker_kinds = std::move(kinds);
+  r.T = r.n_sent == 0 ? 0.0 : clip01(static_cast<double>(r.n_attrib) / (r.n_sent + 1.0));
+  if (doc_texts.empty()) return r;  // not computed: no docs to ground against
+
+  // One call: answer, docs, answer sentences (and doc sentences) — TF-IDF vectors are only comparable within a call.
+  std::vector<std::string_view> texts;
+  texts.reserve(1 + doc_texts.size() + sents.size());
+  texts.push_back(answer);
+  texts.insert(texts.end(), doc_texts.begin(), doc_texts.end());
+  texts.insert(texts.end(), sents.begin(), sents.end());
+  std::vector<std::size_t> unit_owner;  // doc index of each doc sentence appended after the answer sentences
+  if (p.doc_sentences) {
+    for (std::size_t i = 0; i < doc_texts.size(); ++i) {
+      std::vector<std::string_view> ds = text::split_sentences(doc_texts[i]);
+      if (ds.size() < 2) continue;  // a one-sentence doc is already compared as a whole
+      for (auto d : ds) {
+        texts.push_back(d);
+        unit_owner.push_back(i);
+      }
+    }
+  }
+  EmbedResult e = embed(texts);
+  r.embedding_model_id = e.model_id;
+  const std::size_t nd = doc_texts.size();
+  r.computed = true;
+  r.A_ret = 0;
+  for (std::size_t i = 0; i < nd; ++i) {
+    double c = clip01(cosine(e.row(0), e.row(1 + i), e.dim));
+    r.doc_alignment.push_back(c);
+    if (r.best_doc < 0 || c > r.A_ret) {
+      r.A_ret = c;
+      r.best_doc = static_cast<int>(i);
+    }
+  }
+  for (std::size_t j = 0; j < r.sentences.size(); ++j) {
+    O0Sentence &os = r.sentences[j];
+    const float *sv = e.row(1 + nd + j);
+    os.align = 0;
+    for (std::size_t i = 0; i < nd; ++i) {
+      double c = clip01(cosine(sv, e.row(1 + i), e.dim));
+      if (os.best_doc < 0 || c > os.align) {
+        os.align = c;
+        os.best_doc = static_cast<int>(i);
+      }
+    }
+    const std::size_t base = 1 + nd + r.sentences.size();
+    for (std::size_t k = 0; k < unit_owner.size(); ++k) {
+      double c = clip01(cosine(sv, e.row(base + k), e.dim));
+      if (c > os.align) {
+        os.align = c;
+        os.best_doc = static_cast<int>(unit_owner[k]);
+      }
+    }
+    os.unsupported = os.align < p.tau && os.markers == 0;
+    r.n_unsupported += os.unsupported ? 1 : 0;
+  }
+  r.U = r.n_sent == 0 ? 0.0 : static_cast<double>(r.n_unsupported) / r.n_sent;
+  r.O0 = clip01(p.alpha * r.A_ret + p.beta * r.T - p.gamma * r.U);
+  return r;
+}
+
+}  // namespace ksodi

@@ -1,0 +1,55 @@
+// O0 — observable objectivity = grounding relative to retrieval (KSODI-Standard-Eval). Pure computation.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ksodi/embed.hpp"
+#include "ksodi/json_input.hpp"
+
+namespace ksodi {
+
+struct O0Input {
+  std::string answer;
+  std::vector<Doc> docs;          // retrieved docs of this unit
+  std::vector<Doc> tool_outputs;  // tool outputs that were in the prompt: extra docs
+};
+
+struct O0Params {
+  double alpha = 0.6, beta = 0.2, gamma = 0.2;
+  double tau = 0.35;
+  bool include_tool_outputs = true;
+  // U's alignment also compares each answer sentence with each sentence of each doc (max over whole docs and
+  // doc sentences). false = the seed's literal max over whole docs only. See README: a supported sentence
+  // compared with a whole ~1 KB doc rarely reaches tau with TF-IDF, because the doc's other terms dilute it.
+  bool doc_sentences = true;
+};
+
+struct O0Sentence {
+  std::size_t start = 0, length = 0;  // byte range in the answer
+  double align = 0;                   // max_i cos(e(s_j), e(d_i))
+  int best_doc = -1;                  // index into O0Result::doc_ids
+  int markers = 0;                    // attribution markers in the sentence
+  bool unsupported = false;           // align < tau and no marker
+};
+
+struct O0Result {
+  bool computed = false;  // false: no docs → O0, A_ret and U are null (flag "no_retrieved_docs")
+  double O0 = 0, A_ret = 0, T = 0, U = 0;
+  int n_sent = 0, n_attrib = 0, n_unsupported = 0, empty_docs_skipped = 0;
+  std::vector<std::string> doc_ids;    // retrieved ids, then tool output ids (as compared)
+  std::vector<std::string> doc_kinds;  // "retrieved" / "tool_output" per doc_ids entry
+  std::vector<double> doc_alignment;   // cos(e(a), e(d_i)) per doc
+  int best_doc = -1;
+  std::string embedding_model_id;
+  std::vector<std::string> marker_kinds;  // distinct marker patterns seen (audit)
+  std::vector<O0Sentence> sentences;
+};
+
+// One embedding call with [answer, docs…, sentences…].
+O0Result compute_o0(const O0Input &in, const O0Params &p, const EmbedFn &embed);
+
+// Attribution markers in one sentence (keyword phrases + quotations + [n] + (Kap. 2)-style references).
+int count_attribution_markers(std::string_view sentence, std::vector<std::string> *kinds = nullptr);
+
+}  // namespace ksodi

@@ -1,0 +1,115 @@
+// Plugin glue of ksodi.s0: parameters, ports, JSON in/out. The computation is in s0.cpp.
+#include "evalgraph/plugin.hpp"
+#include "ksodi/detect.hpp"
+#include "ksodi/json_input.hpp"
+#include "ksodi/plugin_util.hpp"
+#include "s0.hpp"
+
+namespace {
+
+using evalgraph::json;
+
+constexpr const char *kSchema = R"schema({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "alpha": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of format conformance F (seed: 0.4)"},
+    "beta": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of structure G_str (seed: 0.4)"},
+    "gamma": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of the redundancy penalty R_red (seed: 0.2)"},
+    "K": {"type": "number", "exclusiveMinimum": 0, "maximum": 1000, "description": "G_str normaliser: G_str = clip((headings + numbered + bullets + min(paragraphs,3)) / K) (seed: 10)"},
+    "f_neutral": {"type": "number", "minimum": 0, "maximum": 1, "description": "F when no output format is expected (seed: 0.5)"},
+    "list_min_share": {"type": "number", "minimum": 0, "maximum": 1, "description": "LIST passes with >= 2 list lines making up at least this share of the non-blank lines (default 0.3)"},
+    "short_answer_min": {"type": "number", "minimum": 0, "maximum": 1, "description": "Guardrail: G_str floor for a non-empty answer of at most one sentence without structure markers (default 0.2)"},
+    "use_user_text": {"type": "boolean", "description": "Also read format wishes from the user text (default true)"},
+    "redundancy": {"type": "string", "enum": ["embedding", "jaccard"], "description": "R_red similarity: cosine of paragraph embeddings (host service; default provider TF-IDF) or token-set Jaccard (default embedding)"},
+    "embedding_provider": {"type": ["string", "null"], "description": "Embedding provider of the pipeline for R_red; null = host default (offline TF-IDF)"},
+    "alpha_by_tool_profile": {"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 10}, "description": "Per tool_profile_id alpha overrides, e.g. a strict-JSON tool profile that makes F dominant"}
+  }
+})schema";
+
+class S0Node : public evalgraph::Node {
+ public:
+  S0Node(const evalgraph::Host &host, const json &params) : host_(host) {
+    p_.alpha = ksodi::param_num(params, "alpha", 0.4, 0, 10);
+    p_.beta = ksodi::param_num(params, "beta", 0.4, 0, 10);
+    p_.gamma = ksodi::param_num(params, "gamma", 0.2, 0, 10);
+    p_.K = ksodi::param_num(params, "K", 10, 1e-9, 1000);
+    p_.f_neutral = ksodi::param_num(params, "f_neutral", 0.5, 0, 1);
+    p_.list_min_share = ksodi::param_num(params, "list_min_share", 0.3, 0, 1);
+    p_.short_answer_min = ksodi::param_num(params, "short_answer_min", 0.2, 0, 1);
+    p_.use_user_text = ksodi::param_bool(params, "use_user_text", true);
+    std::string red = params.value("redundancy", std::string("embedding"));
+    if (red != "embedding" && red != "jaccard") throw std::invalid_argument("parameter 'redundancy' must be 'embedding' or 'jaccard'");
+    p_.redundancy = red == "jaccard" ? ksodi::Redundancy::Jaccard : ksodi::Redundancy::Embedding;
+    provider_ = ksodi::param_provider(params);
+    if (auto it = params.find("alpha_by_tool_profile"); it != params.end() && it->is_object())
+      for (const auto &[k, v] : it->items()) {
+        if (!v.is_number()) throw std::invalid_argument("alpha_by_tool_profile." + k + " must be a number");
+        p_.alpha_by_tool_profile[k] = v.get<double>();
+      }
+  }
+
+  json process(evalgraph::Call &call, const json &in) override {
+    auto ans = in.find("answer");
+    if (ans == in.end() || !(ans->is_string() || ans->is_null()))
+      throw evalgraph::InputError("ksodi.s0: port 'answer' must be a string (the assistant text)");
+    ksodi::S0Input x;
+    x.answer = ksodi::text_of(in, "answer");
+    x.system_prompt = ksodi::text_of(in, "system_prompt");
+    x.tool_profile = ksodi::text_of(in, "tool_profile");
+    x.user_text = ksodi::text_of(in, "user_text");
+    x.tool_profile_id = ksodi::text_of(in, "tool_profile_id");
+    ksodi::S0Result r = ksodi::compute_s0(x, p_, ksodi::host_embedder(host_, call, provider_));
+
+    json out;
+    out["S0"] = r.S0;
+    out["F"] = r.F;
+    out["G_str"] = r.G_str;
+    out["R_red"] = r.R_red;
+    out["no_explicit_format"] = r.no_explicit_format;
+    out["expectations_detected"] = r.expectations;
+    out["expectation_evidence"] = r.expectation_evidence;
+    out["format_passed_map"] = r.format_passed;
+    out["format_evidence"] = r.format_evidence;
+    out["n_paragraphs"] = r.n_paragraphs;
+    out["n_bullets"] = r.n_bullets;
+    out["n_numbered"] = r.n_numbered;
+    out["n_headings"] = r.n_headings;
+    out["n_sentences"] = r.n_sentences;
+    out["short_answer_guardrail"] = r.short_answer_guardrail;
+    out["paragraph_similarities"] = r.paragraph_similarities;
+    json params = {{"alpha", r.alpha},
+                   {"alpha_source", r.alpha_source},
+                   {"beta", p_.beta},
+                   {"gamma", p_.gamma},
+                   {"K", p_.K},
+                   {"f_neutral", p_.f_neutral},
+                   {"list_min_share", p_.list_min_share},
+                   {"short_answer_min", p_.short_answer_min},
+                   {"use_user_text", p_.use_user_text},
+                   {"redundancy", p_.redundancy == ksodi::Redundancy::Jaccard ? "jaccard" : "embedding"},
+                   {"embedding_provider", provider_ ? json(*provider_) : json(nullptr)},
+                   {"embedding_model_id", r.similarity_model_id.empty() ? json(nullptr) : json(r.similarity_model_id)},
+                   {"detector_version", ksodi::detect::kDetectorVersion}};
+    out["parameters"] = std::move(params);
+    return out;
+  }
+
+ private:
+  evalgraph::Host host_;
+  ksodi::S0Params p_;
+  std::optional<std::string> provider_;
+};
+
+}  // namespace
+
+EVALGRAPH_PLUGIN("ksodi_s0", "1.0.0", "KSODI-Standard S0: observable structure",
+                 evalgraph::node_type<S0Node>({EG_KIND_OPERATOR, "ksodi.s0",
+                                               "KSODI S0: format conformance, structure and redundancy of an answer",
+                                               kSchema, {"answer"},
+                                               {"system_prompt", "tool_profile", "user_text", "tool_profile_id"},
+                                               {"S0", "F", "G_str", "R_red", "no_explicit_format", "expectations_detected",
+                                                "expectation_evidence", "format_passed_map", "format_evidence",
+                                                "n_paragraphs", "n_bullets", "n_numbered", "n_headings", "n_sentences",
+                                                "short_answer_guardrail", "paragraph_similarities", "parameters"},
+                                               EG_FLAG_THREAD_SAFE | EG_FLAG_USES_EMBEDDINGS}))

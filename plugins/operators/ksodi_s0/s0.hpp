@@ -1,0 +1,64 @@
+// S0 — observable structure (KSODI-Standard-Eval). Pure computation; the plugin glue is in plugin.cpp.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ksodi/embed.hpp"
+
+namespace ksodi {
+
+struct S0Input {
+  std::string answer;
+  std::string system_prompt;
+  std::string tool_profile;
+  std::string user_text;
+  std::string tool_profile_id;
+};
+
+enum class Redundancy { Embedding, Jaccard };
+
+struct S0Params {
+  double alpha = 0.4, beta = 0.4, gamma = 0.2;
+  double K = 10;                  // G_str normaliser
+  double f_neutral = 0.5;         // F when no format is expected
+  double list_min_share = 0.3;    // LIST passes when >= 2 list lines and this share of non-blank lines
+  double short_answer_min = 0.2;  // guardrail: G_str floor for a non-empty one-sentence answer
+  bool use_user_text = true;      // the user text may state format wishes too
+  Redundancy redundancy = Redundancy::Embedding;
+  std::map<std::string, double> alpha_by_tool_profile;  // tool_profile_id → alpha (e.g. strict-JSON tools)
+};
+
+// Expected formats, in this fixed order.
+inline constexpr const char *kFormats[] = {"JSON", "LIST", "STEPS", "TABLE", "CODEBLOCK", "HEADINGS"};
+
+struct S0Result {
+  double S0 = 0, F = 0, G_str = 0, R_red = 0;
+  double alpha = 0;             // the alpha actually used
+  std::string alpha_source;     // "default", "param" or "tool_profile:<id>"
+  bool no_explicit_format = false;
+  bool short_answer_guardrail = false;
+  std::vector<std::string> expectations;                    // e.g. {"JSON","STEPS"}
+  std::map<std::string, std::string> expectation_evidence;  // format → "tool_profile: 'json'"
+  std::map<std::string, bool> format_passed;                // format → passed
+  std::map<std::string, std::string> format_evidence;       // format → why it passed/failed
+  int n_paragraphs = 0, n_bullets = 0, n_numbered = 0, n_headings = 0, n_sentences = 0;
+  double list_share = 0;
+  std::vector<double> paragraph_similarities;  // sim(p_i, p_j) for i < j, row by row
+  std::string similarity_model_id;             // embedding model id, "jaccard-tokens" or "" (< 2 paragraphs)
+};
+
+// `embed` is only called when R_red needs it (>= 2 paragraphs and redundancy = Embedding): one call with
+// the answer's paragraphs.
+S0Result compute_s0(const S0Input &in, const S0Params &p, const EmbedFn &embed);
+
+// The individual format checks (exposed for tests); `evidence` receives a short reason.
+bool check_json(std::string_view answer, std::string &evidence);
+bool check_list(std::string_view answer, double min_share, double &share, std::string &evidence);
+bool check_steps(std::string_view answer, std::string &evidence);
+bool check_table(std::string_view answer, std::string &evidence);
+bool check_codeblock(std::string_view answer, std::string &evidence);
+bool check_headings(std::string_view answer, std::string &evidence);
+
+}  // namespace ksodi

@@ -1,0 +1,56 @@
+// Small helpers shared by the KSODI plugin glue (header-only; uses the SDK's plugin.hpp).
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "evalgraph/plugin.hpp"
+#include "ksodi/embed.hpp"
+
+namespace ksodi {
+
+// A number parameter with the seed's default; range-checked again here because a plugin may be driven by a
+// host that does not validate (the engine does, against the published schema).
+inline double param_num(const nlohmann::json &p, const char *key, double def, double lo, double hi) {
+  auto it = p.find(key);
+  if (it == p.end() || it->is_null()) return def;
+  if (!it->is_number()) throw std::invalid_argument(std::string("parameter '") + key + "' must be a number");
+  double v = it->get<double>();
+  if (v < lo || v > hi)
+    throw std::invalid_argument(std::string("parameter '") + key + "' = " + std::to_string(v) + " is outside [" +
+                                std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return v;
+}
+
+inline bool param_bool(const nlohmann::json &p, const char *key, bool def) {
+  auto it = p.find(key);
+  if (it == p.end() || it->is_null()) return def;
+  if (!it->is_boolean()) throw std::invalid_argument(std::string("parameter '") + key + "' must be true or false");
+  return it->get<bool>();
+}
+
+// "embedding_provider": a provider name of the pipeline, or null/absent for the host default (TF-IDF).
+inline std::optional<std::string> param_provider(const nlohmann::json &p) {
+  auto it = p.find("embedding_provider");
+  if (it == p.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string()) throw std::invalid_argument("parameter 'embedding_provider' must be a string or null");
+  return it->get<std::string>();
+}
+
+// An EmbedFn that calls the host's embedding service (one host call per invocation).
+inline EmbedFn host_embedder(const evalgraph::Host &host, evalgraph::Call &call, const std::optional<std::string> &provider) {
+  return [&host, &call, &provider](const std::vector<std::string_view> &texts) {
+    evalgraph::Embeddings e = host.embed(call, texts, provider ? provider->c_str() : nullptr);
+    if (e.dim == 0 || e.data.size() != texts.size() * e.dim)
+      throw std::runtime_error("embedding service returned " + std::to_string(e.data.size()) + " values (dim " +
+                               std::to_string(e.dim) + ") for " + std::to_string(texts.size()) + " texts");
+    EmbedResult r;
+    r.model_id = std::move(e.model_id);
+    r.dim = e.dim;
+    r.data = std::move(e.data);
+    return r;
+  };
+}
+
+}  // namespace ksodi

@@ -1,0 +1,648 @@
+#include "ksodi/text.hpp"
+
+#include <algorithm>
+#include <array>
+#include <unordered_set>
+
+namespace ksodi::text {
+
+// ---- UTF-8 -------------------------------------------------------------------------------------------------
+Decoded decode(std::string_view s, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = b(i);
+  if (c < 0x80) return {c, 1};
+  int len = 0;
+  char32_t cp = 0;
+  if ((c & 0xE0) == 0xC0) {
+    len = 2;
+    cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    len = 3;
+    cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    len = 4;
+    cp = c & 0x07;
+  } else {
+    return {0xFFFD, 1};
+  }
+  if (i + static_cast<std::size_t>(len) > s.size()) return {0xFFFD, 1};
+  for (int k = 1; k < len; ++k) {
+    unsigned char cc = b(i + static_cast<std::size_t>(k));
+    if ((cc & 0xC0) != 0x80) return {0xFFFD, 1};
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  return {cp, len};
+}
+
+void append_utf8(std::string &out, char32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+std::size_t prev_cp_start(std::string_view s, std::size_t i) {
+  std::size_t j = i - 1;
+  int guard = 0;
+  while (j > 0 && guard < 3 && (static_cast<unsigned char>(s[j]) & 0xC0) == 0x80) {
+    --j;
+    ++guard;
+  }
+  return j;
+}
+
+char32_t lower_cp(char32_t cp) {
+  if (cp < 0x80) return (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp;
+  if (cp >= 0xC0 && cp <= 0xDE && cp != 0xD7) return cp + 0x20;
+  if (cp >= 0x100 && cp <= 0x17F) {
+    if (cp == 0x130) return U'i';
+    if (cp == 0x178) return 0xFF;
+    if ((cp <= 0x12F || (cp >= 0x132 && cp <= 0x137) || (cp >= 0x14A && cp <= 0x177)) && cp % 2 == 0) return cp + 1;
+    if (((cp >= 0x139 && cp <= 0x148) || (cp >= 0x179 && cp <= 0x17E)) && cp % 2 == 1) return cp + 1;
+    return cp;
+  }
+  if (cp == 0x1E9E) return 0xDF;                                    // ẞ → ß
+  if (cp >= 0x391 && cp <= 0x3A9 && cp != 0x3A2) return cp + 0x20;  // Greek capitals
+  if (cp >= 0x410 && cp <= 0x42F) return cp + 0x20;                 // Cyrillic А..Я
+  if (cp >= 0x400 && cp <= 0x40F) return cp + 0x50;                 // Cyrillic Ѐ..Џ
+  return cp;
+}
+
+bool is_lower_letter(char32_t cp) {
+  if (cp < 0x80) return cp >= 'a' && cp <= 'z';
+  if (cp >= 0xDF && cp <= 0xFF) return cp != 0xF7;
+  if (cp >= 0x100 && cp <= 0x17F) return lower_cp(cp) == cp;
+  if (cp >= 0x3AC && cp <= 0x3CE) return true;
+  if (cp >= 0x430 && cp <= 0x45F) return true;
+  return false;
+}
+
+bool is_word_cp(char32_t cp) {
+  if (cp < 0x80) return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9');
+  if (cp < 0xC0) return false;                 // Latin-1 punctuation and symbols (« » § ° …)
+  if (cp == 0xD7 || cp == 0xF7) return false;  // × ÷
+  if (cp < 0x2000) return true;
+  if (cp <= 0x2BFF) return false;  // general punctuation („ “ – — …), currency, arrows, math, symbols
+  if (cp >= 0x3000 && cp <= 0x303F) return false;  // CJK punctuation
+  if (cp >= 0xE000 && cp <= 0xF8FF) return false;  // private use
+  if (cp >= 0xFE00 && cp <= 0xFE4F) return false;  // variation selectors, CJK compatibility forms
+  if (cp >= 0xFF00 && cp <= 0xFF0F) return false;  // fullwidth punctuation
+  if ((cp >= 0xFF1A && cp <= 0xFF20) || (cp >= 0xFF3B && cp <= 0xFF40) || (cp >= 0xFF5B && cp <= 0xFF65)) return false;
+  if (cp == 0xFFFD || cp == 0xFEFF) return false;
+  if (cp >= 0x1F000 && cp <= 0x1FAFF) return false;  // emoji and pictographs
+  return true;
+}
+
+void to_lower_append(std::string_view s, std::string &out) {
+  std::size_t i = 0, n = s.size();
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      out.push_back((c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    Decoded d = decode(s, i);
+    if (d.cp == 0xFFFD && d.len == 1) {
+      out.push_back(static_cast<char>(c));  // keep invalid bytes as they are
+    } else {
+      char32_t l = lower_cp(d.cp);
+      if (l == d.cp)
+        out.append(s.substr(i, static_cast<std::size_t>(d.len)));
+      else
+        append_utf8(out, l);
+    }
+    i += static_cast<std::size_t>(d.len);
+  }
+}
+
+std::string to_lower(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  to_lower_append(s, out);
+  return out;
+}
+
+std::vector<std::string> tokenize(std::string_view text) {
+  std::string low = to_lower(text);
+  std::vector<std::string> out;
+  for_each_token(low, [&](std::string_view t) { out.emplace_back(t); });
+  return out;
+}
+
+void TokenizedText::assign(std::string_view text) {
+  lowered.clear();
+  lowered.reserve(text.size());
+  to_lower_append(text, lowered);
+  tokens.clear();
+  const char *base = lowered.data();
+  for_each_token(lowered, [&](std::string_view t) {
+    tokens.push_back({static_cast<std::uint32_t>(t.data() - base), static_cast<std::uint32_t>(t.size())});
+  });
+}
+
+std::string_view trim(std::string_view s) {
+  auto sp = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+  std::size_t b = 0, e = s.size();
+  while (b < e && sp(s[b])) ++b;
+  while (e > b && sp(s[e - 1])) --e;
+  return s.substr(b, e - b);
+}
+
+std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  std::size_t e = max_bytes;
+  while (e > 0 && (static_cast<unsigned char>(s[e]) & 0xC0) == 0x80) --e;
+  return s.substr(0, e);
+}
+
+// ---- markdown lines ----------------------------------------------------------------------------------------
+namespace {
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// Byte length of a bullet marker at the start of s (followed by a space or tab), 0 if none.
+std::size_t bullet_marker(std::string_view s) {
+  static constexpr std::array<std::string_view, 8> marks{"-", "*", "+", "\u2022", "\u25E6", "\u2023", "\u2013", "\u25AA"};
+  for (auto m : marks) {
+    if (starts_with(s, m) && s.size() > m.size() && (s[m.size()] == ' ' || s[m.size()] == '\t')) return m.size();
+  }
+  return 0;
+}
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Numbered item marker: "1. ", "2) ", "(3) ", "Schritt 4:", "Step 5 -", optionally wrapped in ** **.
+// Returns the byte length of the marker (0 if none) and sets number.
+std::size_t numbered_marker(std::string_view s, int &number) {
+  std::size_t i = 0;
+  auto digits = [&](std::size_t from, std::size_t &to) {
+    to = from;
+    while (to < s.size() && is_digit(s[to]) && to - from < 4) ++to;
+    return to > from && to - from <= 3;
+  };
+  auto parse = [&](std::size_t a, std::size_t b) {
+    int v = 0;
+    for (std::size_t k = a; k < b; ++k) v = v * 10 + (s[k] - '0');
+    return v;
+  };
+  std::size_t e = 0;
+  bool paren = false;
+  if (i < s.size() && s[i] == '(') {
+    paren = true;
+    ++i;
+  }
+  if (digits(i, e)) {
+    if (e < s.size() && (s[e] == ')' || (!paren && s[e] == '.')) && (e + 1 == s.size() || s[e + 1] == ' ' || s[e + 1] == '\t')) {
+      number = parse(i, e);
+      return e + 1;
+    }
+    return 0;
+  }
+  if (paren) return 0;
+  // "Schritt N" / "Step N" at the start of the line, optionally bold.
+  std::size_t j = 0;
+  if (starts_with(s, "**") || starts_with(s, "__")) j = 2;
+  std::string low;
+  for (std::size_t k = j; k < s.size() && k < j + 8; ++k) low.push_back(static_cast<char>((s[k] >= 'A' && s[k] <= 'Z') ? s[k] + 32 : s[k]));
+  std::size_t wlen = 0;
+  if (starts_with(low, "schritt ")) wlen = 8;
+  else if (starts_with(low, "step ")) wlen = 5;
+  if (wlen == 0) return 0;
+  std::size_t d0 = j + wlen;
+  if (!digits(d0, e)) return 0;
+  if (e < s.size() && !(s[e] == ':' || s[e] == '.' || s[e] == ')' || s[e] == ' ' || s[e] == '-' || s[e] == '*' || s[e] == '_')) return 0;
+  number = parse(d0, e);
+  while (e < s.size() && (s[e] == ':' || s[e] == '.' || s[e] == ')' || s[e] == '*' || s[e] == '_')) ++e;
+  return e;
+}
+
+bool is_rule(std::string_view body) {
+  char ch = 0;
+  int count = 0;
+  for (char c : body) {
+    if (c == ' ' || c == '\t') continue;
+    if (c != '-' && c != '*' && c != '_' && c != '=') return false;
+    if (ch != 0 && c != ch) return false;
+    ch = c;
+    ++count;
+  }
+  return count >= 3;
+}
+
+bool is_table_sep(std::string_view body) {
+  bool pipe = false, dash = false;
+  for (char c : body) {
+    if (c == '|') pipe = true;
+    else if (c == '-') dash = true;
+    else if (c != ':' && c != ' ' && c != '\t') return false;
+  }
+  return pipe && dash;
+}
+
+std::size_t count_char(std::string_view s, char c) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), c)); }
+
+bool is_fence(std::string_view body, char &fch, std::size_t &flen) {
+  if (body.size() < 3 || (body[0] != '`' && body[0] != '~')) return false;
+  std::size_t k = 0;
+  while (k < body.size() && body[k] == body[0]) ++k;
+  if (k < 3) return false;
+  fch = body[0];
+  flen = k;
+  return true;
+}
+
+std::size_t word_count(std::string_view s) {
+  std::size_t n = 0;
+  bool in = false;
+  for (char c : s) {
+    bool sp = c == ' ' || c == '\t';
+    if (!sp && !in) ++n;
+    in = !sp;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::vector<Line> classify_lines(std::string_view text) {
+  std::vector<Line> lines;
+  std::size_t pos = 0;
+  bool in_code = false;
+  char fence_ch = 0;
+  std::size_t fence_len = 0;
+  while (pos <= text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    std::size_t end = nl == std::string_view::npos ? text.size() : nl;
+    std::string_view raw = text.substr(pos, end - pos);
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    Line L;
+    L.raw = raw;
+    L.offset = pos;
+    std::size_t k = 0;
+    int indent = 0;
+    while (k < raw.size() && (raw[k] == ' ' || raw[k] == '\t')) {
+      indent += raw[k] == '\t' ? 4 : 1;
+      ++k;
+    }
+    L.indent = indent;
+    std::string_view body = raw.substr(k);
+    char fch = 0;
+    std::size_t flen = 0;
+    if (in_code) {
+      if (indent <= 3 && is_fence(body, fch, flen) && fch == fence_ch && flen >= fence_len && trim(body.substr(flen)).empty()) {
+        L.kind = LineKind::FenceClose;
+        in_code = false;
+      } else {
+        L.kind = LineKind::Code;
+        L.content = raw;
+      }
+    } else if (trim(body).empty()) {
+      L.kind = LineKind::Blank;
+    } else {
+      // Block quotes: classify what follows the '>' markers.
+      while (!body.empty() && body[0] == '>') {
+        body.remove_prefix(1);
+        while (!body.empty() && (body[0] == ' ' || body[0] == '\t')) body.remove_prefix(1);
+      }
+      body = trim(body);
+      int number = -1;
+      std::size_t m = 0;
+      if (is_fence(body, fch, flen) && indent <= 3) {
+        L.kind = LineKind::FenceOpen;
+        L.info = trim(body.substr(flen));
+        in_code = true;
+        fence_ch = fch;
+        fence_len = flen;
+      } else if (body.empty()) {
+        L.kind = LineKind::Blank;
+      } else if (is_table_sep(body)) {
+        L.kind = LineKind::TableSep;
+      } else if (is_rule(body)) {
+        L.kind = LineKind::Rule;
+      } else if (body[0] == '#') {
+        std::size_t h = 0;
+        while (h < body.size() && body[h] == '#') ++h;
+        if (h <= 6 && (h == body.size() || body[h] == ' ' || body[h] == '\t')) {
+          L.kind = LineKind::Heading;
+          L.content = trim(body.substr(h));
+        } else {
+          L.kind = LineKind::Text;
+          L.content = body;
+        }
+      } else if ((m = bullet_marker(body)) > 0) {
+        L.kind = LineKind::Bullet;
+        L.content = trim(body.substr(m));
+      } else if ((m = numbered_marker(body, number)) > 0) {
+        L.kind = LineKind::Numbered;
+        L.number = number;
+        L.content = trim(body.substr(m));
+      } else if (body[0] == '|' && count_char(body, '|') >= 2) {
+        L.kind = LineKind::TableRow;
+        L.content = body;
+      } else if (body.size() >= 5 && ((starts_with(body, "**") && body.substr(body.size() - 2) == "**" &&
+                                       body.substr(2, body.size() - 4).find("**") == std::string_view::npos) ||
+                                      (starts_with(body, "__") && body.substr(body.size() - 2) == "__" &&
+                                       body.substr(2, body.size() - 4).find("__") == std::string_view::npos))) {
+        L.kind = LineKind::Heading;  // a whole-line bold title
+        L.content = trim(body.substr(2, body.size() - 4));
+      } else if (body.back() == ':' && body.size() <= 40 && word_count(body) <= 3 && body.find('|') == std::string_view::npos) {
+        L.kind = LineKind::Heading;  // a short label line such as "Fazit:" or "Next steps:"
+        L.content = body;
+      } else {
+        L.kind = LineKind::Text;
+        L.content = body;
+      }
+    }
+    lines.push_back(L);
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  // Second pass: rows of tables without leading pipes ("a | b") around a separator; setext headings.
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    Line &L = lines[i];
+    if (L.kind == LineKind::TableSep) {
+      if (i > 0 && lines[i - 1].kind == LineKind::Text && count_char(lines[i - 1].raw, '|') >= 1) lines[i - 1].kind = LineKind::TableRow;
+      for (std::size_t j = i + 1; j < lines.size(); ++j) {
+        if (lines[j].kind == LineKind::Text && count_char(lines[j].raw, '|') >= 1) lines[j].kind = LineKind::TableRow;
+        else if (lines[j].kind != LineKind::TableRow) break;
+      }
+    } else if (L.kind == LineKind::Rule && i > 0 && lines[i - 1].kind == LineKind::Text) {
+      std::string_view b = trim(L.raw);
+      if (!b.empty() && (b[0] == '=' || b[0] == '-')) lines[i - 1].kind = LineKind::Heading;
+    }
+  }
+  return lines;
+}
+
+// ---- paragraphs --------------------------------------------------------------------------------------------
+std::vector<Paragraph> split_paragraphs(std::string_view text, const std::vector<Line> &lines) {
+  std::vector<Paragraph> out;
+  bool open = false;
+  BlockKind kind = BlockKind::Prose;
+  std::size_t first = 0, last = 0;
+  auto close = [&] {
+    if (!open) return;
+    const Line &a = lines[first];
+    const Line &b = lines[last];
+    Paragraph p;
+    p.text = text.substr(a.offset, b.offset + b.raw.size() - a.offset);
+    p.kind = kind;
+    p.first_line = first;
+    p.last_line = last;
+    out.push_back(p);
+    open = false;
+  };
+  auto start = [&](std::size_t i, BlockKind k) {
+    open = true;
+    kind = k;
+    first = last = i;
+  };
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    LineKind lk = lines[i].kind;
+    switch (lk) {
+      case LineKind::Blank:
+      case LineKind::Rule:
+        close();
+        break;
+      case LineKind::FenceOpen: {
+        close();
+        std::size_t j = i + 1;
+        while (j < lines.size() && lines[j].kind == LineKind::Code) ++j;
+        if (j >= lines.size()) j = lines.size() - 1;  // unclosed fence: the block runs to the end
+        start(i, BlockKind::Code);
+        last = j;
+        close();
+        i = j;
+        break;
+      }
+      case LineKind::TableRow:
+      case LineKind::TableSep:
+        if (!open || kind != BlockKind::Table) {
+          close();
+          start(i, BlockKind::Table);
+        }
+        last = i;
+        break;
+      default:
+        if (open && (kind != BlockKind::Prose || (lk == LineKind::Heading && !lines[i].raw.empty() && trim(lines[i].raw)[0] == '#'))) close();
+        if (!open) start(i, BlockKind::Prose);
+        last = i;
+        break;
+    }
+  }
+  close();
+  return out;
+}
+
+std::vector<Paragraph> split_paragraphs(std::string_view text) { return split_paragraphs(text, classify_lines(text)); }
+
+// ---- sentences ---------------------------------------------------------------------------------------------
+namespace {
+
+// Byte length of a whitespace character at s[i] (ASCII space, NBSP, thin/narrow spaces), 0 if none.
+std::size_t space_len(std::string_view s, std::size_t i) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') return 1;
+  if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0xA0) return 2;
+  if (c == 0xE2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80) {
+    unsigned char d = static_cast<unsigned char>(s[i + 2]);
+    if (d == 0xAF || (d >= 0x80 && d <= 0x8A)) return 3;
+  }
+  return 0;
+}
+
+// Byte length of a closing quote/bracket/emphasis character at s[i], 0 if none.
+std::size_t closer_len(std::string_view s, std::size_t i) {
+  char c = s[i];
+  if (c == '"' || c == '\'' || c == ')' || c == ']' || c == '*' || c == '_') return 1;
+  Decoded d = decode(s, i);
+  switch (d.cp) {
+    case 0x201D: case 0x201C: case 0x2019: case 0x2018: case 0xBB: case 0xAB: return static_cast<std::size_t>(d.len);
+    default: return 0;
+  }
+}
+
+const std::unordered_set<std::string_view> &abbreviations() {
+  // Lowercased, without the final period. Single letters (z. B., u. a., S., e.g., i.e.) need no entry.
+  static const std::unordered_set<std::string_view> s{
+      "bzw", "usw", "ca", "nr", "dr", "prof", "etc", "vs", "mr", "mrs", "ms", "fig", "kap", "abs", "vgl", "ggf", "evtl",
+      "inkl", "exkl", "zzgl", "bspw", "sog", "str", "tel", "abb", "jh", "jhd", "mio", "mrd", "std", "min", "max", "sek",
+      "hr", "fr", "dipl", "ing", "st", "no", "vol", "approx", "dept", "corp", "inc", "ltd", "co", "jr", "sr", "jan",
+      "feb", "mär", "apr", "jun", "jul", "aug", "sep", "sept", "okt", "oct", "nov", "dez", "dec", "bd", "hrsg", "aufl",
+      "ff", "usf", "allg", "anm", "bes", "betr", "bzgl", "geb", "gegr", "zb", "lt", "ehem", "einschl", "entspr", "gem",
+      "od", "resp", "zz", "zzt", "pp", "pg", "sec", "art", "para", "ref", "cf", "al", "ibid", "wg", "ua", "dh", "uvm",
+      "tsd", "eur", "mwst", "ust", "lfd", "akt", "ggü", "insb", "insbes", "jew", "urspr", "zt", "tw", "vorm", "nachm"};
+  return s;
+}
+
+const std::unordered_set<std::string_view> &ordinal_followers() {
+  // After "<number>." these words mark an ordinal, not a sentence end: "am 3. Mai", "der 2. Schritt".
+  static const std::unordered_set<std::string_view> s{
+      "januar", "februar", "märz", "april", "mai", "juni", "juli", "august", "september", "oktober", "november",
+      "dezember", "jan", "feb", "mär", "apr", "jun", "jul", "aug", "sep", "sept", "okt", "nov", "dez", "schritt",
+      "stelle", "platz", "kapitel", "absatz", "abschnitt", "jahrhundert", "quartal", "klasse", "auflage", "stock",
+      "etage", "obergeschoss", "tag", "tages", "woche", "monat", "monats", "jahr", "runde", "liga", "mahnung", "mal",
+      "ordnung", "grades", "semester", "lebensjahr", "geburtstag", "kalenderwoche", "kw", "bundesliga", "version",
+      "stufe", "ebene", "level", "reihe", "zeile", "spalte", "punkt", "teil", "band", "ausgabe", "stunde", "minute"};
+  return s;
+}
+
+bool has_word_cp(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    Decoded d = decode(s, i);
+    if (is_word_cp(d.cp)) return true;
+    i += static_cast<std::size_t>(d.len);
+  }
+  return false;
+}
+
+void push_unit(std::string_view u, std::vector<std::string_view> &out) {
+  u = trim(u);
+  if (!u.empty() && has_word_cp(u)) out.push_back(u);
+}
+
+bool is_terminator_at(std::string_view s, std::size_t i, std::size_t &len) {
+  char c = s[i];
+  if (c == '.' || c == '!' || c == '?') {
+    len = 1;
+    return true;
+  }
+  if (static_cast<unsigned char>(c) == 0xE2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+      static_cast<unsigned char>(s[i + 2]) == 0xA6) {  // …
+    len = 3;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void split_prose(std::string_view run, std::vector<std::string_view> &out) {
+  const std::size_t n = run.size();
+  std::size_t seg = 0, i = 0;
+  std::string low;
+  while (i < n) {
+    std::size_t tl = 0;
+    if (!is_terminator_at(run, i, tl)) {
+      i += static_cast<std::size_t>(decode(run, i).len);
+      continue;
+    }
+    const bool single_period = run[i] == '.' && (i + 1 >= n || run[i + 1] != '.');
+    std::size_t j = i;
+    while (j < n && is_terminator_at(run, j, tl)) j += tl;
+    std::size_t k = j, cl = 0;
+    while (k < n && (cl = closer_len(run, k)) > 0) k += cl;
+    if (k < n && space_len(run, k) == 0) {  // "3.5", "e.g.", "z.B.", "example.com", "v1.2": no boundary
+      i = j;
+      continue;
+    }
+    std::size_t m = k, sl = 0;
+    while (m < n && (sl = space_len(run, m)) > 0) m += sl;
+    if (m >= n) break;  // the rest is the last unit
+    Decoded next = decode(run, m);
+    bool boundary = !is_lower_letter(next.cp);
+    if (boundary && single_period && j == i + 1) {
+      // The word right before the period.
+      std::size_t ws = i;
+      int cps = 0;
+      bool all_digits = true;
+      while (ws > 0) {
+        std::size_t p = prev_cp_start(run, ws);
+        Decoded d = decode(run, p);
+        if (!is_word_cp(d.cp)) break;
+        if (d.cp < '0' || d.cp > '9') all_digits = false;
+        ws = p;
+        ++cps;
+      }
+      if (cps > 0) {
+        low.clear();
+        to_lower_append(run.substr(ws, i - ws), low);
+        if (all_digits) {
+          // Ordinal ("am 3. Mai", "1. Schritt") or a date ("3. 5. 2024").
+          std::size_t we = m;
+          while (we < n) {
+            Decoded d = decode(run, we);
+            if (!is_word_cp(d.cp)) break;
+            we += static_cast<std::size_t>(d.len);
+          }
+          std::string nw = to_lower(run.substr(m, we - m));
+          if ((next.cp >= '0' && next.cp <= '9') || ordinal_followers().count(nw) > 0) boundary = false;
+        } else if (cps == 1) {
+          boundary = false;  // single letter: z. B., u. a., d. h., S. 12, e.g., initials
+        } else if (abbreviations().count(low) > 0) {
+          boundary = false;
+        }
+      }
+    }
+    if (boundary) {
+      push_unit(run.substr(seg, k - seg), out);
+      seg = m;
+      i = m;
+    } else {
+      i = j;
+    }
+  }
+  if (seg < n) push_unit(run.substr(seg), out);
+}
+
+std::vector<std::string_view> split_sentences(std::string_view text, const std::vector<Line> &lines) {
+  std::vector<std::string_view> out;
+  const char *base = text.data();
+  bool open = false;
+  std::size_t rs = 0, re = 0;  // the current prose run [rs, re) in text
+  auto flush = [&] {
+    if (open && re > rs) split_prose(text.substr(rs, re - rs), out);
+    open = false;
+  };
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const Line &L = lines[i];
+    switch (L.kind) {
+      case LineKind::Text:
+        if (!open) {
+          open = true;
+          rs = static_cast<std::size_t>(L.content.data() - base);
+        }
+        re = L.offset + L.raw.size();
+        break;
+      case LineKind::Bullet:
+      case LineKind::Numbered:
+        flush();
+        if (!L.content.empty()) {
+          open = true;
+          rs = static_cast<std::size_t>(L.content.data() - base);
+          re = rs + L.content.size();
+        }
+        break;
+      case LineKind::TableRow: {
+        flush();
+        if (i + 1 < lines.size() && lines[i + 1].kind == LineKind::TableSep) break;  // header row
+        std::string_view row = trim(L.raw);
+        while (!row.empty() && row.front() == '|') row.remove_prefix(1);
+        while (!row.empty() && row.back() == '|') row.remove_suffix(1);
+        push_unit(row, out);
+        break;
+      }
+      default:  // blank, headings, rules, table separators, code: end the run, contribute no unit
+        flush();
+        break;
+    }
+  }
+  flush();
+  return out;
+}
+
+std::vector<std::string_view> split_sentences(std::string_view text) { return split_sentences(text, classify_lines(text)); }
+
+}  // namespace ksodi::text
