@@ -322,6 +322,7 @@ bool Engine::build_input(size_t k, Slot &s, std::string &out) {
            ST_FAILED);
       return false;
     }
+    if (out.size() > 1) out += ',';
     out += '"';
     out += b.port;
     out += "\":";

@@ -100,6 +100,16 @@ TEST_CASE("a failing or throwing plugin fails that record's node; dependents are
   CHECK(r.result.summary["nodes"]["f"]["first_error"] == "record 2: error: flaky failed on 'please fail'");
 }
 
+TEST_CASE("a node reads several ports, from the dataset and from upstream nodes", "[executor]") {
+  Run r;
+  run_pipeline(r, "{\"text\":\"a\",\"other\":\"b\"}\n{\"text\":\"c\",\"other\":null}\n",
+               "  - id: up\n    uses: test.upper\n"
+               "  - id: j\n    uses: test.concat\n    inputs: {a: up.upper, b: other}\n    with: {separator: \"+\"}\n");
+  REQUIRE(r.records.size() == 2);
+  CHECK(r.records[0]["j"]["joined"] == "A+b");
+  CHECK(r.records[1]["_errors"]["j"].get<std::string>().find("type must be string") != std::string::npos);
+}
+
 TEST_CASE("EG_RETRY is retried by the host with backoff, up to the limit", "[executor]") {
   Run r;
   run_pipeline(r, "{\"text\":\"retry:2 a\"}\n{\"text\":\"retry:9 b\"}\n", "  - id: f\n    uses: test.flaky\n", 1);
