@@ -9,6 +9,7 @@
 #include <iostream>
 #include <thread>
 
+#include "chatbot/experiment.h"
 #include "config/pipeline.h"
 #include "exec/executor.h"
 #include "graph/plan.h"
@@ -39,6 +40,9 @@ const char *kUsage =
     "  evalgraph validate PIPELINE.yaml          check a pipeline without running it\n"
     "  evalgraph graph PIPELINE.yaml             print the pipeline's DAG as Graphviz DOT\n"
     "  evalgraph plugins [--json]                list the loaded plugins and node types\n"
+    "  evalgraph run --config-dir DIR [--only-transform]   a chatbot evaluation from seed-004 config files\n"
+    "  evalgraph combine-experiments [FOLDER...] [-o RESULTS]   merge chatbot evaluation results\n"
+    "  evalgraph create-dataset --config-dir DIR   generate a data set from create_dataset.yaml\n"
     "  evalgraph --version | --help\n"
     "\n"
     "exit codes: 0 success, 1 run finished but some records failed, 2 usage or configuration error,\n"
@@ -204,6 +208,60 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
   return r.failed_records > 0 ? kExitRecordFailures : kExitOk;
 }
 
+// ---- the chatbot evaluation of seed 004 (engine/chatbot/) ----
+int cmd_chatbot_run(const po::variables_map &vm, const std::vector<std::string> &dirs) {
+  PluginRegistry reg;
+  load_plugins(reg, dirs);
+  chatbot::RunSettings s;
+  s.config_dir = vm["config-dir"].as<std::string>();
+  s.only_transform = vm.count("only-transform") != 0;
+  s.jobs = vm["jobs"].as<int>() > 0 ? vm["jobs"].as<int>() : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  s.no_cache = vm.count("no-cache") != 0;
+  s.cache_path = vm["cache"].as<std::string>();
+  if (vm.count("output")) s.results_root = vm["output"].as<std::string>();
+  const bool quiet = vm.count("quiet") != 0;
+  const char *ci = std::getenv("CI");
+  s.progress = !quiet && isatty(STDERR_FILENO) && (ci == nullptr || std::string(ci).empty());
+  s.stderr_level = quiet ? EG_LOG_ERROR : EG_LOG_WARN;
+  s.on_host = [](HostServices *h) { g_host = h; };
+  std::signal(SIGINT, on_sigint);
+  std::signal(SIGTERM, on_sigint);
+  RunResult r = chatbot::run_experiment(s, reg);
+  if (!quiet) {
+    std::fprintf(stderr, "evalgraph: %zu records in %.2f s, %zu with failures\n", r.records, r.seconds, r.failed_records);
+    for (const auto &[id, st] : r.nodes)
+      if (st.failed + st.skipped > 0)
+        std::fprintf(stderr, "  node %s: %zu ok, %zu failed, %zu skipped%s%s\n", id.c_str(), st.ok, st.failed, st.skipped,
+                     st.first_error.empty() ? "" : "; first error: ", st.first_error.c_str());
+  }
+  std::printf("%s\n", r.run_dir.string().c_str());
+  if (r.interrupted) {
+    std::fprintf(stderr, "evalgraph: interrupted; finish the run with:\n  evalgraph run --resume %s\n", r.run_dir.string().c_str());
+    return kExitInterrupted;
+  }
+  return r.failed_records > 0 ? kExitRecordFailures : kExitOk;
+}
+
+int cmd_combine(const std::vector<std::string> &args, const po::variables_map &vm, const std::vector<std::string> &dirs) {
+  PluginRegistry reg;
+  load_plugins(reg, dirs);
+  std::vector<fs::path> folders(args.begin(), args.end());
+  fs::path root = vm.count("output") ? fs::path(vm["output"].as<std::string>()) : fs::path("results");
+  std::printf("%s\n", chatbot::combine_experiments(folders, root, reg).string().c_str());
+  return kExitOk;
+}
+
+int cmd_create_dataset(const po::variables_map &vm) {
+  chatbot::CreateSettings s;
+  s.config_dir = vm.count("config-dir") ? vm["config-dir"].as<std::string>() : "config";
+  s.no_cache = true;
+  std::vector<std::string> warnings;
+  fs::path out = chatbot::create_dataset(s, warnings);
+  for (const auto &w : warnings) std::fprintf(stderr, "evalgraph: warning: %s\n", w.c_str());
+  std::printf("%s\n", out.string().c_str());
+  return kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -217,7 +275,9 @@ int main(int argc, char **argv) {
       "no-cache", "do not read or write the LLM response cache")(
       "cache", po::value<std::string>()->default_value(""), "LLM response cache file (default ~/.cache/evalgraph/llm-cache.sqlite)")(
       "resume", po::value<std::string>(), "run: finish an interrupted run in this results folder")(
-      "quiet,q", "no progress and no summary on stderr")("json", "plugins: print JSON");
+      "quiet,q", "no progress and no summary on stderr")("json", "plugins: print JSON")(
+      "config-dir", po::value<std::string>(), "run/create-dataset: a chatbot evaluation's config folder (seed 004 format)")(
+      "only-transform", "run --config-dir: run the transformations only");
   po::options_description hidden;
   hidden.add_options()("command", po::value<std::string>())("args", po::value<std::vector<std::string>>());
   po::options_description all;
@@ -247,6 +307,9 @@ int main(int argc, char **argv) {
 
   try {
     if (cmd == "plugins") return cmd_plugins(dirs, vm.count("json") != 0);
+    if (cmd == "run" && vm.count("config-dir") && args.empty()) return cmd_chatbot_run(vm, dirs);
+    if (cmd == "combine-experiments") return cmd_combine(args, vm, dirs);
+    if (cmd == "create-dataset") return cmd_create_dataset(vm);
     if (cmd == "run" || cmd == "validate" || cmd == "graph") {
       if (cmd == "run" && vm.count("resume") && args.empty()) return cmd_run("", vm, dirs);
       if (args.size() != 1) {
@@ -266,7 +329,7 @@ int main(int argc, char **argv) {
       return kExitOk;
     }
     std::fprintf(stderr, "evalgraph: unknown command '%s'%s\n\n%s", cmd.c_str(),
-                 did_you_mean(cmd, {"run", "validate", "graph", "plugins"}).c_str(), kUsage);
+                 did_you_mean(cmd, {"run", "validate", "graph", "plugins", "combine-experiments", "create-dataset"}).c_str(), kUsage);
     return kExitUsage;
   } catch (const ConfigError &e) {
     return print_config_error(e);

@@ -1,0 +1,42 @@
+// index.content_preservation — how much of the original's content vocabulary the transformed text keeps
+// (content-word recall over light German stems). Formula and components: content.hpp and README.md.
+#include <evalgraph/plugin.hpp>
+
+#include "content.hpp"
+
+namespace {
+
+using evalgraph::json;
+
+constexpr const char *kSchema = R"({
+  "type": "object",
+  "description": "Content-word recall of the original in the transformed text (light German stemming, stop words removed).",
+  "properties": {},
+  "patternProperties": {"^_": {}},
+  "additionalProperties": false
+})";
+
+class ContentPreservation : public evalgraph::Node {
+ public:
+  ContentPreservation(const evalgraph::Host &, const json &) {}
+  json process(evalgraph::Call &, const json &in) override {
+    const json &o = in.at("original"), &t = in.at("transformed");
+    if (!o.is_string() || !t.is_string()) throw evalgraph::InputError("original and transformed must be texts");
+    auto p = chatbot_text::content_preservation(o.get<std::string>(), t.get<std::string>());
+    json out = {{"recall", p.recall}, {"precision", p.precision}, {"f1", p.f1}, {"n_original", p.n_original},
+                {"n_transformed", p.n_transformed}, {"n_shared", p.n_shared}, {"missing", p.missing},
+                {"valid", p.defined()}, {"formula", "content-recall-v1"}};
+    out["value"] = p.defined() ? json(p.recall) : json(nullptr);
+    return out;
+  }
+};
+
+}  // namespace
+
+EVALGRAPH_PLUGIN("index_content_preservation", "1.0.0", "Content preservation index (content-word recall)",
+                 evalgraph::node_type<ContentPreservation>({EG_KIND_INDEX, "index.content_preservation",
+                                                            "share of the original's content words kept in the transformed text",
+                                                            kSchema, {"original", "transformed"}, {},
+                                                            {"value", "valid", "recall", "precision", "f1", "n_original",
+                                                             "n_transformed", "n_shared", "missing", "formula"},
+                                                            EG_FLAG_THREAD_SAFE}))

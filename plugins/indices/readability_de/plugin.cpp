@@ -1,0 +1,54 @@
+// index.readability_de — German readability of the transformed text, with the original's for comparison.
+// value = clip(FRE_de(transformed), 0, 100) / 100, so that it can be weighted with the binary criteria in the
+// Score; the raw figures are components. Formulas: readability.hpp and README.md.
+#include <algorithm>
+#include <evalgraph/plugin.hpp>
+
+#include "readability.hpp"
+
+namespace {
+
+using evalgraph::json;
+
+constexpr const char *kSchema = R"({
+  "type": "object",
+  "description": "German readability (Amstad's Flesch Reading Ease; Wiener Sachtextformel as a component).",
+  "properties": {},
+  "patternProperties": {"^_": {}},
+  "additionalProperties": false
+})";
+
+json stats_json(const chatbot_text::ReadabilityStats &s) {
+  return {{"fre_amstad", s.fre}, {"wstf1", s.wstf}, {"words", s.words}, {"sentences", s.sentences},
+          {"syllables", s.syllables}, {"asl", s.asl}, {"asw", s.asw}};
+}
+
+class Readability : public evalgraph::Node {
+ public:
+  Readability(const evalgraph::Host &, const json &) {}
+  json process(evalgraph::Call &, const json &in) override {
+    const json &o = in.at("original"), &t = in.at("transformed");
+    if (!o.is_string() || !t.is_string()) throw evalgraph::InputError("original and transformed must be texts");
+    auto so = chatbot_text::readability(o.get<std::string>());
+    auto st = chatbot_text::readability(t.get<std::string>());
+    json out = {{"original", stats_json(so)}, {"transformed", stats_json(st)}, {"formula", "amstad-fre-v1"}};
+    if (!st.defined()) {
+      out["value"] = nullptr;
+      out["valid"] = false;
+      return out;
+    }
+    out["value"] = std::clamp(st.fre, 0.0, 100.0) / 100.0;
+    out["valid"] = true;
+    out["fre_delta"] = so.defined() ? json(st.fre - so.fre) : json(nullptr);
+    return out;
+  }
+};
+
+}  // namespace
+
+EVALGRAPH_PLUGIN("index_readability_de", "1.0.0", "German readability index (Amstad / Wiener Sachtextformel)",
+                 evalgraph::node_type<Readability>({EG_KIND_INDEX, "index.readability_de",
+                                                    "German readability of the transformed text: clip(FRE_Amstad,0,100)/100",
+                                                    kSchema, {"original", "transformed"}, {},
+                                                    {"value", "valid", "original", "transformed", "fre_delta", "formula"},
+                                                    EG_FLAG_THREAD_SAFE}))

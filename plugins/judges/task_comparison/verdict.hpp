@@ -1,0 +1,126 @@
+// Verdict parsing and prompt rendering shared by the chatbot judges (header-only, SDK only; the hallucination
+// judge includes it from here).
+//
+// A binary verdict is parsed strictly but forgiving of form:
+//   - surrounding whitespace, a ``` code fence, quotes (" ' ` „ “ ” ‚ ‘ ’ « » ‹ ›), markdown emphasis (* _)
+//     and trailing punctuation (. ! ; :) are removed, repeatedly;
+//   - what is left must be, case-insensitively, exactly one of: true, wahr (→ 1) or false, falsch (→ 0);
+//   - a JSON object {"verdict": ...} (key case-insensitive) whose value is a boolean, 1/0, or a string that
+//     parses by the rule above.
+// Anything else ("True, because ...", "Yes", "Das Kriterium ist erfüllt", an empty answer) is INVALID: the
+// judge stores it with the raw answer and the reports count it; it is never turned into False.
+#pragma once
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace chatbot_judge {
+
+enum class Verdict { yes, no, invalid };
+
+inline std::string strip_decoration(std::string s) {
+  static const std::vector<std::string> marks = {"\xE2\x80\x9E", "\xE2\x80\x9C", "\xE2\x80\x9D", "\xE2\x80\x9A",
+                                                 "\xE2\x80\x98", "\xE2\x80\x99", "\xC2\xAB", "\xC2\xBB",
+                                                 "\xE2\x80\xB9", "\xE2\x80\xBA", "\"", "'", "`", "*", "_",
+                                                 " ", "\t", "\r", "\n"};
+  static const std::vector<std::string> trailing = {".", "!", ";", ":"};
+  for (bool changed = true; changed && !s.empty();) {
+    changed = false;
+    for (const auto &m : marks) {
+      if (s.size() >= m.size() && s.compare(0, m.size(), m) == 0) {
+        s.erase(0, m.size());
+        changed = true;
+      }
+      if (s.size() >= m.size() && s.compare(s.size() - m.size(), m.size(), m) == 0) {
+        s.erase(s.size() - m.size());
+        changed = true;
+      }
+    }
+    for (const auto &m : trailing) {
+      if (s.size() >= m.size() && s.compare(s.size() - m.size(), m.size(), m) == 0) {
+        s.erase(s.size() - m.size());
+        changed = true;
+      }
+    }
+  }
+  return s;
+}
+
+inline Verdict parse_word(const std::string &raw) {
+  std::string s = strip_decoration(raw);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (s == "true" || s == "wahr") return Verdict::yes;
+  if (s == "false" || s == "falsch") return Verdict::no;
+  return Verdict::invalid;
+}
+
+inline Verdict parse_verdict(const std::string &answer) {
+  std::string s = answer;
+  // A fenced block: keep what is inside.
+  auto a = s.find_first_not_of(" \t\r\n");
+  if (a != std::string::npos && s.compare(a, 3, "```") == 0) {
+    auto nl = s.find('\n', a);
+    auto end = s.rfind("```");
+    if (nl != std::string::npos && end != std::string::npos && end > nl) s = s.substr(nl + 1, end - nl - 1);
+  }
+  auto b = s.find_first_not_of(" \t\r\n");
+  if (b != std::string::npos && s[b] == '{') {
+    auto j = nlohmann::json::parse(s, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return Verdict::invalid;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      std::string k = it.key();
+      std::transform(k.begin(), k.end(), k.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (k != "verdict") continue;
+      const auto &v = it.value();
+      if (v.is_boolean()) return v.get<bool>() ? Verdict::yes : Verdict::no;
+      if (v.is_number_integer() && (v.get<long long>() == 0 || v.get<long long>() == 1))
+        return v.get<long long>() == 1 ? Verdict::yes : Verdict::no;
+      if (v.is_string()) return parse_word(v.get<std::string>());
+      return Verdict::invalid;
+    }
+    return Verdict::invalid;
+  }
+  return parse_word(s);
+}
+
+inline const char *verdict_name(Verdict v) { return v == Verdict::yes ? "true" : v == Verdict::no ? "false" : "invalid"; }
+
+// Replaces every "{name}" of `vars` (one pass; other braces stay).
+inline std::string render(const std::string &tmpl, const std::vector<std::pair<std::string, std::string>> &vars) {
+  std::string out;
+  for (std::size_t i = 0; i < tmpl.size();) {
+    bool done = false;
+    if (tmpl[i] == '{') {
+      for (const auto &[k, v] : vars) {
+        if (tmpl.compare(i + 1, k.size(), k) == 0 && i + 1 + k.size() < tmpl.size() && tmpl[i + 1 + k.size()] == '}') {
+          out += v;
+          i += k.size() + 2;
+          done = true;
+          break;
+        }
+      }
+    }
+    if (!done) out += tmpl[i++];
+  }
+  return out;
+}
+
+// The content of the first choice of a chat completion, or nullopt.
+inline std::optional<std::string> answer_text(const nlohmann::json &resp) {
+  if (!resp.contains("choices") || !resp["choices"].is_array() || resp["choices"].empty()) return std::nullopt;
+  const auto &c0 = resp["choices"][0];
+  if (!c0.contains("message") || !c0["message"].contains("content") || !c0["message"]["content"].is_string()) return std::nullopt;
+  return c0["message"]["content"].get<std::string>();
+}
+
+// The judge's output for one verdict.
+inline nlohmann::json verdict_output(Verdict v, const std::string &raw) {
+  nlohmann::json out = {{"verdict", verdict_name(v)}, {"valid", v != Verdict::invalid}, {"raw", raw}};
+  out["value"] = v == Verdict::invalid ? nlohmann::json(nullptr) : nlohmann::json(v == Verdict::yes ? 1 : 0);
+  return out;
+}
+
+}  // namespace chatbot_judge

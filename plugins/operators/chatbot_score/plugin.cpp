@@ -1,0 +1,102 @@
+// chatbot.score — the weighted mean of a row's criteria (tasks and indices): seed 004's "Score" column.
+//
+//   Score = Σ wᵢ·vᵢ / Σ wᵢ over the criteria with weight wᵢ > 0
+//
+// Each criterion arrives on a port c01..c48 (mapped in `inputs:` to a node's output: an object with
+// "value", as the judges and indices write, or a plain number). When a weighted criterion has no value (an
+// invalid verdict, an undefined index) the Score is null and `missing` names it — a row is never scored as
+// if the missing criterion were 0, and never on a silently smaller set of weights.
+#include <evalgraph/plugin.hpp>
+
+#include <cstdio>
+
+namespace {
+
+using evalgraph::json;
+
+constexpr int kPorts = 48;
+
+std::vector<std::string> &port_names() {
+  static std::vector<std::string> v = [] {
+    std::vector<std::string> r;
+    for (int i = 1; i <= kPorts; ++i) {
+      char b[8];
+      std::snprintf(b, sizeof b, "c%02d", i);
+      r.emplace_back(b);
+    }
+    return r;
+  }();
+  return v;
+}
+std::vector<const char *> port_ptrs() {
+  std::vector<const char *> r;
+  for (const auto &s : port_names()) r.push_back(s.c_str());
+  return r;
+}
+
+constexpr const char *kSchema = R"({
+  "type": "object",
+  "description": "Weighted mean of the criteria mapped to ports c01..c48.",
+  "required": ["criteria"],
+  "properties": {
+    "criteria": {"type": "array", "minItems": 1, "items": {
+      "type": "object", "required": ["port", "name"], "additionalProperties": false,
+      "properties": {
+        "port": {"type": "string", "pattern": "^c[0-9][0-9]$"},
+        "name": {"type": "string"},
+        "weight": {"type": "number", "minimum": 0, "default": 1}}}}
+  },
+  "patternProperties": {"^_": {}},
+  "additionalProperties": false
+})";
+
+struct Criterion {
+  std::string port, name;
+  double weight = 1;
+};
+
+class Score : public evalgraph::Node {
+ public:
+  Score(const evalgraph::Host &, const json &p) {
+    double total = 0;
+    for (const auto &c : p.at("criteria")) {
+      Criterion k{c.at("port").get<std::string>(), c.at("name").get<std::string>(), c.value("weight", 1.0)};
+      if (std::find(port_names().begin(), port_names().end(), k.port) == port_names().end())
+        throw std::invalid_argument("criterion '" + k.name + "': port " + k.port + " does not exist (c01..c48)");
+      total += k.weight;
+      crits_.push_back(std::move(k));
+    }
+    if (total <= 0) throw std::invalid_argument("the weights sum to 0; give at least one criterion a weight > 0");
+  }
+
+  json process(evalgraph::Call &, const json &in) override {
+    double num = 0, den = 0;
+    json missing = json::array();
+    for (const auto &c : crits_) {
+      if (c.weight <= 0) continue;
+      auto it = in.find(c.port);
+      const json *v = it == in.end() ? nullptr : &*it;
+      if (v != nullptr && v->is_object()) v = v->contains("value") ? &(*v)["value"] : nullptr;
+      if (v == nullptr || !v->is_number()) {
+        missing.push_back(c.name);
+        continue;
+      }
+      num += c.weight * v->get<double>();
+      den += c.weight;
+    }
+    json out = {{"complete", missing.empty()}, {"missing", missing}};
+    out["value"] = missing.empty() && den > 0 ? json(num / den) : json(nullptr);
+    return out;
+  }
+
+ private:
+  std::vector<Criterion> crits_;
+};
+
+}  // namespace
+
+EVALGRAPH_PLUGIN("chatbot_score", "1.0.0", "Weighted Score of a chatbot evaluation row",
+                 evalgraph::node_type<Score>({EG_KIND_OPERATOR, "chatbot.score",
+                                              "weighted mean of the criteria (null when a weighted criterion has no value)",
+                                              kSchema, {}, port_ptrs(), {"value", "complete", "missing"},
+                                              EG_FLAG_THREAD_SAFE}))

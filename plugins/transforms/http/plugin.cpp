@@ -1,0 +1,177 @@
+// transform.http — POSTs a JSON body built from a template to any chatbot endpoint and takes the answer from
+// the JSON response by a JSON pointer. It talks HTTP itself (libcurl), with a per-attempt timeout and a small
+// bounded retry for transient failures (connection errors, timeouts, 429, 5xx). See README.md.
+#include <curl/curl.h>
+
+#include <chrono>
+#include <evalgraph/plugin.hpp>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "../chain.hpp"
+
+namespace {
+
+using evalgraph::json;
+using namespace evalgraph_transforms;
+namespace fs = std::filesystem;
+
+constexpr const char *kSchema = R"({
+  "type": "object",
+  "description": "POSTs a JSON template to a chatbot endpoint and takes the answer by JSON pointer.",
+  "required": ["url"],
+  "properties": {
+    "url": {"type": "string", "description": "The endpoint, http:// or https://."},
+    "body": {"description": "JSON body template; every string in it has {text} replaced by the original text. Default {\"text\": \"{text}\"}."},
+    "answer_pointer": {"type": "string", "default": "/answer", "description": "JSON pointer (RFC 6901) of the answer text in the response."},
+    "headers": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Extra request headers."},
+    "api_key_file": {"type": "string", "description": "File holding a bearer token (relative to the pipeline's folder); sent as Authorization: Bearer."},
+    "timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 60, "description": "Limit of one attempt, connection included."},
+    "retries": {"type": "integer", "minimum": 0, "maximum": 5, "default": 2, "description": "Extra attempts after a transient failure (connection error, timeout, 429, 5xx)."},
+    "retry_backoff_s": {"type": "number", "minimum": 0, "default": 0.5, "description": "Delay before retry n is backoff * 2^(n-1), with jitter."},
+    "transformation": {"type": "string", "description": "Apply only to rows whose transformation field is this id; other rows pass `previous` through."}
+  },
+  "patternProperties": {"^_": {}},
+  "additionalProperties": false
+})";
+
+size_t on_data(char *p, size_t size, size_t n, void *user) {
+  auto *s = static_cast<std::string *>(user);
+  if (s->size() > (64u << 20)) return 0;  // refuse absurd answers
+  s->append(p, size * n);
+  return size * n;
+}
+
+json render_json(const json &t, const std::vector<std::pair<std::string, std::string>> &vars) {
+  if (t.is_string()) return render(t.get<std::string>(), vars);
+  if (t.is_array() || t.is_object()) {
+    json out = t;
+    for (auto it = out.begin(); it != out.end(); ++it) *it = render_json(*it, vars);
+    return out;
+  }
+  return t;
+}
+
+class HttpTransform : public evalgraph::Node {
+ public:
+  HttpTransform(const evalgraph::Host &host, const json &p) : host_(host), params_(p) {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    url_ = p.at("url").get<std::string>();
+    if (url_.rfind("http://", 0) != 0 && url_.rfind("https://", 0) != 0)
+      throw std::invalid_argument("url must start with http:// or https://: " + url_);
+    body_ = p.contains("body") ? p["body"] : json{{"text", "{text}"}};
+    pointer_ = json::json_pointer(p.value("answer_pointer", std::string("/answer")));
+    timeout_s_ = p.value("timeout_s", 60.0);
+    retries_ = p.value("retries", 2);
+    backoff_s_ = p.value("retry_backoff_s", 0.5);
+    if (p.contains("headers"))
+      for (const auto &[k, v] : p["headers"].items()) headers_.push_back(k + ": " + v.get<std::string>());
+    if (p.contains("api_key_file")) {
+      fs::path f = p["api_key_file"].get<std::string>();
+      if (f.is_relative() && p.contains("_pipeline_dir")) f = fs::path(p["_pipeline_dir"].get<std::string>()) / f;
+      std::ifstream in(f);
+      if (!in) throw std::invalid_argument("cannot read api_key_file " + f.string());
+      std::stringstream ss;
+      ss << in.rdbuf();
+      token_ = trim(ss.str());
+      if (token_.empty()) throw std::invalid_argument("api_key_file " + f.string() + " is empty");
+    }
+  }
+
+  json process(evalgraph::Call &call, const json &in) override {
+    if (!applies(params_, in)) return pass_through(in);
+    const auto &orig = in.at("original");
+    if (!orig.is_string()) throw evalgraph::InputError("the original text is not a string");
+    std::string body = render_json(body_, {{"text", orig.get<std::string>()}, {"original", orig.get<std::string>()}}).dump();
+    std::string last_error;
+    std::mt19937 rng(std::random_device{}());
+    for (int attempt = 0; attempt <= retries_; ++attempt) {
+      if (attempt > 0) {
+        double d = backoff_s_ * (1 << (attempt - 1)) * std::uniform_real_distribution<double>(0.5, 1.0)(rng);
+        std::this_thread::sleep_for(std::chrono::duration<double>(d));
+        if (host_.cancelled(call)) throw evalgraph::HostError(EG_CANCELLED, "cancelled");
+      }
+      long status = 0;
+      std::string answer;
+      bool transient = false;
+      last_error = post(body, answer, status, transient);
+      if (last_error.empty()) return extract(answer);
+      if (!transient) break;
+    }
+    throw std::runtime_error(last_error);
+  }
+
+ private:
+  // Returns "" on a 2xx answer; otherwise the error, with `transient` telling whether a retry may help.
+  std::string post(const std::string &body, std::string &answer, long &status, bool &transient) const {
+    CURL *h = curl_easy_init();
+    if (h == nullptr) {
+      transient = true;
+      return "curl_easy_init failed";
+    }
+    curl_slist *hdrs = curl_slist_append(nullptr, "Content-Type: application/json");
+    hdrs = curl_slist_append(hdrs, "Accept: application/json");
+    for (const auto &x : headers_) hdrs = curl_slist_append(hdrs, x.c_str());
+    std::string auth;
+    if (!token_.empty()) {
+      auth = "Authorization: Bearer " + token_;
+      hdrs = curl_slist_append(hdrs, auth.c_str());
+    }
+    curl_easy_setopt(h, CURLOPT_URL, url_.c_str());
+    curl_easy_setopt(h, CURLOPT_POST, 1L);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &answer);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_s_ * 1000));
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(timeout_s_, 10.0) * 1000));
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    CURLcode rc = curl_easy_perform(h);
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(h);
+    if (!auth.empty()) std::fill(auth.begin(), auth.end(), '\0');
+    if (rc != CURLE_OK) {
+      transient = rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+                  rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING || rc == CURLE_PARTIAL_FILE;
+      return url_ + ": " + curl_easy_strerror(rc);
+    }
+    if (status >= 200 && status < 300) return "";
+    transient = status == 429 || status == 408 || status >= 500;
+    return url_ + ": HTTP " + std::to_string(status) + ": " + answer.substr(0, 200);
+  }
+
+  json extract(const std::string &answer) const {
+    json j = json::parse(answer, nullptr, false);
+    if (j.is_discarded()) throw std::runtime_error(url_ + ": the answer is not JSON: " + answer.substr(0, 200));
+    if (!j.contains(pointer_))
+      throw std::runtime_error(url_ + ": the answer has nothing at " + pointer_.to_string() + ": " + answer.substr(0, 200));
+    const json &v = j.at(pointer_);
+    std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+    if (trim(text).empty()) throw std::runtime_error(url_ + ": the answer at " + pointer_.to_string() + " is empty");
+    return {{"text", trim(text)}, {"applies", true}};
+  }
+
+  evalgraph::Host host_;
+  json params_, body_;
+  std::string url_, token_;
+  json::json_pointer pointer_;
+  std::vector<std::string> headers_;
+  double timeout_s_ = 60, backoff_s_ = 0.5;
+  int retries_ = 2;
+};
+
+}  // namespace
+
+EVALGRAPH_PLUGIN("transform_http", "1.0.0", "Transformation by an HTTP chatbot endpoint",
+                 evalgraph::node_type<HttpTransform>({EG_KIND_TRANSFORM, "transform.http",
+                                                      "POSTs the original text to a chatbot endpoint, takes the answer by JSON pointer",
+                                                      kSchema, {"original"}, {"transformation", "previous"},
+                                                      {"text", "applies"}, EG_FLAG_THREAD_SAFE}))

@@ -1,0 +1,47 @@
+// transform.manual — an existing column holds the transformed text (e.g. a text improved by hand), so that
+// hand-made and model-made transformations are measured the same way. Map the column to the `text` port.
+#include <evalgraph/plugin.hpp>
+
+#include "../chain.hpp"
+
+namespace {
+
+using evalgraph::json;
+using namespace evalgraph_transforms;
+
+constexpr const char *kSchema = R"({
+  "type": "object",
+  "description": "Takes the transformed text from an existing column (map it to the `text` port).",
+  "properties": {
+    "column": {"type": "string", "description": "The column's name, for messages only (the port mapping reads it)."},
+    "transformation": {"type": "string", "description": "Apply only to rows whose transformation field is this id; other rows pass `previous` through."}
+  },
+  "patternProperties": {"^_": {}},
+  "additionalProperties": false
+})";
+
+class ManualTransform : public evalgraph::Node {
+ public:
+  ManualTransform(const evalgraph::Host &, const json &p) : params_(p), column_(p.value("column", std::string("text"))) {}
+
+  json process(evalgraph::Call &, const json &in) override {
+    if (!applies(params_, in)) return pass_through(in);
+    auto it = in.find("text");
+    if (it == in.end() || it->is_null()) throw evalgraph::InputError("the row has no value in column '" + column_ + "'");
+    std::string text = it->is_string() ? it->get<std::string>() : it->dump();
+    if (trim(text).empty()) throw evalgraph::InputError("column '" + column_ + "' is empty in this row");
+    return {{"text", text}, {"applies", true}};
+  }
+
+ private:
+  json params_;
+  std::string column_;
+};
+
+}  // namespace
+
+EVALGRAPH_PLUGIN("transform_manual", "1.0.0", "Transformation taken from an existing column",
+                 evalgraph::node_type<ManualTransform>({EG_KIND_TRANSFORM, "transform.manual",
+                                                        "an existing column is the transformed text", kSchema, {},
+                                                        {"text", "transformation", "previous"}, {"text", "applies"},
+                                                        EG_FLAG_THREAD_SAFE}))
