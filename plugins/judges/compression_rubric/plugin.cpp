@@ -1,0 +1,233 @@
+// compression.judge — grades every answer of every method on the rubric criteria of its probe type, blind:
+// each answer is judged in a request of its own that carries only the probe question, the answer, the
+// compressed context it was given, the ground truth and the criteria — no method id, label, slot or probe
+// id — and the requests of a checkpoint are sent in a seeded random order.
+#include <set>
+
+#include "compression/llm_util.hpp"
+#include "compression/rubric.hpp"
+#include "evalgraph/plugin.hpp"
+
+namespace {
+using namespace compression;
+
+constexpr int kSlots = 8;
+
+constexpr const char *kSchema = R"schema({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "provider": {"type": "string", "minLength": 1, "description": "Pipeline provider of the judge (default: the pipeline's default)"},
+    "temperature": {"type": "number", "minimum": 0, "maximum": 2, "description": "default 0"},
+    "max_tokens": {"type": "integer", "minimum": 1, "description": "default: not sent"},
+    "seed": {"type": "integer", "description": "Seed of the order in which a checkpoint's answers are sent (default 1)"},
+    "criteria_by_probe_type": {"type": "object", "additionalProperties": false,
+      "properties": {
+        "recall": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "artifact": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "continuation": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "decision": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
+      "description": "Criteria graded per probe type (types not given keep the default)"},
+    "criterion_weights": {"type": "object", "additionalProperties": {"type": "number", "minimum": 0},
+      "description": "Weight of a criterion within its dimension (default 1 each)"},
+    "ground_truth": {"type": "boolean", "description": "Send the probe's expected answer as ground_truth (default true)"}
+  }
+})schema";
+
+class Judge : public evalgraph::Node {
+ public:
+  Judge(const evalgraph::Host &h, const json &p) : host_(h), by_type_(default_criteria_by_type()) {
+    provider_ = str_param(p, "provider", "");
+    temperature_ = num_param(p, "temperature", 0);
+    max_tokens_ = static_cast<int>(int_param(p, "max_tokens", 0));
+    seed_ = static_cast<std::uint64_t>(int_param(p, "seed", 1));
+    ground_truth_ = bool_param(p, "ground_truth", true);
+    if (auto it = p.find("criteria_by_probe_type"); it != p.end()) {
+      for (const auto &[type, list] : it->items()) {
+        std::vector<std::string> v;
+        for (const auto &c : list) {
+          std::string id = c.get<std::string>();
+          check_criterion(id, "criteria_by_probe_type." + type);
+          if (std::find(v.begin(), v.end(), id) != v.end())
+            throw std::invalid_argument("criteria_by_probe_type." + type + " lists " + id + " twice");
+          v.push_back(id);
+        }
+        by_type_[type] = v;
+      }
+    }
+    if (auto it = p.find("criterion_weights"); it != p.end())
+      for (const auto &[id, w] : it->items()) {
+        check_criterion(id, "criterion_weights");
+        weights_[id] = w.get<double>();
+      }
+  }
+
+  json process(evalgraph::Call &call, const json &in) override {
+    const json &pr = in.at("probes");
+    const json &probes = pr.is_object() && pr.contains("probes") ? pr["probes"] : pr;
+    if (!probes.is_array()) throw evalgraph::InputError("'probes' must be the probe node's output or an array of probes");
+
+    struct Item {
+      std::size_t probe, slot_pos;
+      std::string answer;
+      std::vector<std::string> crit;
+      json result;
+    };
+    struct Slot {
+      int slot;
+      const json *out;
+    };
+    std::vector<Slot> slots;
+    for (int s = 1; s <= kSlots; ++s) {
+      auto it = in.find("answers_" + std::to_string(s));
+      if (it == in.end() || it->is_null()) continue;
+      if (!it->is_object() || !it->contains("answers") || !(*it)["answers"].is_array())
+        throw evalgraph::InputError("answers_" + std::to_string(s) + " is not a compression.answer output");
+      slots.push_back({s, &*it});
+    }
+    if (slots.empty()) throw evalgraph::InputError("no answers: map answers_1.. to compression.answer nodes");
+
+    json methods = json::array();
+    for (const auto &s : slots)
+      methods.push_back({{"slot", s.slot},
+                         {"method", s.out->value("method", "")},
+                         {"label", s.out->value("label", "")},
+                         {"tokens_kept", s.out->value("tokens_kept", json())},
+                         {"tokens_history", s.out->value("tokens_history", json())}});
+
+    std::vector<Item> items;
+    for (std::size_t pi = 0; pi < probes.size(); ++pi) {
+      const json &p = probes[pi];
+      std::string id = p.value("id", std::to_string(pi + 1)), type = p.value("type", "");
+      std::vector<std::string> crit;
+      if (p.contains("criteria") && p["criteria"].is_array()) {
+        for (const auto &c : p["criteria"]) {
+          std::string cid = c.get<std::string>();
+          if (dimension_of(cid).empty()) throw evalgraph::InputError("probe " + id + " names an unknown criterion " + cid);
+          crit.push_back(cid);
+        }
+      } else {
+        auto it = by_type_.find(type);
+        if (it == by_type_.end()) throw evalgraph::InputError("probe " + id + " has type '" + type + "' and no criteria");
+        crit = it->second;
+      }
+      for (std::size_t si = 0; si < slots.size(); ++si) {
+        const json &answers = (*slots[si].out)["answers"];
+        const json *a = nullptr;
+        for (const auto &x : answers)
+          if (x.value("probe_id", "") == id) a = &x;
+        Item item{pi, si, "", crit, json::object()};
+        item.result = {{"probe_id", id},
+                       {"probe_type", type},
+                       {"slot", slots[si].slot},
+                       {"method", slots[si].out->value("method", "")},
+                       {"label", slots[si].out->value("label", "")}};
+        if (a == nullptr || !(*a).contains("answer") || !(*a)["answer"].is_string()) {
+          item.result["status"] = "unanswered";
+          item.result["error"] = a == nullptr ? std::string("no answer for this probe") : a->value("error", std::string("no answer"));
+        } else {
+          item.answer = (*a)["answer"].get<std::string>();
+        }
+        items.push_back(std::move(item));
+      }
+    }
+
+    // Judge the answered items in a seeded random order, one request each.
+    std::vector<std::size_t> todo;
+    for (std::size_t i = 0; i < items.size(); ++i)
+      if (!items[i].result.contains("status")) todo.push_back(i);
+    std::uint64_t seed = seed_;
+    if (in.contains("_meta")) {
+      seed = fnv1a64(std::to_string(in["_meta"].value("record_index", 0)) + "/" + std::to_string(in["_meta"].value("replication", 0)),
+                     fnv1a64(std::to_string(seed_)));
+    }
+    std::vector<std::size_t> perm = seeded_permutation(todo.size(), seed);
+    json requests = json::array();
+    const std::string system = judge_system_prompt();
+    for (std::size_t k = 0; k < perm.size(); ++k) {
+      Item &it = items[todo[perm[k]]];
+      const json &p = probes[it.probe];
+      json input = judge_input(p.value("question", ""), it.answer, (*slots[it.slot_pos].out).value("compacted_context", ""),
+                               ground_truth_ ? p.value("expected", "") : std::string(), it.crit);
+      requests.push_back(chat_request(system, input.dump(2), temperature_, max_tokens_));
+      it.result["order"] = k;
+    }
+    long invalid = 0, errors = 0, valid = 0, unanswered = static_cast<long>(items.size() - todo.size());
+    if (!requests.empty()) {
+      json res = host_.chat_batch(call, requests, provider_.empty() ? nullptr : provider_.c_str());
+      if (!res.is_array() || res.size() != requests.size()) throw std::runtime_error("chat_batch returned the wrong number of answers");
+      for (std::size_t k = 0; k < perm.size(); ++k) {
+        Item &it = items[todo[perm[k]]];
+        json &r = it.result;
+        std::string text;
+        bool got = false;
+        if (res[k].value("ok", false)) {
+          try {
+            text = chat_content(res[k]["response"]);
+            got = true;
+          } catch (const std::exception &e) {
+            r["error"] = e.what();
+          }
+        } else {
+          r["error"] = res[k].value("error", std::string("unknown error"));
+        }
+        if (!got) {
+          r["status"] = "judge_error";
+          ++errors;
+          continue;
+        }
+        r["raw"] = text;
+        Judgement J = parse_judgement(text, it.crit, weights_);
+        r["criteria"] = it.crit;
+        if (!J.valid) {
+          r["status"] = "invalid";
+          r["invalid_reason"] = J.invalid_reason;
+          ++invalid;
+          continue;
+        }
+        ++valid;
+        r["status"] = "valid";
+        r["criterionResults"] = J.criterion_results;
+        json ds = json::object();
+        for (const auto &[d, v] : J.dimension_scores) ds[d] = v;
+        r["dimensionScores"] = ds;
+        r["aggregateScore"] = J.dimension_scores.empty() ? json(nullptr) : json(J.aggregate);
+        if (!J.judge_reported.empty()) r["judge_reported"] = J.judge_reported;
+        if (!J.ignored.empty()) r["ignored_criteria"] = J.ignored;
+      }
+    }
+    json results = json::array();
+    for (auto &it : items) results.push_back(std::move(it.result));
+    return {{"results", results},   {"methods", methods}, {"judge_calls", requests.size()}, {"valid", valid},
+            {"invalid", invalid},   {"judge_errors", errors}, {"unanswered", unanswered}};
+  }
+
+ private:
+  static void check_criterion(const std::string &id, const std::string &where) {
+    if (dimension_of(id).empty()) {
+      std::string known;
+      for (const auto &c : criteria()) known += (known.empty() ? "" : ", ") + std::string(c.id);
+      throw std::invalid_argument(where + ": unknown criterion '" + id + "'; known: " + known);
+    }
+  }
+
+  evalgraph::Host host_;
+  std::map<std::string, std::vector<std::string>> by_type_;
+  std::map<std::string, double> weights_;
+  std::string provider_;
+  double temperature_ = 0;
+  int max_tokens_ = 0;
+  std::uint64_t seed_ = 1;
+  bool ground_truth_ = true;
+};
+
+}  // namespace
+
+EVALGRAPH_PLUGIN("compression_rubric", "1.0.0", "Context compression: blind rubric judge",
+                 evalgraph::node_type<Judge>({EG_KIND_JUDGE, "compression.judge",
+                                              "grades each method's probe answers 0-5 on the rubric criteria, blind to the method",
+                                              kSchema, {"probes"},
+                                              {"answers_1", "answers_2", "answers_3", "answers_4", "answers_5", "answers_6",
+                                               "answers_7", "answers_8"},
+                                              {"results", "methods", "judge_calls", "valid", "invalid", "judge_errors", "unanswered"},
+                                              EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM}))

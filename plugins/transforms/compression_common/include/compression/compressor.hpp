@@ -1,0 +1,68 @@
+#pragma once
+// The state machine the three compression transforms share. A sequence node gets the checkpoint records of
+// one session in order; it rebuilds the history span by span, compresses when the trigger says so, and
+// writes, per checkpoint, the compressed context plus the messages kept verbatim.
+//
+// Knobs (the same for every method):
+//   trigger: checkpoints (default) — compress at each checkpoint (end of a record's span) down to the last
+//            keep_recent messages; messages — whenever `every` messages beyond the verbatim window have
+//            accumulated; tokens — whenever the uncompressed messages reach `every` estimated tokens.
+//   keep_recent: messages that stay verbatim after a compression (default 8).
+//   max_tool_chars: tool results and tool-call arguments are cut to this many characters in the prompts
+//            (default 2000; 0 = never); the verbatim window and the token counts use the full text.
+//   provider, temperature (default 0), max_tokens (default: not sent).
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compression/session.hpp"
+#include "evalgraph/plugin.hpp"
+
+namespace compression {
+
+struct Knobs {
+  std::string trigger = "checkpoints";
+  long long every = 0;
+  long long keep_recent = 8;
+  std::size_t max_tool_chars = 2000;
+  double temperature = 0;
+  int max_tokens = 0;
+  std::string provider;
+};
+Knobs parse_knobs(const json &p);  // throws std::invalid_argument (e.g. trigger messages without every)
+// The JSON Schema of a compression transform's parameters (the knobs).
+const char *knobs_schema();
+
+// One compression method. A fresh instance handles one session.
+class Method {
+ public:
+  virtual ~Method() = default;
+  // Compresses away messages [from, to) (from = the previous boundary; [0, from) is already compressed).
+  virtual void compress(const evalgraph::Host &host, evalgraph::Call &call, const Knobs &k,
+                        const std::vector<Message> &msgs, std::size_t from, std::size_t to) = 0;
+  virtual std::string context() const = 0;    // the compressed context ("" before the first compression)
+  virtual json details() const { return json::object(); }  // extra output fields
+  long long llm_calls = 0;
+  long long parse_failures = 0;  // summariser answers that were not the JSON asked for (kept as text)
+};
+
+// Calls the summariser: system prompt + user prompt, returns the answer text.
+std::string summarise(const evalgraph::Host &host, evalgraph::Call &call, const Knobs &k, const std::string &system,
+                      const std::string &user);
+
+class CompressionTransform : public evalgraph::Node {
+ public:
+  CompressionTransform(const json &params, std::string method_id, std::string label,
+                       std::function<std::unique_ptr<Method>()> make, const evalgraph::Host &host);
+  json process_sequence(evalgraph::Call &call, const json &records) override;
+  json process(evalgraph::Call &call, const json &record) override;
+
+ private:
+  Knobs k_;
+  std::string method_, label_;
+  std::function<std::unique_ptr<Method>()> make_;
+  evalgraph::Host host_;
+};
+
+}  // namespace compression

@@ -1,0 +1,35 @@
+#pragma once
+// Small helpers shared by the compression plugins: chat request bodies, reading the answer text, the
+// strict JSON-answer parser, parameters, and a seeded, platform-independent shuffle.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace compression {
+
+using json = nlohmann::json;
+
+// {"messages":[system, user], "temperature": t[, "max_tokens": n]} (max_tokens <= 0: not sent).
+json chat_request(const std::string &system, const std::string &user, double temperature, int max_tokens);
+// choices[0].message.content of a chat completion; throws std::runtime_error when there is none.
+std::string chat_content(const json &response);
+
+// The answer parsed as JSON when the whole answer (trimmed) is one JSON value, or when it is exactly one
+// fenced code block (```json ... ``` or ``` ... ```) holding one. Anything else: nullopt.
+std::optional<json> parse_json_answer(const std::string &text);
+
+// Parameters (the schema already checked the types).
+std::string str_param(const json &p, const char *key, const std::string &def);
+long long int_param(const json &p, const char *key, long long def);
+double num_param(const json &p, const char *key, double def);
+bool bool_param(const json &p, const char *key, bool def);
+
+// 64-bit FNV-1a and SplitMix64: fixed algorithms, so a seeded order is the same on every platform.
+std::uint64_t fnv1a64(const std::string &s, std::uint64_t h = 1469598103934665603ULL);
+std::uint64_t splitmix64(std::uint64_t &state);
+// A permutation of 0..n-1 by Fisher–Yates driven by SplitMix64 seeded with `seed`.
+std::vector<std::size_t> seeded_permutation(std::size_t n, std::uint64_t seed);
+
+}  // namespace compression
