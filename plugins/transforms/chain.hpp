@@ -1,0 +1,63 @@
+// Shared by the transform plugins (header-only, SDK only): the "chain" rule that lets one pipeline hold
+// several transformations over a dataset whose rows name their transformation.
+//
+// A transform node may be bound to one transformation id (`with: {transformation: gpt_4_o}`). It reads the
+// row's `transformation` field (optional port) and the text of the transform node before it in the chain
+// (optional port `previous`). When the row belongs to its transformation it produces the text; otherwise it
+// passes `previous` through unchanged (or writes nothing when there is none). The last node of the chain
+// therefore holds the transformed text of every row, whichever transformation made it, and every row costs
+// exactly one real transformation. Without `transformation` the node applies to every row.
+#pragma once
+#include <evalgraph/plugin.hpp>
+#include <string>
+
+namespace evalgraph_transforms {
+
+using evalgraph::json;
+
+inline bool applies(const json &params, const json &in) {
+  auto it = params.find("transformation");
+  if (it == params.end() || !it->is_string()) return true;
+  auto t = in.find("transformation");
+  if (t == in.end() || t->is_null()) return true;
+  std::string row = t->is_string() ? t->get<std::string>() : t->dump();
+  return row == it->get<std::string>();
+}
+
+// Output for a row of another transformation: pass the previous node's text through.
+inline json pass_through(const json &in) {
+  json out = {{"applies", false}};
+  auto p = in.find("previous");
+  if (p != in.end() && p->is_string()) out["text"] = *p;
+  return out;
+}
+
+// Replaces every "{name}" of `vars` in `tmpl`; other braces stay as they are. One pass, so a value that
+// itself contains "{text}" is not expanded again.
+inline std::string render(const std::string &tmpl, const std::vector<std::pair<std::string, std::string>> &vars) {
+  std::string out;
+  out.reserve(tmpl.size());
+  for (std::size_t i = 0; i < tmpl.size();) {
+    bool done = false;
+    if (tmpl[i] == '{') {
+      for (const auto &[k, v] : vars) {
+        if (tmpl.compare(i + 1, k.size(), k) == 0 && i + 1 + k.size() < tmpl.size() && tmpl[i + 1 + k.size()] == '}') {
+          out += v;
+          i += k.size() + 2;
+          done = true;
+          break;
+        }
+      }
+    }
+    if (!done) out += tmpl[i++];
+  }
+  return out;
+}
+
+inline std::string trim(const std::string &s) {
+  std::size_t a = s.find_first_not_of(" \t\r\n"), b = s.find_last_not_of(" \t\r\n");
+  return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+}
+
+
+}  // namespace evalgraph_transforms
