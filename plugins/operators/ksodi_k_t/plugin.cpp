@@ -1,0 +1,152 @@
+// Plugin glue of ksodi.k_t (sequence node): parameters, ports, JSON in/out. The computation is in k_t.cpp.
+#include "cues.hpp"
+#include "evalgraph/plugin.hpp"
+#include "k_t.hpp"
+#include "ksodi/detect.hpp"
+#include "ksodi/json_input.hpp"
+#include "ksodi/plugin_util.hpp"
+#include "ksodi/text.hpp"
+
+namespace {
+
+using evalgraph::json;
+
+constexpr const char *kSchema = R"schema({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "mu_fill": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of ΔK_fill (default 0.5)"},
+    "nu_shift": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of ΔK_shift (default 0.3)"},
+    "lambda_decay": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of ΔK_decay (default 0.5)"},
+    "tau_shift": {"type": "number", "minimum": 0, "maximum": 1, "description": "Max cosine below which a user turn counts as a topic shift: ΔK_shift = clip(1 - sim/tau_shift) (default 0.1)"},
+    "shift_window": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Previous turns a user turn is compared with (default 2)"},
+    "followup_exempt": {"type": "boolean", "description": "A user turn with a back-reference cue (and no topic-change cue) is never a shift (default true)"},
+    "shift_with_docs": {"type": "boolean", "description": "Represent each turn with its retrieved docs in the ΔK_shift comparison (default true)"},
+    "shift_min_words": {"type": "integer", "minimum": 0, "maximum": 1000, "description": "User turns with fewer words are not judged for a topic shift (default 5)"},
+    "k0": {"type": "object", "description": "Parameters of the embedded standard operator ksodi.k0 (weights {Z,R,D,C,E,T}, interpretable_min)"},
+    "embedding_provider": {"type": ["string", "null"], "description": "Embedding provider for ΔK_shift; null = host default (offline TF-IDF)"}
+  }
+})schema";
+
+json term(double value, double weight, int sign, json trigger) {
+  return {{"value", value}, {"weight", weight}, {"contribution", sign * weight * value}, {"trigger", std::move(trigger)}};
+}
+
+class KTNode : public evalgraph::Node {
+ public:
+  KTNode(const evalgraph::Host &host, const json &params) : host_(host) {
+    p_.mu_fill = ksodi::param_num(params, "mu_fill", 0.5, 0, 10);
+    p_.nu_shift = ksodi::param_num(params, "nu_shift", 0.3, 0, 10);
+    p_.lambda_decay = ksodi::param_num(params, "lambda_decay", 0.5, 0, 10);
+    p_.tau_shift = ksodi::param_num(params, "tau_shift", 0.1, 0, 1);
+    p_.shift_window = static_cast<int>(ksodi::param_num(params, "shift_window", 2, 1, 100));
+    p_.followup_exempt = ksodi::param_bool(params, "followup_exempt", true);
+    p_.shift_with_docs = ksodi::param_bool(params, "shift_with_docs", true);
+    p_.shift_min_words = static_cast<int>(ksodi::param_num(params, "shift_min_words", 5, 0, 1000));
+    if (auto it = params.find("k0"); it != params.end() && it->is_object()) {
+      for (const auto &[k, v] : it->items())
+        if (k != "weights" && k != "interpretable_min") throw std::invalid_argument("parameter 'k0." + k + "' is not a parameter of ksodi.k0");
+      if (auto w = it->find("weights"); w != it->end() && w->is_object())
+        for (std::size_t i = 0; i < ksodi::kK0Dims.size(); ++i) p_.k0.weights[i] = ksodi::param_num(*w, ksodi::kK0Dims[i], 1.0, 0, 100);
+      p_.k0.interpretable_min = ksodi::param_num(*it, "interpretable_min", 0.4, 0, 1);
+    }
+    double sum = 0;
+    for (double w : p_.k0.weights) sum += w;
+    if (sum <= 0) throw std::invalid_argument("parameter 'k0.weights': at least one dimension needs a weight > 0");
+    provider_ = ksodi::param_provider(params);
+  }
+
+  json process(evalgraph::Call &call, const json &in) override { return process_sequence(call, json::array({in}))[0]; }
+
+  json process_sequence(evalgraph::Call &call, const json &records) override {
+    std::vector<ksodi::KTInput> turns;
+    for (const auto &in : records) {
+      ksodi::KTInput x;
+      x.k0.system_prompt = ksodi::text_of(in, "system_prompt");
+      x.k0.tool_profile = ksodi::text_of(in, "tool_profile");
+      x.k0.user_text = ksodi::text_of(in, "user_text");
+      x.assistant_text = ksodi::text_of(in, "answer");
+      try {
+        for (const auto &d : ksodi::parse_docs(in, "retrieved_docs", "doc_")) {
+          x.k0.n_docs += ksodi::text::trim(d.text).empty() ? 0 : 1;
+          x.docs_text += d.text + "\n";
+        }
+      } catch (const std::invalid_argument &e) {
+        throw evalgraph::InputError(std::string("ksodi.k_t: ") + e.what());
+      }
+      turns.push_back(std::move(x));
+    }
+    auto res = ksodi::compute_k_t(turns, p_, ksodi::host_embedder(host_, call, provider_));
+    std::string model;
+    for (const auto &r : res)
+      if (!r.embedding_model_id.empty()) model = r.embedding_model_id;
+    json w = json::object();
+    for (std::size_t d = 0; d < ksodi::kK0Dims.size(); ++d) w[ksodi::kK0Dims[d]] = p_.k0.weights[d];
+    json params = {{"w0", 1.0},
+                   {"mu_fill", p_.mu_fill},
+                   {"nu_shift", p_.nu_shift},
+                   {"lambda_decay", p_.lambda_decay},
+                   {"tau_shift", p_.tau_shift},
+                   {"shift_window", p_.shift_window},
+                   {"followup_exempt", p_.followup_exempt},
+                   {"shift_with_docs", p_.shift_with_docs},
+                   {"shift_min_words", p_.shift_min_words},
+                   {"k0", {{"dimension_weights", w}, {"interpretable_min", p_.k0.interpretable_min}}},
+                   {"embedding_provider", provider_ ? json(*provider_) : json(nullptr)},
+                   {"embedding_model_id", model.empty() ? json(nullptr) : json(model)},
+                   {"detector_version", ksodi::detect::kDetectorVersion},
+                   {"cue_version", ksodi::full::kFullCueVersion}};
+    json out = json::array();
+    for (std::size_t i = 0; i < res.size(); ++i) {
+      const auto &r = res[i];
+      const json &in = records[i];
+      json map = json::object(), ev = json::object();
+      for (std::size_t d = 0; d < ksodi::kK0Dims.size(); ++d) {
+        map[ksodi::kK0Dims[d]] = r.k0.present[d];
+        ev[ksodi::kK0Dims[d]] = r.k0.evidence[d];
+      }
+      auto meta = [&](const char *k) { return in.contains(k) && !in[k].is_null() ? in[k] : json(nullptr); };
+      json o;
+      o["K"] = r.K;
+      o["K0"] = r.k0.K0;
+      o["t"] = i + 1;
+      o["turn"] = meta("turn");
+      o["n_turns"] = res.size();
+      o["fill"] = r.fill;
+      o["shift"] = r.shift;
+      o["decay"] = r.decay;
+      o["terms"] = {{"fill", term(r.fill, p_.mu_fill, 1, r.fill_ev)},
+                    {"shift", term(r.shift, p_.nu_shift, -1, r.shift_ev)},
+                    {"decay", term(r.decay, p_.lambda_decay, -1, r.decay_ev)}};
+      o["k0"] = {{"K0", r.k0.K0},
+                 {"context_map", map},
+                 {"context_evidence", ev},
+                 {"not_interpretable", r.k0.not_interpretable},
+                 {"label", r.k0.label},
+                 {"n_docs", turns[i].k0.n_docs},
+                 {"context_scope_id", meta("context_scope_id")},
+                 {"detector_version", ksodi::detect::kDetectorVersion},
+                 {"dimension_weights", w}};
+      o["parameters"] = params;
+      out.push_back(std::move(o));
+    }
+    return out;
+  }
+
+ private:
+  evalgraph::Host host_;
+  ksodi::KTParams p_;
+  std::optional<std::string> provider_;
+};
+
+}  // namespace
+
+EVALGRAPH_PLUGIN("ksodi_k_t", "1.0.0", "KSODI-Full K(t): dynamic context coherence over a conversation",
+                 evalgraph::node_type<KTNode>({EG_KIND_OPERATOR, "ksodi.k_t",
+                                               "KSODI K(t): K0 per turn plus gaps closed, topic shift and context lost",
+                                               kSchema, {"user_text"},
+                                               {"system_prompt", "tool_profile", "retrieved_docs", "answer", "turn",
+                                                "context_scope_id"},
+                                               {"K", "K0", "t", "turn", "n_turns", "fill", "shift", "decay", "terms", "k0",
+                                                "parameters"},
+                                               EG_FLAG_THREAD_SAFE | EG_FLAG_SEQUENCE | EG_FLAG_USES_EMBEDDINGS}))

@@ -1,0 +1,176 @@
+// Plugin glue of ksodi.o_t (sequence node): parameters, ports, JSON in/out. The computation is in o_t.cpp.
+#include "cues.hpp"
+#include "evalgraph/plugin.hpp"
+#include "ksodi/detect.hpp"
+#include "ksodi/json_input.hpp"
+#include "ksodi/plugin_util.hpp"
+#include "ksodi/text.hpp"
+#include "o_t.hpp"
+
+namespace {
+
+using evalgraph::json;
+
+constexpr const char *kSchema = R"schema({
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "w_consistency": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of C_turn (default 0.1)"},
+    "w_correction": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of R_corr (default 0.3)"},
+    "w_verify": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of V_ext (default 0 = off; set > 0 only with a verifier mapped to port 'verification')"},
+    "lambda_drift": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of Δdrift (default 0.5)"},
+    "drift_window": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Earlier turns with docs whose mean A_ret is the drift reference (default 3)"},
+    "drift_margin": {"type": "number", "minimum": 0, "maximum": 1, "description": "Δdrift = clip(mean A_ret of the reference turns - A_ret - drift_margin) (default 0.1)"},
+    "o0": {"type": "object", "description": "Parameters of the embedded standard operator ksodi.o0 (alpha, beta, gamma, tau, include_tool_outputs, doc_sentences)"},
+    "embedding_provider": {"type": ["string", "null"], "description": "Embedding provider for O0; null = host default (offline TF-IDF)"},
+    "sentence_text_max": {"type": "integer", "minimum": 0, "maximum": 100000, "description": "Bytes of each sentence's text kept in the embedded O0 audit (default 120; 0 = offsets only)"}
+  }
+})schema";
+
+json term(double value, double weight, int sign, json trigger) {
+  return {{"value", value}, {"weight", weight}, {"contribution", sign * weight * value}, {"trigger", std::move(trigger)}};
+}
+
+class OTNode : public evalgraph::Node {
+ public:
+  OTNode(const evalgraph::Host &host, const json &params) : host_(host) {
+    p_.w_consistency = ksodi::param_num(params, "w_consistency", 0.1, 0, 10);
+    p_.w_correction = ksodi::param_num(params, "w_correction", 0.3, 0, 10);
+    p_.w_verify = ksodi::param_num(params, "w_verify", 0.0, 0, 10);
+    p_.lambda_drift = ksodi::param_num(params, "lambda_drift", 0.5, 0, 10);
+    p_.drift_window = static_cast<int>(ksodi::param_num(params, "drift_window", 3, 1, 100));
+    p_.drift_margin = ksodi::param_num(params, "drift_margin", 0.1, 0, 1);
+    if (auto it = params.find("o0"); it != params.end() && it->is_object()) {
+      for (const auto &[k, v] : it->items())
+        if (k != "alpha" && k != "beta" && k != "gamma" && k != "tau" && k != "include_tool_outputs" && k != "doc_sentences")
+          throw std::invalid_argument("parameter 'o0." + k + "' is not a parameter of ksodi.o0");
+      p_.o0.alpha = ksodi::param_num(*it, "alpha", 0.6, 0, 10);
+      p_.o0.beta = ksodi::param_num(*it, "beta", 0.2, 0, 10);
+      p_.o0.gamma = ksodi::param_num(*it, "gamma", 0.2, 0, 10);
+      p_.o0.tau = ksodi::param_num(*it, "tau", 0.35, 0, 1);
+      p_.o0.include_tool_outputs = ksodi::param_bool(*it, "include_tool_outputs", true);
+      p_.o0.doc_sentences = ksodi::param_bool(*it, "doc_sentences", true);
+    }
+    provider_ = ksodi::param_provider(params);
+    text_max_ = static_cast<std::size_t>(ksodi::param_num(params, "sentence_text_max", 120, 0, 100000));
+  }
+
+  json process(evalgraph::Call &call, const json &in) override { return process_sequence(call, json::array({in}))[0]; }
+
+  json process_sequence(evalgraph::Call &call, const json &records) override {
+    std::vector<ksodi::OTInput> turns;
+    for (const auto &in : records) {
+      auto ans = in.find("answer");
+      if (ans == in.end() || !(ans->is_string() || ans->is_null()))
+        throw evalgraph::InputError("ksodi.o_t: port 'answer' must be a string (the assistant text)");
+      ksodi::OTInput x;
+      x.o0.answer = ksodi::text_of(in, "answer");
+      x.user_text = ksodi::text_of(in, "user_text");
+      try {
+        x.o0.docs = ksodi::parse_docs(in, "retrieved_docs", "doc_");
+        x.o0.tool_outputs = ksodi::parse_docs(in, "tool_outputs", "tool_");
+      } catch (const std::invalid_argument &e) {
+        throw evalgraph::InputError(std::string("ksodi.o_t: ") + e.what());
+      }
+      if (auto v = in.find("verification"); v != in.end() && !v->is_null()) {
+        if (!v->is_number()) throw evalgraph::InputError("ksodi.o_t: port 'verification' must be a number in [0,1] or null");
+        x.verification = v->get<double>();
+      }
+      turns.push_back(std::move(x));
+    }
+    auto res = ksodi::compute_o_t(turns, p_, ksodi::host_embedder(host_, call, provider_));
+    std::string model;
+    for (const auto &r : res)
+      if (!r.o0.embedding_model_id.empty()) model = r.o0.embedding_model_id;
+    json params = {{"w0", 1.0},
+                   {"w_consistency", p_.w_consistency},
+                   {"w_correction", p_.w_correction},
+                   {"w_verify", p_.w_verify},
+                   {"lambda_drift", p_.lambda_drift},
+                   {"drift_window", p_.drift_window},
+                   {"drift_margin", p_.drift_margin},
+                   {"o0", {{"alpha", p_.o0.alpha}, {"beta", p_.o0.beta}, {"gamma", p_.o0.gamma}, {"tau", p_.o0.tau},
+                           {"include_tool_outputs", p_.o0.include_tool_outputs}, {"doc_sentences", p_.o0.doc_sentences}}},
+                   {"embedding_provider", provider_ ? json(*provider_) : json(nullptr)},
+                   {"embedding_model_id", model.empty() ? json(nullptr) : json(model)},
+                   {"detector_version", ksodi::detect::kDetectorVersion},
+                   {"cue_version", ksodi::full::kFullCueVersion}};
+    json out = json::array();
+    for (std::size_t i = 0; i < res.size(); ++i) {
+      const auto &r = res[i];
+      json o;
+      o["O"] = r.O ? json(*r.O) : json(nullptr);
+      o["O0"] = r.o0.computed ? json(r.o0.O0) : json(nullptr);
+      o["computed"] = r.o0.computed;
+      o["flags"] = r.o0.computed ? json::array() : json::array({"no_retrieved_docs"});
+      o["t"] = i + 1;
+      o["turn"] = records[i].contains("turn") ? records[i]["turn"] : json(nullptr);
+      o["n_turns"] = res.size();
+      o["C_turn"] = r.C_turn;
+      o["R_corr"] = r.R_corr;
+      o["V_ext"] = r.V_ext;
+      o["drift"] = r.drift;
+      o["terms"] = {{"C_turn", term(r.C_turn, p_.w_consistency, 1, r.consistency_ev)},
+                    {"R_corr", term(r.R_corr, p_.w_correction, 1, r.correction_ev)},
+                    {"V_ext", term(r.V_ext, p_.w_verify, 1, r.verify_ev)},
+                    {"drift", term(r.drift, p_.lambda_drift, -1, r.drift_ev)}};
+      json qs = json::array();
+      for (const auto &q : r.quantities) qs.push_back(ksodi::quantity_json(q));
+      o["quantities"] = qs;
+      o["o0"] = o0_json(r.o0, turns[i].o0.answer);
+      o["parameters"] = params;
+      out.push_back(std::move(o));
+    }
+    return out;
+  }
+
+ private:
+  json o0_json(const ksodi::O0Result &r, const std::string &answer) const {
+    auto opt = [&](double v) { return r.computed ? json(v) : json(nullptr); };
+    json out;
+    out["O0"] = opt(r.O0);
+    out["A_ret"] = opt(r.A_ret);
+    out["T"] = r.T;
+    out["U"] = opt(r.U);
+    out["computed"] = r.computed;
+    out["n_sent"] = r.n_sent;
+    out["n_attrib"] = r.n_attrib;
+    out["n_unsupported"] = r.n_unsupported;
+    out["doc_ids"] = r.doc_ids;
+    out["doc_kinds"] = r.doc_kinds;
+    out["doc_alignment"] = r.doc_alignment;
+    out["best_doc_id"] = r.best_doc >= 0 ? json(r.doc_ids[static_cast<std::size_t>(r.best_doc)]) : json(nullptr);
+    out["empty_docs_skipped"] = r.empty_docs_skipped;
+    out["marker_kinds"] = r.marker_kinds;
+    json sents = json::array();
+    for (const auto &s : r.sentences) {
+      json j = {{"start", s.start}, {"length", s.length}, {"markers", s.markers}};
+      if (text_max_ > 0) j["text"] = std::string(ksodi::text::utf8_prefix(std::string_view(answer).substr(s.start, s.length), text_max_));
+      j["align"] = r.computed ? json(s.align) : json(nullptr);
+      j["best_doc_id"] = s.best_doc >= 0 ? json(r.doc_ids[static_cast<std::size_t>(s.best_doc)]) : json(nullptr);
+      j["unsupported"] = r.computed ? json(s.unsupported) : json(nullptr);
+      sents.push_back(std::move(j));
+    }
+    out["sentences"] = std::move(sents);
+    out["tau"] = p_.o0.tau;
+    out["weights"] = {{"alpha", p_.o0.alpha}, {"beta", p_.o0.beta}, {"gamma", p_.o0.gamma}};
+    out["embedding_model_id"] = r.embedding_model_id.empty() ? json(nullptr) : json(r.embedding_model_id);
+    return out;
+  }
+
+  evalgraph::Host host_;
+  ksodi::OTParams p_;
+  std::optional<std::string> provider_;
+  std::size_t text_max_ = 120;
+};
+
+}  // namespace
+
+EVALGRAPH_PLUGIN("ksodi_o_t", "1.0.0", "KSODI-Full O(t): dynamic objectivity over a conversation",
+                 evalgraph::node_type<OTNode>({EG_KIND_OPERATOR, "ksodi.o_t",
+                                               "KSODI O(t): O0 per turn plus cross-turn consistency, correction, verification and drift",
+                                               kSchema, {"answer"},
+                                               {"retrieved_docs", "tool_outputs", "user_text", "turn", "verification"},
+                                               {"O", "O0", "computed", "flags", "t", "turn", "n_turns", "C_turn", "R_corr",
+                                                "V_ext", "drift", "terms", "quantities", "o0", "parameters"},
+                                               EG_FLAG_THREAD_SAFE | EG_FLAG_SEQUENCE | EG_FLAG_USES_EMBEDDINGS}))
