@@ -90,26 +90,6 @@ void require_plugins(const PluginRegistry &reg, const std::vector<std::string> &
   if (!d.empty()) throw ConfigError(std::move(d));
 }
 
-std::shared_ptr<llm::LlmService> make_service(const std::vector<ProviderDecl> &provs, bool no_cache, const std::string &cache_path,
-                                              const fs::path &run_dir) {
-  if (provs.empty()) return nullptr;
-  std::vector<llm::ProviderConfig> cfgs;
-  std::vector<Diagnostic> diags;
-  for (const auto &d : provs) {
-    try {
-      cfgs.push_back(llm::provider_from_json(d.name, d.config));
-    } catch (const std::exception &e) {
-      diags.push_back({d.where, fmt::format("provider '{}': {}", d.name, e.what())});
-    }
-  }
-  if (!diags.empty()) throw ConfigError(diags);
-  llm::CacheOptions c;
-  c.enabled = true;
-  c.path = no_cache ? (run_dir / "progress" / "llm-calls.sqlite").string() : cache_path;
-  if (no_cache) fs::create_directories(run_dir / "progress");
-  return std::make_shared<llm::LlmService>(std::move(cfgs), c);
-}
-
 }  // namespace
 
 std::size_t write_dataset(const Experiment &e, const fs::path &file) {
@@ -279,7 +259,7 @@ RunResult run_experiment(const RunSettings &s, const PluginRegistry &reg) {
     std::string yaml = generate_pipeline_yaml(e, reg, s.only_transform, root);
     Pipeline p = parse_pipeline(yaml, run_dir / "pipeline.yaml");
     Plan plan = build_plan(p, reg, read_dataset_columns(p));
-    auto svc = make_service(p.providers, s.no_cache, s.cache_path, run_dir);
+    auto svc = make_llm_service(p.providers, s.no_cache, s.cache_path, run_dir);
     HostServices host(svc, p.default_provider, "");
     host.set_min_stderr_level(s.stderr_level);
     RunOptions opt;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <thread>
 
@@ -87,28 +88,6 @@ int print_config_error(const ConfigError &e) {
   return kExitUsage;
 }
 
-// The LLM service. With --no-cache the user's cache is neither read nor written, but the run still logs
-// its calls in its own folder so that --resume repeats none of them.
-std::shared_ptr<llm::LlmService> make_llm(const Pipeline &p, bool no_cache, const std::string &cache_path,
-                                          const fs::path &run_dir) {
-  if (p.providers.empty()) return nullptr;
-  std::vector<llm::ProviderConfig> cfgs;
-  std::vector<Diagnostic> diags;
-  for (const auto &d : p.providers) {
-    try {
-      cfgs.push_back(llm::provider_from_json(d.name, d.config));
-    } catch (const std::exception &e) {
-      diags.push_back({d.where, fmt::format("provider '{}': {}", d.name, e.what())});
-    }
-  }
-  if (!diags.empty()) throw ConfigError(diags);
-  llm::CacheOptions c;
-  c.enabled = true;
-  c.path = no_cache ? (run_dir / "progress" / "llm-calls.sqlite").string() : cache_path;
-  if (no_cache) fs::create_directories(run_dir / "progress");
-  return std::make_shared<llm::LlmService>(std::move(cfgs), c);
-}
-
 int cmd_plugins(const std::vector<std::string> &dirs, bool as_json) {
   PluginRegistry reg;
   load_plugins(reg, dirs, as_json);
@@ -142,10 +121,16 @@ int cmd_plugins(const std::vector<std::string> &dirs, bool as_json) {
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
-  std::cout << fmt::format("{:<24} {:<10} {:<22} {:<8} {}\n", "NODE TYPE", "KIND", "PLUGIN", "ABI", "DESCRIPTION");
+  std::size_t w_name = 9, w_plugin = 6;  // column widths from the longest entries
   for (const auto &[name, t] : reg.types()) {
-    std::cout << fmt::format("{:<24} {:<10} {:<22} {:<8} {}\n", name, kind_name(t.type->kind),
-                             fmt::format("{} {}", t.plugin->descriptor->name, t.plugin->descriptor->version),
+    w_name = std::max(w_name, name.size());
+    w_plugin = std::max(w_plugin, std::strlen(t.plugin->descriptor->name) + std::strlen(t.plugin->descriptor->version) + 1);
+  }
+  std::cout << fmt::format("{:<{}}  {:<9}  {:<{}}  {:<3}  {}\n", "NODE TYPE", w_name, "KIND", "PLUGIN", w_plugin, "ABI",
+                           "DESCRIPTION");
+  for (const auto &[name, t] : reg.types()) {
+    std::cout << fmt::format("{:<{}}  {:<9}  {:<{}}  {:<3}  {}\n", name, w_name, kind_name(t.type->kind),
+                             fmt::format("{} {}", t.plugin->descriptor->name, t.plugin->descriptor->version), w_plugin,
                              fmt::format("{}.{}", t.plugin->descriptor->abi_major, t.plugin->descriptor->abi_minor),
                              t.type->description ? t.type->description : "");
   }
@@ -169,7 +154,7 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
     l = load_and_plan(file, reg);
     opt.run_dir = new_run_dir(l.pipeline, vm.count("output") ? fs::path(vm["output"].as<std::string>()) : fs::path());
   }
-  auto llm = make_llm(l.pipeline, vm.count("no-cache") != 0, vm["cache"].as<std::string>(), opt.run_dir);
+  auto llm = make_llm_service(l.pipeline.providers, vm.count("no-cache") != 0, vm["cache"].as<std::string>(), opt.run_dir);
   HostServices host(llm, l.pipeline.default_provider, l.pipeline.embedding_provider);
   g_host = &host;
   std::signal(SIGINT, on_sigint);
@@ -178,6 +163,7 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
   if (opt.jobs <= 0) opt.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   opt.limit = vm["limit"].as<long long>();
   opt.chunk_size = std::max<std::size_t>(1, vm["chunk-size"].as<std::size_t>());
+  opt.llm_concurrency = std::max(1, vm["llm-concurrency"].as<int>());
   const bool quiet = vm.count("quiet") != 0;
   const char *ci = std::getenv("CI");
   opt.progress = !quiet && isatty(STDERR_FILENO) && (ci == nullptr || std::string(ci).empty());
@@ -271,6 +257,7 @@ int main(int argc, char **argv) {
       "jobs,j", po::value<int>()->default_value(0), "worker threads (0: one per core)")(
       "limit", po::value<long long>()->default_value(-1), "run only the first N dataset records")(
       "chunk-size", po::value<std::size_t>()->default_value(256), "records per unit of work (tuning)")(
+      "llm-concurrency", po::value<int>()->default_value(32), "records waiting for LLM answers at once, per worker")(
       "output,o", po::value<std::string>(), "results root folder (default: the pipeline's output.dir)")(
       "no-cache", "do not read or write the LLM response cache")(
       "cache", po::value<std::string>()->default_value(""), "LLM response cache file (default ~/.cache/evalgraph/llm-cache.sqlite)")(

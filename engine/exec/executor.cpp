@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <unordered_set>
 
+#include "exec/fan_out.h"
 #include "io/dataset.h"
 #include "util/atomic_file.h"
 #include "util/version.h"
@@ -165,6 +166,7 @@ class Engine {
   std::atomic<std::size_t> written_{0}, failed_records_{0};
   std::size_t expected_total_ = 0;
   Clock::time_point start_ = Clock::now(), last_progress_{};
+  std::unique_ptr<FanOut> fan_out_;  // only when a thread-safe node calls an LLM
   std::FILE *journal_ = nullptr;
   Clock::time_point last_sync_ = Clock::now();
   std::size_t next_index_ = 0;  // dataset index after the last chunk written
@@ -267,6 +269,10 @@ void Engine::setup() {
     r.instances.push_back(create_instance(pn, params_json(pn, p_, run_dir_), host_));
     sinks_.push_back(std::move(r));
   }
+  bool llm_bound = std::any_of(plan_.nodes.begin(), plan_.nodes.end(), [](const PlannedNode &pn) {
+    return !pn.sequence() && pn.type->has(EG_FLAG_USES_LLM) && pn.type->has(EG_FLAG_THREAD_SAFE);
+  });
+  if (llm_bound && opt_.llm_concurrency > 1) fan_out_ = std::make_unique<FanOut>(opt_.llm_concurrency - 1);
   stats_.assign(runners_.size(), {});
   sink_errors_.assign(sinks_.size(), 0);
   sink_first_error_.assign(sinks_.size(), {});
@@ -432,8 +438,12 @@ void Engine::run_sequence_node(size_t k, Chunk &c, int worker) {
 void Engine::process_chunk(Chunk &c, int worker) {
   for (auto &s : c.slots) s.status.assign(plan_.nodes.size(), ST_PENDING);
   for (size_t k = 0; k < plan_.nodes.size(); ++k) {
-    if (plan_.nodes[k].sequence()) {
+    const PlannedNode &pn = plan_.nodes[k];
+    if (pn.sequence()) {
       run_sequence_node(k, c, worker);
+    } else if (fan_out_ && pn.type->has(EG_FLAG_USES_LLM) && pn.type->has(EG_FLAG_THREAD_SAFE)) {
+      // LLM-bound: the chunk's records wait for their answers side by side.
+      fan_out_->run(c.slots.size(), [&](size_t i) { run_record_node(k, c.slots[i], worker); });
     } else {
       for (auto &s : c.slots) run_record_node(k, s, worker);
     }

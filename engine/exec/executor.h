@@ -13,7 +13,8 @@
 namespace evalgraph {
 
 struct RunOptions {
-  int jobs = 1;                        // worker threads
+  int jobs = 1;                        // worker threads (CPU parallelism)
+  int llm_concurrency = 32;            // records of a chunk that wait for LLM answers side by side
   std::size_t chunk_size = 256;        // records per unit of work
   std::filesystem::path output_root;   // overrides the pipeline's output dir when non-empty
   std::filesystem::path run_dir;       // use exactly this folder (tests); else <root>/<name>__<timestamp>

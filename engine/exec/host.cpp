@@ -1,6 +1,7 @@
 #include "exec/host.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstring>
 
@@ -28,6 +29,26 @@ std::string take_host_buffer(eg_buffer &b) {
   std::string s = b.data != nullptr ? std::string(b.data, b.size) : std::string();
   if (b.release != nullptr) b.release(&b);
   return s;
+}
+
+std::shared_ptr<llm::LlmService> make_llm_service(const std::vector<ProviderDecl> &providers, bool no_cache,
+                                                  const std::string &cache_path, const std::filesystem::path &run_dir) {
+  if (providers.empty()) return nullptr;
+  std::vector<llm::ProviderConfig> cfgs;
+  std::vector<Diagnostic> diags;
+  for (const auto &d : providers) {
+    try {
+      cfgs.push_back(llm::provider_from_json(d.name, d.config));
+    } catch (const std::exception &e) {
+      diags.push_back({d.where, fmt::format("provider '{}': {}", d.name, e.what())});
+    }
+  }
+  if (!diags.empty()) throw ConfigError(diags);
+  llm::CacheOptions c;
+  c.enabled = true;
+  c.path = no_cache ? (run_dir / "progress" / "llm-calls.sqlite").string() : cache_path;
+  if (no_cache) std::filesystem::create_directories(run_dir / "progress");
+  return std::make_shared<llm::LlmService>(std::move(cfgs), c);
 }
 
 HostServices::HostServices(std::shared_ptr<llm::LlmService> llm, std::string chat_provider,
@@ -105,18 +126,25 @@ std::string pick(const char *requested, const std::string &fallback) {
 }
 }  // namespace
 
-eg_status HostServices::c_chat(const eg_host *h, eg_call *call, const char *provider, const char *req, size_t len,
-                               eg_buffer *out) {
-  HostServices *s = self(h);
-  if (!s->llm_) {
+eg_status HostServices::chat_provider(const char *requested, std::string &name, eg_buffer *out) const {
+  if (!llm_) {
     fill_host_buffer(out, "no LLM provider is configured: declare one under 'providers:' in the pipeline");
     return EG_UNSUPPORTED;
   }
-  std::string name = pick(provider, s->chat_provider_);
-  if (!s->llm_->has_provider(name)) {
-    fill_host_buffer(out, fmt::format("unknown provider '{}'", name));
+  name = pick(requested, chat_provider_);
+  if (!llm_->has_provider(name)) {
+    fill_host_buffer(out, fmt::format("unknown provider '{}'; the pipeline declares: {}", name,
+                                      fmt::join(llm_->provider_names(), ", ")));
     return EG_ERROR;
   }
+  return EG_OK;
+}
+
+eg_status HostServices::c_chat(const eg_host *h, eg_call *call, const char *provider, const char *req, size_t len,
+                               eg_buffer *out) {
+  HostServices *s = self(h);
+  std::string name;
+  if (eg_status st = s->chat_provider(provider, name, out); st != EG_OK) return st;
   json body = json::parse(req, req + len, nullptr, false);
   if (body.is_discarded() || !body.is_object()) {
     fill_host_buffer(out, "chat request is not a JSON object");
@@ -138,15 +166,8 @@ eg_status HostServices::c_chat(const eg_host *h, eg_call *call, const char *prov
 eg_status HostServices::c_chat_batch(const eg_host *h, eg_call *call, const char *provider, const char *req, size_t len,
                                      eg_buffer *out) {
   HostServices *s = self(h);
-  if (!s->llm_) {
-    fill_host_buffer(out, "no LLM provider is configured: declare one under 'providers:' in the pipeline");
-    return EG_UNSUPPORTED;
-  }
-  std::string name = pick(provider, s->chat_provider_);
-  if (!s->llm_->has_provider(name)) {
-    fill_host_buffer(out, fmt::format("unknown provider '{}'", name));
-    return EG_ERROR;
-  }
+  std::string name;
+  if (eg_status st = s->chat_provider(provider, name, out); st != EG_OK) return st;
   json arr = json::parse(req, req + len, nullptr, false);
   if (arr.is_discarded() || !arr.is_array()) {
     fill_host_buffer(out, "chat_batch request is not a JSON array");

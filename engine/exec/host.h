@@ -7,6 +7,10 @@
 #include <mutex>
 #include <string>
 
+#include <filesystem>
+#include <vector>
+
+#include "config/pipeline.h"
 #include "evalgraph/plugin.h"
 #include "llm/llm_service.h"
 
@@ -37,6 +41,8 @@ class HostServices {
   std::string embedding_model_id() const;
 
  private:
+  // Resolves the provider a chat call names (null: the pipeline's default); else fills `out` with why not.
+  eg_status chat_provider(const char *requested, std::string &name, eg_buffer *out) const;
   static HostServices *self(const eg_host *h) { return static_cast<HostServices *>(h->host_data); }
   static void c_log(const eg_host *h, eg_call *call, eg_log_level level, const char *msg);
   static int c_is_cancelled(const eg_host *h, eg_call *call);
@@ -55,6 +61,12 @@ class HostServices {
   std::FILE *log_file_ = nullptr;
   eg_log_level min_stderr_level_ = EG_LOG_WARN;
 };
+
+// The LLM service for a pipeline's providers (null when it declares none). Provider problems are a
+// ConfigError at the provider's location. With no_cache the user's cache is neither read nor written, but the
+// run still logs its calls in <run_dir>/progress so that --resume repeats none of them.
+std::shared_ptr<llm::LlmService> make_llm_service(const std::vector<ProviderDecl> &providers, bool no_cache,
+                                                  const std::string &cache_path, const std::filesystem::path &run_dir);
 
 // Fills an eg_buffer with a copy of `s`; the receiver releases it.
 void fill_host_buffer(eg_buffer *b, const std::string &s);

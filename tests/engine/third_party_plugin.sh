@@ -13,7 +13,8 @@ engine="$work/prefix/bin/evalgraph"
 # Only the entry symbol is exported.
 exported=$(nm -D --defined-only "$work/build/word_count.so" | awk '$2 ~ /[TDR]/ {print $3}')
 [ "$exported" = "evalgraph_plugin_v1" ] || { echo "FAIL: exported symbols: $exported"; exit 1; }
-"$engine" plugins --plugin-dir "$work/build" | grep -q 'example.word_count' || { echo "FAIL: not listed"; exit 1; }
+listing=$("$engine" plugins --plugin-dir "$work/build")  # (not piped into grep -q: SIGPIPE + pipefail)
+grep -q 'example.word_count' <<<"$listing" || { echo "FAIL: not listed"; echo "$listing"; exit 1; }
 printf 'text\n"Hello there. Second one!"\nword\n' > "$work/data.csv"
 cat > "$work/p.yaml" <<YAML
 name: third-party
