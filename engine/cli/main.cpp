@@ -164,6 +164,7 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
   opt.limit = vm["limit"].as<long long>();
   opt.chunk_size = std::max<std::size_t>(1, vm["chunk-size"].as<std::size_t>());
   opt.llm_concurrency = std::max(1, vm["llm-concurrency"].as<int>());
+  opt.journal = vm.count("no-journal") == 0;
   const bool quiet = vm.count("quiet") != 0;
   const char *ci = std::getenv("CI");
   opt.progress = !quiet && isatty(STDERR_FILENO) && (ci == nullptr || std::string(ci).empty());
@@ -258,6 +259,7 @@ int main(int argc, char **argv) {
       "limit", po::value<long long>()->default_value(-1), "run only the first N dataset records")(
       "chunk-size", po::value<std::size_t>()->default_value(256), "records per unit of work (tuning)")(
       "llm-concurrency", po::value<int>()->default_value(32), "records waiting for LLM answers at once, per worker")(
+      "no-journal", "run: keep no progress journal (faster; the run cannot be resumed)")(
       "output,o", po::value<std::string>(), "results root folder (default: the pipeline's output.dir)")(
       "no-cache", "do not read or write the LLM response cache")(
       "cache", po::value<std::string>()->default_value(""), "LLM response cache file (default ~/.cache/evalgraph/llm-cache.sqlite)")(
