@@ -192,7 +192,7 @@ Pipeline parse_pipeline(const std::string &text, const fs::path &file) {
     p.dataset.where = ctx.at(ds);
     if (auto path = ds["path"]) {
       std::string s = scalar(ctx, path, "dataset path");
-      p.dataset.path = fs::path(s).is_absolute() ? fs::path(s) : base / s;
+      p.dataset.path = (fs::path(s).is_absolute() ? fs::path(s) : base / s).lexically_normal();
       p.dataset.path_where = ctx.at(path);
     } else {
       ctx.error(ds, "'dataset' needs a 'path' (relative to the pipeline file)");
@@ -291,7 +291,7 @@ Pipeline parse_pipeline(const std::string &text, const fs::path &file) {
       check_keys(ctx, o, {"dir"}, "'output'");
       if (auto d = o["dir"]) out_dir = scalar(ctx, d, "output dir");
     }
-    p.output_dir = out_dir.is_absolute() ? out_dir : base / out_dir;
+    p.output_dir = (out_dir.is_absolute() ? out_dir : base / out_dir).lexically_normal();
   } else {
     p.output_dir = out_dir;  // relative to the working directory
   }
