@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -72,6 +73,45 @@ json to_json(Ctx &ctx, const YAML::Node &n, LocationMap *locs, const std::string
     }
   }
   return nullptr;
+}
+
+// Replaces ${VAR} and ${VAR:-default} in every string of `v` with the environment's value.
+bool expand_env(json &v, std::string &why) {
+  if (v.is_object() || v.is_array()) {
+    for (auto &x : v)
+      if (!expand_env(x, why)) return false;
+    return true;
+  }
+  if (!v.is_string()) return true;
+  const std::string &in = v.get_ref<const std::string &>();
+  if (in.find("${") == std::string::npos) return true;
+  std::string out;
+  for (size_t i = 0; i < in.size();) {
+    size_t open = in.find("${", i);
+    if (open == std::string::npos) {
+      out.append(in, i, std::string::npos);
+      break;
+    }
+    size_t close = in.find('}', open);
+    if (close == std::string::npos) {
+      why = fmt::format("'{}' has an unclosed '${{'", in);
+      return false;
+    }
+    out.append(in, i, open - i);
+    std::string expr = in.substr(open + 2, close - open - 2);
+    size_t dflt = expr.find(":-");
+    std::string name = expr.substr(0, dflt);
+    const char *val = std::getenv(name.c_str());
+    if (val != nullptr && *val != '\0') out += val;
+    else if (dflt != std::string::npos) out += expr.substr(dflt + 2);
+    else {
+      why = fmt::format("environment variable {} is not set (write ${{{}:-default}} for a default)", name, name);
+      return false;
+    }
+    i = close + 1;
+  }
+  v = out;
+  return true;
 }
 
 // Reports keys of a mapping that are not in `allowed`, with a did-you-mean.
@@ -229,6 +269,10 @@ Pipeline parse_pipeline(const std::string &text, const fs::path &file) {
         continue;
       }
       d.config = to_json(ctx, kv.second, nullptr, "");
+      // ${VAR} and ${VAR:-default} in provider settings, so one pipeline serves any server. Keys stay out:
+      // use api_key_env / api_key_file, which the host never writes anywhere.
+      std::string why;
+      if (!expand_env(d.config, why)) ctx.error(kv.first, fmt::format("provider '{}': {}", d.name, why));
       if (d.config.value("default", false)) p.default_provider = d.name;
       d.config.erase("default");
       p.providers.push_back(std::move(d));

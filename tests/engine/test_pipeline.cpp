@@ -135,3 +135,19 @@ TEST_CASE("sinks and nodes are not interchangeable; sequence nodes need group_by
              Catch::Contains("is a sequence node: give `group_by"));
   CHECK(check(std::string(kHead) + "nodes:\n  - id: s\n    uses: test.seq\n    group_by: conv\n    order_by: turn\n").empty());
 }
+
+TEST_CASE("provider settings expand ${VAR} and ${VAR:-default}; an unset variable is an error", "[pipeline]") {
+  TempDir dir;
+  dir.write("data.jsonl", kData);
+  setenv("EG_TEST_BASE", "http://10.0.0.7:8000/v1", 1);
+  auto file = dir.write("p.yaml", std::string(kHead) +
+                                      "providers:\n  j:\n    base_url: ${EG_TEST_BASE}\n    model: ${EG_TEST_MODEL:-qwen}\n"
+                                      "nodes:\n  - id: a\n    uses: test.upper\n");
+  Pipeline p = load_pipeline(file);
+  CHECK(p.providers[0].config["base_url"] == "http://10.0.0.7:8000/v1");
+  CHECK(p.providers[0].config["model"] == "qwen");
+  unsetenv("EG_TEST_BASE");
+  CHECK(first(check(std::string(kHead) + "providers:\n  j:\n    base_url: ${EG_TEST_BASE}\n")) ==
+        "p.yaml:4:3: error: provider 'j': environment variable EG_TEST_BASE is not set (write ${EG_TEST_BASE:-default} "
+        "for a default)");
+}
