@@ -154,3 +154,30 @@ TEST_CASE("a run killed with SIGKILL resumes to the same outputs as an uninterru
   CHECK(again.exit_code == 2);
   CHECK_THAT(again.output, Catch::Contains("cannot resume: this run already finished"));
 }
+
+TEST_CASE("Ctrl-C stops gracefully, says how to resume, and the resumed run is complete", "[cli][resume]") {
+  TempDir d;
+  std::string data = "text\n";
+  for (int i = 0; i < 400; ++i) data += "row " + std::to_string(i) + "\n";
+  d.write("data.csv", data);
+  d.write("p.yaml", "name: c\ndataset: {path: data.csv}\nnodes:\n  - id: s\n    uses: test.slow\n    with: {ms: 10}\n"
+                    "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\noutput: {dir: out}\n");
+  // One shell: start the run, wait until it has journaled a chunk, send SIGINT, report its exit code.
+  std::string script = evalgraph_cmd("run -j 2 --chunk-size 10 " + (d.path / "p.yaml").string()) + " > " +
+                       (d.path / "log").string() + " 2>&1 & pid=$!; for i in $(seq 1 1000); do "
+                       "grep -qs _chunk_end " + (d.path / "out").string() + "/*/progress/journal.jsonl && break; sleep 0.01; done; "
+                       "kill -INT $pid; wait $pid; echo rc=$?";
+  auto r = run_cmd("bash -c '" + script + "'");
+  CHECK_THAT(r.output, Catch::Contains("rc=130"));
+  std::string log = read_file(d.path / "log");
+  CHECK_THAT(log, Catch::Contains("stopping after the records in flight"));
+  CHECK_THAT(log, Catch::Contains("finish the run with:\n  evalgraph run --resume "));
+  std::filesystem::path run_dir;
+  for (auto &e : std::filesystem::directory_iterator(d.path / "out")) run_dir = e.path();
+  CHECK_FALSE(std::filesystem::exists(run_dir / "out.jsonl"));  // still .partial: the run is not complete
+  auto resumed = run_cmd(evalgraph_cmd("run -q --resume " + run_dir.string()));
+  REQUIRE(resumed.exit_code == 0);
+  auto recs = read_jsonl(run_dir / "out.jsonl");
+  REQUIRE(recs.size() == 400);
+  for (int i = 0; i < 400; ++i) REQUIRE(recs[i]["s"]["text"] == "ROW " + std::to_string(i));
+}
