@@ -5,7 +5,7 @@
 // (short rows padded) into "<file>.partial", then renames it to "<file>". Memory stays constant whatever the
 // number of records. With an explicit `columns` list, rows go straight into "<file>.partial".
 //
-// Written against the C ABI so that records are parsed with nlohmann::ordered_json: the columns keep the
+// A RawNode (plugin.hpp), so that records are parsed with nlohmann::ordered_json: the columns keep the
 // order in which the host wrote the record's fields.
 #include <cerrno>
 #include <cstdint>
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "csv_format.hpp"
-#include "evalgraph/plugin.h"
+#include "evalgraph/plugin.hpp"
 
 namespace {
 
@@ -49,46 +49,7 @@ constexpr const char *kSchema = R"({
 
 constexpr std::size_t kBufferSize = std::size_t{1} << 20;
 
-void release_string(eg_buffer *b) {
-  delete static_cast<std::string *>(b->private_data);
-  b->data = nullptr;
-  b->size = 0;
-  b->release = nullptr;
-  b->private_data = nullptr;
-}
-
-void fill(eg_buffer *b, std::string s) noexcept {
-  if (b == nullptr) return;
-  try {
-    auto *owned = new std::string(std::move(s));
-    b->data = owned->data();
-    b->size = owned->size();
-    b->private_data = owned;
-    b->release = &release_string;
-  } catch (...) {  // out of memory: no message rather than an exception across the C boundary
-  }
-}
-
-struct InputError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// The exception firewall: nothing thrown inside f() leaves the plugin.
-template <class F> eg_status guard(eg_buffer *err, F &&f) noexcept {
-  try {
-    return f();
-  } catch (const InputError &e) {
-    fill(err, std::string("sink.csv: ") + e.what());
-    return EG_INVALID_INPUT;
-  } catch (const std::bad_alloc &) {
-    fill(err, "sink.csv: out of memory");
-  } catch (const std::exception &e) {
-    fill(err, std::string("sink.csv: ") + e.what());
-  } catch (...) {
-    fill(err, "sink.csv: unknown error");
-  }
-  return EG_ERROR;
-}
+using evalgraph::InputError;
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -140,9 +101,9 @@ struct RowHead {
   std::uint64_t bytes;
 };
 
-class CsvSink {
+class CsvSink : public evalgraph::RawNode {
  public:
-  explicit CsvSink(const json &params) {
+  CsvSink(const evalgraph::Host &, const json &params) {
     if (!params.is_object()) throw std::invalid_argument("parameters must be a JSON object");
     for (const auto &item : params.items()) {
       const std::string &key = item.key();
@@ -198,8 +159,14 @@ class CsvSink {
     }
   }
 
-  ~CsvSink() {  // not finished: the .partial files stay as the trace of the run
+  ~CsvSink() override {  // not finished: the .partial files stay as the trace of the run
   }
+
+  std::string process_raw(evalgraph::Call &, std::string_view in) override {
+    write(in.data(), in.size());
+    return {};
+  }
+  json finish(evalgraph::Call &) override { return json::parse(finish_files()); }
 
   void write(const char *data, std::size_t len) {
     if (finished_) throw std::runtime_error("process() after finish()");
@@ -241,7 +208,7 @@ class CsvSink {
     ++records_;
   }
 
-  std::string finish() {
+  std::string finish_files() {
     if (finished_) throw std::runtime_error("finish() called twice");
     finished_ = true;
     if (!fixed_columns_) {
@@ -304,44 +271,10 @@ class CsvSink {
   std::size_t records_ = 0;
 };
 
-eg_status create(const eg_host *, const char *params_json, void **instance_out, eg_buffer *error_out) {
-  return guard(error_out, [&] {
-    json params = (params_json != nullptr && *params_json != '\0') ? json::parse(params_json) : json::object();
-    *instance_out = new CsvSink(params);
-    return EG_OK;
-  });
-}
-
-void destroy(void *instance) { delete static_cast<CsvSink *>(instance); }
-
-eg_status process(void *instance, eg_call *, const char *input, std::size_t len, eg_buffer *out) {
-  return guard(out, [&] {
-    static_cast<CsvSink *>(instance)->write(input, len);
-    return EG_OK;
-  });
-}
-
-eg_status finish(void *instance, eg_call *, eg_buffer *out) {
-  return guard(out, [&] {
-    fill(out, static_cast<CsvSink *>(instance)->finish());
-    return EG_OK;
-  });
-}
-
-const char *const kWrites[] = {nullptr};
-
-const eg_node_type kTypes[] = {{
-    sizeof(eg_node_type), EG_KIND_SINK, "sink.csv",
-    "Writes every finished record as a CSV row, node outputs flattened into node.field columns", kSchema, nullptr,
-    nullptr, kWrites, 0u, &create, &destroy, &process, &finish,
-}};
-
-const eg_plugin kPlugin = {
-    EG_MAGIC, EG_ABI_MAJOR, EG_ABI_MINOR, sizeof(eg_plugin), sizeof(eg_node_type), sizeof(eg_host), "sink_csv",
-    "0.1.0",  "CSV sink",
-    sizeof(kTypes) / sizeof(kTypes[0]), kTypes,
-};
-
 }  // namespace
 
-extern "C" EG_EXPORT const eg_plugin *evalgraph_plugin_v1(void) { return &kPlugin; }
+EVALGRAPH_PLUGIN("sink_csv", "0.1.0", "CSV sink",
+                 evalgraph::node_type<CsvSink>({EG_KIND_SINK, "sink.csv",
+                                                "Writes every finished record as a CSV row, node outputs flattened into "
+                                                "node.field columns",
+                                                kSchema, {}, {}, {}, 0u}))

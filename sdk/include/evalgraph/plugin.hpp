@@ -24,6 +24,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -198,6 +199,15 @@ class Node {
   virtual json finish(Call &) { return nullptr; }
 };
 
+// A node that takes its input as the JSON text the host sent, without parsing it (e.g. a sink that writes
+// records as they come). process_raw returns the output JSON text ("" for none).
+class RawNode {
+ public:
+  virtual ~RawNode() = default;
+  virtual std::string process_raw(Call &call, std::string_view input) = 0;
+  virtual json finish(Call &) { return nullptr; }
+};
+
 // What a node type declares about itself (mirrors eg_node_type).
 struct NodeSpec {
   eg_node_kind kind;
@@ -249,9 +259,20 @@ template <class T> struct Adapter {
     });
   }
 };
+template <class T> struct RawAdapter : Adapter<T> {
+  static eg_status process(void *inst, eg_call *c, const char *in, size_t len, eg_buffer *out) noexcept {
+    return guard(out, [&] {
+      Call call(c);
+      std::string result = static_cast<T *>(inst)->process_raw(call, std::string_view(in, len));
+      if (!result.empty()) fill_buffer(out, std::move(result));
+      return EG_OK;
+    });
+  }
+};
 }  // namespace detail
 
 // Builds the C descriptor of a node type implemented by class T (constructor: T(const Host&, const json&)).
+// T derives from Node, or from RawNode to receive its input unparsed.
 template <class T> eg_node_type node_type(const NodeSpec &spec) {
   // The string arrays must outlive the descriptor: keep them in storage that lives as long as the library.
   static std::vector<std::unique_ptr<detail::NodeTypeStorage>> keep;
@@ -272,7 +293,11 @@ template <class T> eg_node_type node_type(const NodeSpec &spec) {
   t.flags = spec.flags;
   t.create = &detail::Adapter<T>::create;
   t.destroy = &detail::Adapter<T>::destroy;
-  t.process = &detail::Adapter<T>::process;
+  if constexpr (std::is_base_of_v<RawNode, T>) {
+    t.process = &detail::RawAdapter<T>::process;
+  } else {
+    t.process = &detail::Adapter<T>::process;
+  }
   t.finish = &detail::Adapter<T>::finish;
   keep.push_back(std::move(st));
   return t;
