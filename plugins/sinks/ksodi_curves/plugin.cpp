@@ -2,6 +2,7 @@
 // Markdown summary at finish(). The collection and rendering are in curves.cpp.
 #include "curves.hpp"
 #include "evalgraph/plugin.hpp"
+#include "ksodi/plugin_util.hpp"
 
 namespace {
 
@@ -24,21 +25,13 @@ constexpr const char *kSchema = R"schema({
   }
 })schema";
 
-std::string str_param(const json &p, const char *k, const char *def) {
-  auto it = p.find(k);
-  if (it == p.end() || it->is_null()) return def;
-  if (!it->is_string()) throw std::invalid_argument(std::string("parameter '") + k + "' must be a string");
-  return it->get<std::string>();
-}
 
 class CurvesSink : public evalgraph::Node {
  public:
   CurvesSink(const evalgraph::Host &, const json &p) : c_(config(p)) {
-    file_ = str_param(p, "file", "curves.md");
-    if (file_.find('/') != std::string::npos || file_ == "." || file_ == "..")
-      throw std::invalid_argument("parameter 'file' must be a plain file name, got '" + file_ + "'");
-    dir_ = str_param(p, "_output_dir", "");
-    if (dir_.empty()) throw std::invalid_argument("ksodi.curves: the host did not pass _output_dir");
+    auto target = ksodi::sink_target(p, "curves.md", "ksodi.curves");
+    file_ = target.file;
+    dir_ = target.dir;
   }
 
   json process(evalgraph::Call &, const json &record) override {
@@ -51,11 +44,11 @@ class CurvesSink : public evalgraph::Node {
  private:
   static ksodi::CurvesConfig config(const json &p) {
     ksodi::CurvesConfig c;
-    c.group_field = str_param(p, "group_field", "conversation_id");
-    c.order_field = str_param(p, "order_field", "turn");
-    c.s_node = str_param(p, "s_node", "s_t");
-    c.k_node = str_param(p, "k_node", "k_t");
-    c.o_node = str_param(p, "o_node", "o_t");
+    c.group_field = ksodi::param_str(p, "group_field", "conversation_id");
+    c.order_field = ksodi::param_str(p, "order_field", "turn");
+    c.s_node = ksodi::param_str(p, "s_node", "s_t");
+    c.k_node = ksodi::param_str(p, "k_node", "k_t");
+    c.o_node = ksodi::param_str(p, "o_node", "o_t");
     if (auto it = p.find("event_min"); it != p.end() && it->is_number()) c.event_min = it->get<double>();
     if (auto it = p.find("width"); it != p.end() && it->is_number_integer()) c.width = it->get<int>();
     if (auto it = p.find("height"); it != p.end() && it->is_number_integer()) c.height = it->get<int>();

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "evalgraph/plugin.hpp"
+#include "ksodi/plugin_util.hpp"
 #include "summary.hpp"
 
 namespace {
@@ -26,21 +27,13 @@ constexpr const char *kSchema = R"schema({
   }
 })schema";
 
-std::string str_param(const json &p, const char *k, const char *def) {
-  auto it = p.find(k);
-  if (it == p.end() || it->is_null()) return def;
-  if (!it->is_string()) throw std::invalid_argument(std::string("parameter '") + k + "' must be a string");
-  return it->get<std::string>();
-}
 
 class SummarySink : public evalgraph::Node {
  public:
   SummarySink(const evalgraph::Host &, const json &p) : agg_(config(p)) {
-    file_ = str_param(p, "file", "summary.md");
-    if (file_.find('/') != std::string::npos || file_ == "." || file_ == "..")
-      throw std::invalid_argument("parameter 'file' must be a plain file name, got '" + file_ + "'");
-    dir_ = str_param(p, "_output_dir", "");
-    if (dir_.empty()) throw std::invalid_argument("ksodi.summary: the host did not pass _output_dir");
+    auto target = ksodi::sink_target(p, "summary.md", "ksodi.summary");
+    file_ = target.file;
+    dir_ = target.dir;
   }
 
   json process(evalgraph::Call &, const json &record) override {
@@ -68,11 +61,11 @@ class SummarySink : public evalgraph::Node {
  private:
   static ksodi::SummaryConfig config(const json &p) {
     ksodi::SummaryConfig c;
-    c.scope_field = str_param(p, "scope_field", "context_scope_id");
-    c.id_field = str_param(p, "id_field", "id");
-    c.s0_node = str_param(p, "s0_node", "s0");
-    c.k0_node = str_param(p, "k0_node", "k0");
-    c.o0_node = str_param(p, "o0_node", "o0");
+    c.scope_field = ksodi::param_str(p, "scope_field", "context_scope_id");
+    c.id_field = ksodi::param_str(p, "id_field", "id");
+    c.s0_node = ksodi::param_str(p, "s0_node", "s0");
+    c.k0_node = ksodi::param_str(p, "k0_node", "k0");
+    c.o0_node = ksodi::param_str(p, "o0_node", "o0");
     if (auto it = p.find("threshold"); it != p.end() && it->is_number()) c.k0_threshold = it->get<double>();
     if (auto it = p.find("max_ids"); it != p.end() && it->is_number_integer()) c.max_ids = it->get<std::size_t>();
     return c;

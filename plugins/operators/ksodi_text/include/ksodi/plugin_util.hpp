@@ -10,6 +10,26 @@
 
 namespace ksodi {
 
+// A string parameter, or `def` when absent or null.
+inline std::string param_str(const nlohmann::json &p, const char *key, const char *def) {
+  auto it = p.find(key);
+  if (it == p.end() || it->is_null()) return def;
+  if (!it->is_string()) throw std::invalid_argument(std::string("parameter '") + key + "' must be a string");
+  return it->get<std::string>();
+}
+
+// A sink's output file: the plain file name of parameter `file` (default `def`) and the host's _output_dir.
+struct SinkTarget {
+  std::string dir, file;
+};
+inline SinkTarget sink_target(const nlohmann::json &p, const char *def, const char *sink_name) {
+  SinkTarget t{param_str(p, "_output_dir", ""), param_str(p, "file", def)};
+  if (t.file.find('/') != std::string::npos || t.file == "." || t.file == "..")
+    throw std::invalid_argument("parameter 'file' must be a plain file name, got '" + t.file + "'");
+  if (t.dir.empty()) throw std::invalid_argument(std::string(sink_name) + ": the host did not pass _output_dir");
+  return t;
+}
+
 // A number parameter with the seed's default; range-checked again here because a plugin may be driven by a
 // host that does not validate (the engine does, against the published schema).
 inline double param_num(const nlohmann::json &p, const char *key, double def, double lo, double hi) {
