@@ -2,9 +2,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
+#include <vector>
 
 namespace evalgraph::embed {
 
@@ -64,122 +64,370 @@ bool is_word_cp(char32_t cp) {
   return true;
 }
 
-void append_utf8(std::string &out, char32_t cp) {
+// Writes the UTF-8 encoding of cp at p; returns the byte count.
+std::size_t put_utf8(char *p, char32_t cp) {
   if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    p[0] = static_cast<char>(cp);
+    return 1;
   }
+  if (cp < 0x800) {
+    p[0] = static_cast<char>(0xC0 | (cp >> 6));
+    p[1] = static_cast<char>(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  p[0] = static_cast<char>(0xE0 | (cp >> 12));
+  p[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+  p[2] = static_cast<char>(0x80 | (cp & 0x3F));
+  return 3;
 }
 
-// Lowercases s onto out; never grows the byte length (all mappings keep or shrink it).
-void lower_append(std::string_view s, std::string &out) {
-  for (std::size_t i = 0; i < s.size();) {
+// ASCII byte classes for the fast path: the lowercase byte, and whether it is a word character.
+struct AsciiTables {
+  char lower[128];
+  bool word[128];
+  AsciiTables() {
+    for (int c = 0; c < 128; ++c) {
+      lower[c] = static_cast<char>((c >= 'A' && c <= 'Z') ? c + 32 : c);
+      word[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    }
+  }
+};
+const AsciiTables kAscii;
+
+// Lowercases s to dst (which has room for s.size() bytes: no mapping makes a text longer) and calls
+// tok(begin, end) with the byte range in dst of every token. One pass: the same result as lowercasing the
+// whole text and then tokenising the lowered text, because lowercasing is per code point, maps word
+// characters to word characters and non-word characters to non-word characters, and keeps invalid bytes
+// (which decode as U+FFFD, a non-word character, either way).
+template <class F> std::size_t lower_tokens(std::string_view s, char *dst, F &&tok) {
+  std::size_t i = 0, o = 0, start = 0;
+  const std::size_t n = s.size();
+  bool in = false;
+  while (i < n) {
     unsigned char c = static_cast<unsigned char>(s[i]);
+    bool w;
     if (c < 0x80) {
-      out.push_back((c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : static_cast<char>(c));
+      dst[o++] = kAscii.lower[c];
+      w = kAscii.word[c];
       ++i;
+      if (w == in) continue;  // the common case: inside a word or inside a gap
+      if (w) {
+        start = o - 1;
+        in = true;
+      } else {
+        tok(start, o - 1);
+        in = false;
+      }
       continue;
     }
     Cp d = decode(s, i);
-    char32_t l = lower_cp(d.cp);
-    if (l == d.cp || d.cp == 0xFFFD) out.append(s.substr(i, static_cast<std::size_t>(d.len)));
-    else append_utf8(out, l);
+    std::size_t at = o;
+    if (d.cp == 0xFFFD && d.len == 1) {
+      dst[o++] = static_cast<char>(c);  // an invalid byte stays as it is (a non-word character)
+      w = false;
+    } else {
+      char32_t l = lower_cp(d.cp);
+      if (l == d.cp) {
+        std::memcpy(dst + o, s.data() + i, static_cast<std::size_t>(d.len));
+        o += static_cast<std::size_t>(d.len);
+      } else {
+        o += put_utf8(dst + o, l);
+      }
+      w = is_word_cp(l);
+    }
     i += static_cast<std::size_t>(d.len);
+    if (w && !in) {
+      start = at;
+      in = true;
+    } else if (!w && in) {
+      tok(start, at);
+      in = false;
+    }
   }
+  if (in) tok(start, o);
+  return o;
 }
 
-template <class F> void for_each_token(std::string_view low, F &&f) {
+// A fast, non-cryptographic hash of a short byte string (tokens are a few bytes long): 8-byte words mixed
+// with a multiply-xorshift step. Only used for the open-addressing tables below.
+inline std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 32;
+  x *= 0xd6e8feb86659fd93ULL;
+  x ^= x >> 32;
+  return x;
+}
+inline std::uint64_t hash_bytes(const char *p, std::size_t n) {
+  std::uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xff51afd7ed558ccdULL);
+  while (n >= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = mix(h ^ w) * 0x9E3779B97F4A7C15ULL;
+    p += 8;
+    n -= 8;
+  }
+  std::uint64_t w = 0;
+  if (n >= 4) {
+    std::uint32_t a, b;
+    std::memcpy(&a, p, 4);
+    std::memcpy(&b, p + n - 4, 4);
+    w = (static_cast<std::uint64_t>(a) << 32) | b;
+  } else if (n > 0) {
+    w = (static_cast<std::uint64_t>(static_cast<unsigned char>(p[0])) << 16) |
+        (static_cast<std::uint64_t>(static_cast<unsigned char>(p[n / 2])) << 8) | static_cast<unsigned char>(p[n - 1]);
+  }
+  return mix(h ^ w);
+}
+
+// Function words of German and English that carry no topic. Negations (nicht, kein, not, no) are kept on
+// purpose: they change what a sentence claims.
+constexpr const char *kStopwords[] = {
+    // German
+    "der", "die", "das", "den", "dem", "des", "ein", "eine", "einer", "eines", "einem", "einen", "und", "oder",
+    "aber", "doch", "denn", "sondern", "ist", "sind", "war", "waren", "wird", "werden", "wurde", "wurden", "sein",
+    "hat", "haben", "hatte", "habe", "kann", "können", "soll", "sollte", "muss", "müssen", "mit", "von", "vom", "zu",
+    "zum", "zur", "im", "in", "an", "am", "auf", "aus", "bei", "für", "über", "unter", "nach", "vor", "um", "bis",
+    "durch", "gegen", "es", "er", "sie", "wir", "ihr", "ich", "du", "man", "sich", "mich", "dich", "uns", "euch",
+    "mein", "dein", "ihre", "ihren", "ihrem", "seine", "seinen", "dass", "daß", "wenn", "als", "wie", "auch", "noch",
+    "schon", "so", "nur", "sehr", "hier", "dort", "dann", "da", "dies", "diese", "dieser", "dieses", "diesem",
+    "diesen", "jede", "jeder", "jedes", "was", "wer", "wo", "ob", "also", "bitte", "ja", "nun", "mal", "etwa",
+    // English
+    "the", "a", "an", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "by", "from", "as", "is",
+    "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "i", "you", "he",
+    "she", "we", "they", "me", "him", "her", "us", "them", "my", "your", "our", "their", "his", "do", "does", "did",
+    "have", "has", "had", "will", "would", "can", "could", "should", "shall", "may", "might", "must", "if", "then",
+    "than", "so", "there", "here", "what", "which", "who", "whom", "when", "where", "how", "also", "just", "into",
+    "about", "over", "up", "out", "any", "some", "such", "please", "all", "very"};
+
+// The stopwords in a fixed open-addressing table (built once; read-only afterwards, so thread-safe).
+class StopwordSet {
+ public:
+  StopwordSet() {
+    for (const char *w : kStopwords) {
+      std::string_view s(w);
+      if (s.size() > max_len_) max_len_ = s.size();
+      std::size_t i = hash_bytes(s.data(), s.size()) & kMask;
+      while (!slots_[i].empty() && slots_[i] != s) i = (i + 1) & kMask;
+      slots_[i] = s;
+    }
+  }
+  bool contains(std::string_view t, std::uint64_t h) const {
+    if (t.size() > max_len_) return false;
+    for (std::size_t i = h & kMask;; i = (i + 1) & kMask) {
+      if (slots_[i].empty()) return false;
+      if (slots_[i] == t) return true;
+    }
+  }
+
+ private:
+  static constexpr std::size_t kMask = 1023;  // 1024 slots for ~230 words: short probe chains
+  std::string_view slots_[kMask + 1];
+  std::size_t max_len_ = 0;
+};
+const StopwordSet &stopwords() {
+  static const StopwordSet s;
+  return s;
+}
+
+// The per-call vocabulary: token bytes (views into the call's lowered arena) → term id, or kStop for a
+// stopword (so that every distinct token is hashed and looked up once per occurrence, and checked against
+// the stopword list only on its first occurrence).
+class Vocab {
+ public:
+  static constexpr std::uint32_t kStop = 0xFFFFFFFFu;
+  void reset(std::size_t expected_tokens) {
+    std::size_t cap = 64;
+    while (cap < expected_tokens * 2) cap <<= 1;
+    slots_.assign(cap, Slot{});
+    mask_ = cap - 1;
+    used_ = 0;
+    terms_ = 0;
+  }
+  std::uint32_t id(const char *p, std::uint32_t len) {
+    const std::uint64_t h = hash_bytes(p, len);
+    std::size_t i = h & mask_;
+    for (;; i = (i + 1) & mask_) {
+      Slot &s = slots_[i];
+      if (s.ptr == nullptr) break;
+      if (s.hash == h && s.len == len && std::memcmp(s.ptr, p, len) == 0) return s.id;
+    }
+    Slot &s = slots_[i];
+    s.ptr = p;
+    s.len = len;
+    s.hash = h;
+    const std::uint32_t id = stopwords().contains(std::string_view(p, len), h) ? kStop : terms_++;
+    s.id = id;
+    if (++used_ * 2 > slots_.size()) grow();  // invalidates s
+    return id;
+  }
+  std::uint32_t terms() const { return terms_; }
+
+ private:
+  struct Slot {
+    const char *ptr = nullptr;
+    std::uint64_t hash = 0;
+    std::uint32_t len = 0, id = 0;
+  };
+  void grow() {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    slots_.assign(old.size() * 2, Slot{});
+    mask_ = slots_.size() - 1;
+    for (const Slot &s : old) {
+      if (s.ptr == nullptr) continue;
+      std::size_t i = s.hash & mask_;
+      while (slots_[i].ptr != nullptr) i = (i + 1) & mask_;
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0, used_ = 0;
+  std::uint32_t terms_ = 0;
+};
+
+// Per-thread scratch space, reused across calls (the host embeds from several worker threads at once).
+// A text of the call whose tokens are kept for reuse: callers often embed a text together with pieces of it
+// (O0: the answer and its sentences, each document and its sentences). A piece that lies inside an earlier
+// text's memory has exactly that text's tokens within its byte range, provided that no token crosses the
+// piece's ends and that lowercasing kept every byte offset (the lowered text is as long as the original:
+// no mapping ever lengthens a character, so equal lengths mean that none was shortened either). Then the
+// piece's term ids are copied instead of lowercasing, tokenising and hashing it again.
+struct Root {
+  std::uintptr_t begin = 0, end = 0;  // the text's bytes (addresses)
+  std::size_t first = 0, last = 0;    // its tokens in Scratch::tok_*
+};
+
+// Per-thread scratch space, reused across calls (the host embeds from several worker threads at once).
+struct Scratch {
+  std::string arena;
+  Vocab vocab;
+  std::vector<std::uint32_t> ids;
+  std::vector<std::size_t> id_bounds;
+  std::vector<std::uint32_t> df;
+  std::vector<float> idf;
+  std::vector<Root> roots;
+  std::vector<std::uint32_t> tok_b, tok_e, tok_id;  // byte range in its text and term id (or kStop)
+};
+
+// Appends the term ids of the piece [b, e) of root r to ids; false when a token crosses b or e.
+bool reuse_tokens(const Scratch &sc, const Root &r, std::uintptr_t b, std::uintptr_t e, std::vector<std::uint32_t> &ids) {
+  const std::uint32_t s = static_cast<std::uint32_t>(b - r.begin), t = static_cast<std::uint32_t>(e - r.begin);
+  const std::uint32_t *tb = sc.tok_b.data(), *te = sc.tok_e.data();
+  // First token ending after s, then every token that starts before t.
+  std::size_t lo = r.first, hi = r.last;
+  while (lo < hi) {
+    std::size_t mid = (lo + hi) / 2;
+    if (te[mid] <= s) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo < r.last && tb[lo] < s) return false;  // a token crosses the start
+  std::size_t k = lo;
+  for (; k < r.last && tb[k] < t; ++k) {
+    if (te[k] > t) return false;  // a token crosses the end
+  }
+  for (std::size_t j = lo; j < k; ++j)
+    if (sc.tok_id[j] != Vocab::kStop) ids.push_back(sc.tok_id[j]);
+  return true;
+}
+
+}  // namespace
+
+bool TfidfEmbedder::is_stopword(std::string_view token) { return stopwords().contains(token, hash_bytes(token.data(), token.size())); }
+
+std::vector<std::string_view> TfidfEmbedder::tokens(std::string_view lowered) {
+  std::vector<std::string_view> out;
   std::size_t i = 0, start = 0;
   bool in = false;
-  while (i < low.size()) {
-    Cp d = decode(low, i);
+  auto emit = [&](std::size_t e) {
+    std::string_view t = lowered.substr(start, e - start);
+    if (!is_stopword(t)) out.push_back(t);
+  };
+  while (i < lowered.size()) {
+    Cp d = decode(lowered, i);
     bool w = is_word_cp(d.cp);
     if (w && !in) {
       start = i;
       in = true;
     } else if (!w && in) {
-      f(low.substr(start, i - start));
+      emit(i);
       in = false;
     }
     i += static_cast<std::size_t>(d.len);
   }
-  if (in) f(low.substr(start));
-}
-
-// Function words of German and English that carry no topic. Negations (nicht, kein, not, no) are kept on
-// purpose: they change what a sentence claims.
-const std::unordered_set<std::string_view> &stopwords() {
-  static const std::unordered_set<std::string_view> s{
-      // German
-      "der", "die", "das", "den", "dem", "des", "ein", "eine", "einer", "eines", "einem", "einen", "und", "oder",
-      "aber", "doch", "denn", "sondern", "ist", "sind", "war", "waren", "wird", "werden", "wurde", "wurden", "sein",
-      "hat", "haben", "hatte", "habe", "kann", "können", "soll", "sollte", "muss", "müssen", "mit", "von", "vom", "zu",
-      "zum", "zur", "im", "in", "an", "am", "auf", "aus", "bei", "für", "über", "unter", "nach", "vor", "um", "bis",
-      "durch", "gegen", "es", "er", "sie", "wir", "ihr", "ich", "du", "man", "sich", "mich", "dich", "uns", "euch",
-      "mein", "dein", "ihre", "ihren", "ihrem", "seine", "seinen", "dass", "daß", "wenn", "als", "wie", "auch", "noch",
-      "schon", "so", "nur", "sehr", "hier", "dort", "dann", "da", "dies", "diese", "dieser", "dieses", "diesem",
-      "diesen", "jede", "jeder", "jedes", "was", "wer", "wo", "ob", "also", "bitte", "ja", "nun", "mal", "etwa",
-      // English
-      "the", "a", "an", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "by", "from", "as", "is",
-      "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "i", "you", "he",
-      "she", "we", "they", "me", "him", "her", "us", "them", "my", "your", "our", "their", "his", "do", "does", "did",
-      "have", "has", "had", "will", "would", "can", "could", "should", "shall", "may", "might", "must", "if", "then",
-      "than", "so", "there", "here", "what", "which", "who", "whom", "when", "where", "how", "also", "just", "into",
-      "about", "over", "up", "out", "any", "some", "such", "please", "all", "very"};
-  return s;
-}
-
-}  // namespace
-
-bool TfidfEmbedder::is_stopword(std::string_view token) { return stopwords().count(token) > 0; }
-
-std::vector<std::string_view> TfidfEmbedder::tokens(std::string_view lowered) {
-  std::vector<std::string_view> out;
-  for_each_token(lowered, [&](std::string_view t) {
-    if (!is_stopword(t)) out.push_back(t);
-  });
+  if (in) emit(lowered.size());
   return out;
 }
 
 void TfidfEmbedder::embed(const std::vector<std::string_view> &texts, std::vector<float> &out, std::size_t &dim) const {
+  thread_local Scratch sc;
   const std::size_t n = texts.size();
   std::size_t total = 0;
   for (auto t : texts) total += t.size();
-  // All lowercased texts live in one arena that never reallocates, so the vocabulary keys (views into it)
-  // stay valid; lowercasing never makes a text longer.
-  std::string arena;
-  arena.reserve(total);
-  std::vector<std::size_t> bounds(n + 1, 0);
+  // The scratch space is kept for the next call, unless this call was unusually large (then it is freed,
+  // so that one huge call does not pin its memory in every worker thread).
+  struct Release {
+    std::size_t total;
+    ~Release() {
+      if (total > (std::size_t{16} << 20)) sc = Scratch{};
+    }
+  } release{total};
+  // All lowercased texts live in one arena that is sized up front and never reallocates during the call,
+  // so the vocabulary keys (pointers into it) stay valid; lowercasing never makes a text longer.
+  if (sc.arena.size() < total + 1) sc.arena.resize(total + 1);
+  char *arena = sc.arena.data();
+  sc.vocab.reset(total / 32 + 16);  // distinct tokens; the table grows when needed
+  std::vector<std::uint32_t> &ids = sc.ids;  // term ids of all texts, concatenated (stopwords dropped)
+  ids.clear();
+  std::vector<std::size_t> &id_bounds = sc.id_bounds;
+  id_bounds.assign(n + 1, 0);
+  sc.roots.clear();
+  sc.tok_b.clear();
+  sc.tok_e.clear();
+  sc.tok_id.clear();
+  std::size_t pos = 0, last_root = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    lower_append(texts[i], arena);
-    bounds[i + 1] = arena.size();
-  }
-  std::unordered_map<std::string_view, std::uint32_t> vocab;
-  vocab.reserve(total / 6 + 16);
-  std::vector<std::uint32_t> ids;  // token ids of all texts, concatenated
-  ids.reserve(total / 5 + 16);
-  std::vector<std::size_t> id_bounds(n + 1, 0);
-  std::string_view all(arena);
-  for (std::size_t i = 0; i < n; ++i) {
-    for_each_token(all.substr(bounds[i], bounds[i + 1] - bounds[i]), [&](std::string_view tok) {
-      if (is_stopword(tok)) return;
-      auto [it, inserted] = vocab.try_emplace(tok, static_cast<std::uint32_t>(vocab.size()));
-      ids.push_back(it->second);
-    });
+    const std::uintptr_t tb = reinterpret_cast<std::uintptr_t>(texts[i].data()), te = tb + texts[i].size();
+    // A piece of an earlier text (the most recently used one is tried first).
+    bool reused = false;
+    if (!texts[i].empty() && !sc.roots.empty()) {
+      const std::size_t nr = sc.roots.size();
+      for (std::size_t k = 0; k < nr && k < 64; ++k) {
+        const Root &r = sc.roots[(last_root + nr - k) % nr];
+        if (r.begin <= tb && te <= r.end) {
+          reused = reuse_tokens(sc, r, tb, te, ids);
+          if (reused) last_root = (last_root + nr - k) % nr;
+          break;
+        }
+      }
+    }
+    if (!reused) {
+      char *base = arena + pos;
+      const std::size_t first = sc.tok_b.size();
+      const std::size_t len = lower_tokens(texts[i], base, [&](std::size_t b, std::size_t e) {
+        std::uint32_t id = sc.vocab.id(base + b, static_cast<std::uint32_t>(e - b));
+        sc.tok_b.push_back(static_cast<std::uint32_t>(b));
+        sc.tok_e.push_back(static_cast<std::uint32_t>(e));
+        sc.tok_id.push_back(id);
+        if (id != Vocab::kStop) ids.push_back(id);
+      });
+      pos += len;
+      if (len == texts[i].size() && texts[i].size() < 0xFFFFFFFFu) {
+        sc.roots.push_back({tb, te, first, sc.tok_b.size()});
+        last_root = sc.roots.size() - 1;
+      } else {
+        sc.tok_b.resize(first);  // offsets moved: this text's tokens cannot be reused
+        sc.tok_e.resize(first);
+        sc.tok_id.resize(first);
+      }
+    }
     id_bounds[i + 1] = ids.size();
   }
-  const std::size_t V = vocab.size();
+  const std::size_t V = sc.vocab.terms();
   dim = V == 0 ? 1 : V;
   out.assign(n * dim, 0.0f);
   if (V == 0) return;
   // Raw term counts per text (tf), then document frequencies.
-  std::vector<std::uint32_t> df(V, 0);
+  std::vector<std::uint32_t> &df = sc.df;
+  df.assign(V, 0);
   for (std::size_t i = 0; i < n; ++i) {
     float *row = out.data() + i * dim;
     for (std::size_t k = id_bounds[i]; k < id_bounds[i + 1]; ++k) {
@@ -188,7 +436,8 @@ void TfidfEmbedder::embed(const std::vector<std::string_view> &texts, std::vecto
       row[id] += 1.0f;
     }
   }
-  std::vector<float> idf(V);
+  std::vector<float> &idf = sc.idf;
+  idf.resize(V);
   for (std::size_t v = 0; v < V; ++v)
     idf[v] = static_cast<float>(std::log((1.0 + static_cast<double>(n)) / (1.0 + df[v])) + 1.0);
   for (std::size_t i = 0; i < n; ++i) {
