@@ -1,6 +1,8 @@
 #include "o0.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 
 #include "ksodi/detect.hpp"
 #include "ksodi/text.hpp"
@@ -26,16 +28,66 @@ const detect::KeywordSet &kw_attrib() {
   return k;
 }
 
+// The non-zero entries of every embedding row, for cosines in O(non-zeros) instead of O(dim): TF-IDF rows are
+// mostly zeros (dim = the call's whole vocabulary). The result is bit-identical to ksodi::cosine(): it sums
+// the same non-zero products in the same (increasing index) order, and the skipped terms are exact zeros,
+// which leave a sum starting at +0 unchanged.
+class SparseRows {
+ public:
+  SparseRows(const EmbedResult &e, std::size_t rows) : e_(e), dim_(e.dim) {
+    start_.reserve(rows + 1);
+    norm_.reserve(rows);
+    start_.push_back(0);
+    idx_.resize(rows * dim_);
+    val_.resize(rows * dim_);
+    std::size_t k = 0;
+    bool finite = true;
+    for (std::size_t r = 0; r < rows; ++r) {
+      const float *v = e.row(r);
+      double n = 0;
+      // Branch-free compaction (whether an entry is zero is unpredictable): every entry is written, and the
+      // write position only advances past non-zero ones. Zeros add exactly +0 to the norm.
+      for (std::size_t i = 0; i < dim_; ++i) {
+        const float x = v[i];
+        idx_[k] = static_cast<std::uint32_t>(i);
+        val_[k] = x;
+        n += static_cast<double>(x) * x;
+        finite &= (x - x) == 0.0f;  // false for inf and NaN
+        k += x != 0.0f ? 1 : 0;
+      }
+      norm_.push_back(n);
+      start_.push_back(k);
+    }
+    finite_ = finite;  // inf * 0 is NaN: only the dense loop gets that right
+  }
+  // cos(row a, row b); `a_dense` is row a itself (the non-zeros of b are looked up in it).
+  double cosine(const float *a_dense, std::size_t a, std::size_t b) const {
+    if (!finite_) return ksodi::cosine(a_dense, e_.row(b), dim_);
+    const double na = norm_[a], nb = norm_[b];
+    double dot = 0;
+    for (std::size_t k = start_[b]; k < start_[b + 1]; ++k) dot += static_cast<double>(a_dense[idx_[k]]) * val_[k];
+    if (na <= 0 || nb <= 0) return 0.0;
+    return dot / (std::sqrt(na) * std::sqrt(nb));
+  }
+
+ private:
+  const EmbedResult &e_;
+  std::size_t dim_;
+  bool finite_ = true;
+  std::vector<std::size_t> start_;
+  std::vector<std::uint32_t> idx_;
+  std::vector<float> val_;
+  std::vector<double> norm_;
+};
+
 }  // namespace
 
 int count_attribution_markers(std::string_view sentence, std::vector<std::string> *kinds) {
-  text::TokenizedText t;
+  thread_local text::TokenizedText t;  // reused: its buffers keep their capacity across calls
   t.assign(sentence);
-  const auto &kw = kw_attrib();
-  int n = static_cast<int>(kw.count(t));
-  if (kinds != nullptr) {
-    if (const char *hit = kw.find(t)) kinds->emplace_back(hit);  // the first keyword marker, for the audit
-  }
+  const char *hit = nullptr;
+  int n = static_cast<int>(kw_attrib().count_and_find(t, false, &hit));
+  if (kinds != nullptr && hit != nullptr) kinds->emplace_back(hit);  // the first keyword marker, for the audit
   std::size_t q = detect::count_quotations(sentence), b = detect::count_bracket_refs(sentence),
               pr = detect::count_paren_refs(sentence);
   if (kinds != nullptr) {
@@ -102,10 +154,11 @@ O0Result compute_o0(const O0Input &in, const O0Params &p, const EmbedFn &embed) 
   EmbedResult e = embed(texts);
   r.embedding_model_id = e.model_id;
   const std::size_t nd = doc_texts.size();
+  const SparseRows sp(e, texts.size());
   r.computed = true;
   r.A_ret = 0;
   for (std::size_t i = 0; i < nd; ++i) {
-    double c = clip01(cosine(e.row(0), e.row(1 + i), e.dim));
+    double c = clip01(sp.cosine(e.row(0), 0, 1 + i));
     r.doc_alignment.push_back(c);
     if (r.best_doc < 0 || c > r.A_ret) {
       r.A_ret = c;
@@ -117,7 +170,7 @@ O0Result compute_o0(const O0Input &in, const O0Params &p, const EmbedFn &embed) 
     const float *sv = e.row(1 + nd + j);
     os.align = 0;
     for (std::size_t i = 0; i < nd; ++i) {
-      double c = clip01(cosine(sv, e.row(1 + i), e.dim));
+      double c = clip01(sp.cosine(sv, 1 + nd + j, 1 + i));
       if (os.best_doc < 0 || c > os.align) {
         os.align = c;
         os.best_doc = static_cast<int>(i);
@@ -125,7 +178,7 @@ O0Result compute_o0(const O0Input &in, const O0Params &p, const EmbedFn &embed) 
     }
     const std::size_t base = 1 + nd + r.sentences.size();
     for (std::size_t k = 0; k < unit_owner.size(); ++k) {
-      double c = clip01(cosine(sv, e.row(base + k), e.dim));
+      double c = clip01(sp.cosine(sv, 1 + nd + j, base + k));
       if (c > os.align) {
         os.align = c;
         os.best_doc = static_cast<int>(unit_owner[k]);

@@ -1,7 +1,9 @@
 // Plugin glue of ksodi.o0: parameters, ports, JSON in/out. The computation is in o0.cpp.
 #include "evalgraph/plugin.hpp"
 #include "ksodi/detect.hpp"
+#include "ksodi/fast_input.hpp"
 #include "ksodi/json_input.hpp"
+#include "ksodi/json_writer.hpp"
 #include "ksodi/plugin_util.hpp"
 #include "ksodi/text.hpp"
 #include "o0.hpp"
@@ -25,7 +27,7 @@ constexpr const char *kSchema = R"schema({
   }
 })schema";
 
-class O0Node : public evalgraph::Node {
+class O0Node : public evalgraph::RawNode {
  public:
   O0Node(const evalgraph::Host &host, const json &params) : host_(host) {
     p_.alpha = ksodi::param_num(params, "alpha", 0.6, 0, 10);
@@ -38,7 +40,20 @@ class O0Node : public evalgraph::Node {
     text_max_ = static_cast<std::size_t>(ksodi::param_num(params, "sentence_text_max", 200, 0, 100000));
   }
 
-  json process(evalgraph::Call &call, const json &in) override {
+  // Fast path: the members read straight from the input text; anything unusual takes the full parse.
+  std::string process_raw(evalgraph::Call &call, std::string_view input) override {
+    thread_local std::vector<ksodi::fast::Value> v;
+    ksodi::O0Input x;
+    if (ksodi::fast::read_members(input, {"answer", "retrieved_docs", "tool_outputs"}, v) &&
+        (v[0].kind == ksodi::fast::Value::String || v[0].kind == ksodi::fast::Value::Null) &&
+        ksodi::fast::read_docs(v[1], "doc_", x.docs) && ksodi::fast::read_docs(v[2], "tool_", x.tool_outputs)) {
+      x.answer = ksodi::fast::text_of(v[0]);
+      return compute(call, x);
+    }
+    return ksodi::process_parsed(input, [&](const json &in) { return process(call, in); });
+  }
+
+  std::string process(evalgraph::Call &call, const json &in) const {
     auto ans = in.find("answer");
     if (ans == in.end() || !(ans->is_string() || ans->is_null()))
       throw evalgraph::InputError("ksodi.o0: port 'answer' must be a string (the assistant text)");
@@ -50,50 +65,98 @@ class O0Node : public evalgraph::Node {
     } catch (const std::invalid_argument &e) {
       throw evalgraph::InputError(std::string("ksodi.o0: ") + e.what());
     }
-    ksodi::O0Result r = ksodi::compute_o0(x, p_, ksodi::host_embedder(host_, call, provider_));
+    return compute(call, x);
+  }
 
-    auto opt = [&](double v) { return r.computed ? json(v) : json(nullptr); };
-    json out;
-    out["O0"] = opt(r.O0);
-    out["A_ret"] = opt(r.A_ret);
-    out["T"] = r.T;
-    out["U"] = opt(r.U);
-    out["computed"] = r.computed;
-    out["flags"] = r.computed ? json::array() : json::array({"no_retrieved_docs"});
-    out["n_sent"] = r.n_sent;
-    out["n_attrib"] = r.n_attrib;
-    out["n_unsupported"] = r.n_unsupported;
-    json ret_ids = json::array(), tool_ids = json::array();
-    for (std::size_t i = 0; i < r.doc_ids.size(); ++i) (r.doc_kinds[i] == "retrieved" ? ret_ids : tool_ids).push_back(r.doc_ids[i]);
-    out["retrieval_doc_ids"] = ret_ids;
-    out["tool_output_ids"] = tool_ids;
-    out["doc_alignment"] = r.doc_alignment;
-    out["best_doc_id"] = r.best_doc >= 0 ? json(r.doc_ids[static_cast<std::size_t>(r.best_doc)]) : json(nullptr);
-    out["empty_docs_skipped"] = r.empty_docs_skipped;
-    out["marker_kinds"] = r.marker_kinds;
-    json sents = json::array();
+  // The output, written directly as the JSON text nlohmann would dump for it (members in sorted order; see
+  // ksodi/json_writer.hpp).
+  std::string compute(evalgraph::Call &call, const ksodi::O0Input &x) const {
+    ksodi::O0Result r = ksodi::compute_o0(x, p_, ksodi::host_embedder(host_, call, provider_));
+    auto doc_id = [&](int i) -> const std::string * { return i >= 0 ? &r.doc_ids[static_cast<std::size_t>(i)] : nullptr; };
+    std::string text;
+    text.reserve(1024 + 256 * r.sentences.size());
+    ksodi::JsonWriter w(text);
+    auto opt = [&](std::string_view k, double v) {
+      if (r.computed) w.member(k, v);
+      else w.member_null(k);
+    };
+    auto str_or_null = [&](std::string_view k, const std::string *v) {
+      if (v != nullptr) w.member(k, *v);
+      else w.member_null(k);
+    };
+    w.begin_object();
+    opt("A_ret", r.A_ret);
+    opt("O0", r.O0);
+    w.member("T", r.T);
+    opt("U", r.U);
+    str_or_null("best_doc_id", doc_id(r.best_doc));
+    w.member("computed", r.computed);
+    w.key("doc_alignment");
+    w.begin_array();
+    for (double a : r.doc_alignment) w.number(a);
+    w.end_array();
+    str_or_null("embedding_model_id", r.embedding_model_id.empty() ? nullptr : &r.embedding_model_id);
+    w.member("empty_docs_skipped", r.empty_docs_skipped);
+    w.key("flags");
+    w.begin_array();
+    if (!r.computed) w.string("no_retrieved_docs");
+    w.end_array();
+    w.key("marker_kinds");
+    w.begin_array();
+    for (const auto &k : r.marker_kinds) w.string(k);
+    w.end_array();
+    w.member("n_attrib", r.n_attrib);
+    w.member("n_sent", r.n_sent);
+    w.member("n_unsupported", r.n_unsupported);
+    w.key("parameters");
+    w.begin_object();
+    w.member("alpha", p_.alpha);
+    w.member("beta", p_.beta);
+    w.member("detector_version", ksodi::detect::kDetectorVersion);
+    w.member("doc_sentences", p_.doc_sentences);
+    str_or_null("embedding_model_id", r.embedding_model_id.empty() ? nullptr : &r.embedding_model_id);
+    str_or_null("embedding_provider", provider_ ? &*provider_ : nullptr);
+    w.member("gamma", p_.gamma);
+    w.member("include_tool_outputs", p_.include_tool_outputs);
+    w.member("tau", p_.tau);
+    w.end_object();
+    w.key("retrieval_doc_ids");
+    w.begin_array();
+    for (std::size_t i = 0; i < r.doc_ids.size(); ++i)
+      if (r.doc_kinds[i] == "retrieved") w.string(r.doc_ids[i]);
+    w.end_array();
+    w.key("sentences");
+    w.begin_array();
     for (const auto &s : r.sentences) {
-      json j = {{"start", s.start}, {"length", s.length}, {"markers", s.markers}, {"attrib", s.markers > 0}};
-      if (text_max_ > 0) j["text"] = std::string(ksodi::text::utf8_prefix(std::string_view(x.answer).substr(s.start, s.length), text_max_));
-      j["align"] = r.computed ? json(s.align) : json(nullptr);
-      j["best_doc_id"] = s.best_doc >= 0 ? json(r.doc_ids[static_cast<std::size_t>(s.best_doc)]) : json(nullptr);
-      j["unsupported"] = r.computed ? json(s.unsupported) : json(nullptr);
-      sents.push_back(std::move(j));
+      w.begin_object();
+      if (r.computed) w.member("align", s.align);
+      else w.member_null("align");
+      w.member("attrib", s.markers > 0);
+      str_or_null("best_doc_id", doc_id(s.best_doc));
+      w.member("length", s.length);
+      w.member("markers", s.markers);
+      w.member("start", s.start);
+      if (text_max_ > 0) w.member("text", ksodi::text::utf8_prefix(std::string_view(x.answer).substr(s.start, s.length), text_max_));
+      if (r.computed) w.member("unsupported", s.unsupported);
+      else w.member_null("unsupported");
+      w.end_object();
     }
-    out["sentences"] = std::move(sents);
-    out["embedding_model_id"] = r.embedding_model_id.empty() ? json(nullptr) : json(r.embedding_model_id);
-    out["tau"] = p_.tau;
-    out["weights"] = {{"alpha", p_.alpha}, {"beta", p_.beta}, {"gamma", p_.gamma}};
-    out["parameters"] = {{"alpha", p_.alpha},
-                         {"beta", p_.beta},
-                         {"gamma", p_.gamma},
-                         {"tau", p_.tau},
-                         {"include_tool_outputs", p_.include_tool_outputs},
-                         {"doc_sentences", p_.doc_sentences},
-                         {"embedding_provider", provider_ ? json(*provider_) : json(nullptr)},
-                         {"embedding_model_id", out["embedding_model_id"]},
-                         {"detector_version", ksodi::detect::kDetectorVersion}};
-    return out;
+    w.end_array();
+    w.member("tau", p_.tau);
+    // Everything that is not "retrieved" (as the DOM version sorted them).
+    w.key("tool_output_ids");
+    w.begin_array();
+    for (std::size_t i = 0; i < r.doc_ids.size(); ++i)
+      if (r.doc_kinds[i] != "retrieved") w.string(r.doc_ids[i]);
+    w.end_array();
+    w.key("weights");
+    w.begin_object();
+    w.member("alpha", p_.alpha);
+    w.member("beta", p_.beta);
+    w.member("gamma", p_.gamma);
+    w.end_object();
+    w.end_object();
+    return text;
   }
 
  private:

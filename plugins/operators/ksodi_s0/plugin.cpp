@@ -1,7 +1,9 @@
 // Plugin glue of ksodi.s0: parameters, ports, JSON in/out. The computation is in s0.cpp.
 #include "evalgraph/plugin.hpp"
 #include "ksodi/detect.hpp"
+#include "ksodi/fast_input.hpp"
 #include "ksodi/json_input.hpp"
+#include "ksodi/json_writer.hpp"
 #include "ksodi/plugin_util.hpp"
 #include "s0.hpp"
 
@@ -27,7 +29,7 @@ constexpr const char *kSchema = R"schema({
   }
 })schema";
 
-class S0Node : public evalgraph::Node {
+class S0Node : public evalgraph::RawNode {
  public:
   S0Node(const evalgraph::Host &host, const json &params) : host_(host) {
     p_.alpha = ksodi::param_num(params, "alpha", 0.4, 0, 10);
@@ -49,7 +51,23 @@ class S0Node : public evalgraph::Node {
       }
   }
 
-  json process(evalgraph::Call &call, const json &in) override {
+  // Fast path: the members read straight from the input text; anything unusual takes the full parse.
+  std::string process_raw(evalgraph::Call &call, std::string_view input) override {
+    thread_local std::vector<ksodi::fast::Value> v;
+    if (ksodi::fast::read_members(input, {"answer", "system_prompt", "tool_profile", "user_text", "tool_profile_id"}, v) &&
+        (v[0].kind == ksodi::fast::Value::String || v[0].kind == ksodi::fast::Value::Null)) {
+      ksodi::S0Input x;
+      x.answer = ksodi::fast::text_of(v[0]);
+      x.system_prompt = ksodi::fast::text_of(v[1]);
+      x.tool_profile = ksodi::fast::text_of(v[2]);
+      x.user_text = ksodi::fast::text_of(v[3]);
+      x.tool_profile_id = ksodi::fast::text_of(v[4]);
+      return compute(call, x);
+    }
+    return ksodi::process_parsed(input, [&](const json &in) { return process(call, in); });
+  }
+
+  std::string process(evalgraph::Call &call, const json &in) const {
     auto ans = in.find("answer");
     if (ans == in.end() || !(ans->is_string() || ans->is_null()))
       throw evalgraph::InputError("ksodi.s0: port 'answer' must be a string (the assistant text)");
@@ -59,40 +77,66 @@ class S0Node : public evalgraph::Node {
     x.tool_profile = ksodi::text_of(in, "tool_profile");
     x.user_text = ksodi::text_of(in, "user_text");
     x.tool_profile_id = ksodi::text_of(in, "tool_profile_id");
+    return compute(call, x);
+  }
+
+  // The output, written directly as the JSON text nlohmann would dump for it (members in sorted order; see
+  // ksodi/json_writer.hpp).
+  std::string compute(evalgraph::Call &call, const ksodi::S0Input &x) const {
     ksodi::S0Result r = ksodi::compute_s0(x, p_, ksodi::host_embedder(host_, call, provider_));
 
-    json out;
-    out["S0"] = r.S0;
-    out["F"] = r.F;
-    out["G_str"] = r.G_str;
-    out["R_red"] = r.R_red;
-    out["no_explicit_format"] = r.no_explicit_format;
-    out["expectations_detected"] = r.expectations;
-    out["expectation_evidence"] = r.expectation_evidence;
-    out["format_passed_map"] = r.format_passed;
-    out["format_evidence"] = r.format_evidence;
-    out["n_paragraphs"] = r.n_paragraphs;
-    out["n_bullets"] = r.n_bullets;
-    out["n_numbered"] = r.n_numbered;
-    out["n_headings"] = r.n_headings;
-    out["n_sentences"] = r.n_sentences;
-    out["short_answer_guardrail"] = r.short_answer_guardrail;
-    out["paragraph_similarities"] = r.paragraph_similarities;
-    json params = {{"alpha", r.alpha},
-                   {"alpha_source", r.alpha_source},
-                   {"beta", p_.beta},
-                   {"gamma", p_.gamma},
-                   {"K", p_.K},
-                   {"f_neutral", p_.f_neutral},
-                   {"list_min_share", p_.list_min_share},
-                   {"short_answer_min", p_.short_answer_min},
-                   {"use_user_text", p_.use_user_text},
-                   {"redundancy", p_.redundancy == ksodi::Redundancy::Jaccard ? "jaccard" : "embedding"},
-                   {"embedding_provider", provider_ ? json(*provider_) : json(nullptr)},
-                   {"embedding_model_id", r.similarity_model_id.empty() ? json(nullptr) : json(r.similarity_model_id)},
-                   {"detector_version", ksodi::detect::kDetectorVersion}};
-    out["parameters"] = std::move(params);
-    return out;
+    std::string text;
+    text.reserve(2048);
+    ksodi::JsonWriter w(text);
+    auto string_map = [&](std::string_view k, const auto &m) {  // a std::map: already in sorted order
+      w.key(k);
+      w.begin_object();
+      for (const auto &[mk, mv] : m) w.member(mk, mv);
+      w.end_object();
+    };
+    w.begin_object();
+    w.member("F", r.F);
+    w.member("G_str", r.G_str);
+    w.member("R_red", r.R_red);
+    w.member("S0", r.S0);
+    string_map("expectation_evidence", r.expectation_evidence);
+    w.key("expectations_detected");
+    w.begin_array();
+    for (const auto &e : r.expectations) w.string(e);
+    w.end_array();
+    string_map("format_evidence", r.format_evidence);
+    string_map("format_passed_map", r.format_passed);
+    w.member("n_bullets", r.n_bullets);
+    w.member("n_headings", r.n_headings);
+    w.member("n_numbered", r.n_numbered);
+    w.member("n_paragraphs", r.n_paragraphs);
+    w.member("n_sentences", r.n_sentences);
+    w.member("no_explicit_format", r.no_explicit_format);
+    w.key("paragraph_similarities");
+    w.begin_array();
+    for (double v : r.paragraph_similarities) w.number(v);
+    w.end_array();
+    w.key("parameters");
+    w.begin_object();
+    w.member("K", p_.K);
+    w.member("alpha", r.alpha);
+    w.member("alpha_source", r.alpha_source);
+    w.member("beta", p_.beta);
+    w.member("detector_version", ksodi::detect::kDetectorVersion);
+    if (r.similarity_model_id.empty()) w.member_null("embedding_model_id");
+    else w.member("embedding_model_id", r.similarity_model_id);
+    if (provider_) w.member("embedding_provider", *provider_);
+    else w.member_null("embedding_provider");
+    w.member("f_neutral", p_.f_neutral);
+    w.member("gamma", p_.gamma);
+    w.member("list_min_share", p_.list_min_share);
+    w.member("redundancy", p_.redundancy == ksodi::Redundancy::Jaccard ? "jaccard" : "embedding");
+    w.member("short_answer_min", p_.short_answer_min);
+    w.member("use_user_text", p_.use_user_text);
+    w.end_object();
+    w.member("short_answer_guardrail", r.short_answer_guardrail);
+    w.end_object();
+    return text;
   }
 
  private:

@@ -155,6 +155,20 @@ std::size_t KeywordSet::count(const TokenizedText &t, bool skip_negated) const {
   return n;
 }
 
+std::size_t KeywordSet::count_and_find(const TokenizedText &t, bool skip_negated, const char **first) const {
+  std::size_t n = 0, best_pos = std::string_view::npos, best = 0;
+  scan(t, skip_negated, [&](std::size_t pattern, std::size_t pos) {
+    ++n;
+    if (pos < best_pos) {  // the same rule as find(): the first match reported at the smallest position
+      best_pos = pos;
+      best = pattern;
+    }
+    return true;
+  });
+  *first = best_pos == std::string_view::npos ? nullptr : patterns_[best].c_str();
+  return n;
+}
+
 // ---- reference scanners ------------------------------------------------------------------------------------
 std::size_t count_quotations(std::string_view s) {
   std::size_t n = 0;

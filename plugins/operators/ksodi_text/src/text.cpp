@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <unordered_set>
 
 namespace ksodi::text {
@@ -51,6 +52,32 @@ void append_utf8(std::string &out, char32_t cp) {
     out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
   }
 }
+
+namespace {
+// Writes the UTF-8 encoding of cp at p; returns the byte count.
+std::size_t put_utf8(char *p, char32_t cp) {
+  if (cp < 0x80) {
+    p[0] = static_cast<char>(cp);
+    return 1;
+  }
+  if (cp < 0x800) {
+    p[0] = static_cast<char>(0xC0 | (cp >> 6));
+    p[1] = static_cast<char>(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    p[0] = static_cast<char>(0xE0 | (cp >> 12));
+    p[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    p[2] = static_cast<char>(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  p[0] = static_cast<char>(0xF0 | (cp >> 18));
+  p[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+  p[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+  p[3] = static_cast<char>(0x80 | (cp & 0x3F));
+  return 4;
+}
+}  // namespace
 
 std::size_t prev_cp_start(std::string_view s, std::size_t i) {
   std::size_t j = i - 1;
@@ -105,26 +132,37 @@ bool is_word_cp(char32_t cp) {
 }
 
 void to_lower_append(std::string_view s, std::string &out) {
-  std::size_t i = 0, n = s.size();
+  // Lowercasing never makes a text longer (every mapping keeps or shrinks the byte length), so the output is
+  // written into space sized up front and trimmed at the end — no per-byte push_back.
+  const std::size_t n = s.size(), base = out.size();
+  out.resize(base + n);
+  char *dst = out.data() + base;
+  std::size_t i = 0, o = 0;
   while (i < n) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
-      out.push_back((c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : static_cast<char>(c));
+      dst[o++] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : static_cast<char>(c);
       ++i;
       continue;
     }
     Decoded d = decode(s, i);
     if (d.cp == 0xFFFD && d.len == 1) {
-      out.push_back(static_cast<char>(c));  // keep invalid bytes as they are
+      dst[o++] = static_cast<char>(c);  // keep invalid bytes as they are
     } else {
       char32_t l = lower_cp(d.cp);
-      if (l == d.cp)
-        out.append(s.substr(i, static_cast<std::size_t>(d.len)));
-      else
-        append_utf8(out, l);
+      if (l == d.cp) {
+        for (int k = 0; k < d.len; ++k) dst[o++] = s[i + static_cast<std::size_t>(k)];
+      } else {
+        if (o + 4 > out.size() - base) {  // only if a future mapping lengthened a character
+          out.resize(out.size() + 64);
+          dst = out.data() + base;
+        }
+        o += put_utf8(dst + o, l);
+      }
     }
     i += static_cast<std::size_t>(d.len);
   }
+  out.resize(base + o);
 }
 
 std::string to_lower(std::string_view s) {
@@ -513,6 +551,16 @@ void push_unit(std::string_view u, std::vector<std::string_view> &out) {
   if (!u.empty() && has_word_cp(u)) out.push_back(u);
 }
 
+// Whether one of the 8 bytes at p is '.', '!', '?' or 0xE2 (a yes/no answer for the whole word, with the
+// classic "has a zero byte" bit trick).
+bool maybe_terminator8(const char *p) {
+  std::uint64_t w;
+  std::memcpy(&w, p, 8);
+  constexpr std::uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+  auto zero = [](std::uint64_t x) { return (x - ones) & ~x; };
+  return ((zero(w ^ (ones * '.')) | zero(w ^ (ones * '!')) | zero(w ^ (ones * '?')) | zero(w ^ (ones * 0xE2))) & high) != 0;
+}
+
 bool is_terminator_at(std::string_view s, std::size_t i, std::size_t &len) {
   char c = s[i];
   if (c == '.' || c == '!' || c == '?') {
@@ -536,7 +584,16 @@ void split_prose(std::string_view run, std::vector<std::string_view> &out) {
   while (i < n) {
     std::size_t tl = 0;
     if (!is_terminator_at(run, i, tl)) {
-      i += static_cast<std::size_t>(decode(run, i).len);
+      // Skip to the next byte that can start a terminator ('.', '!', '?' or the lead byte 0xE2 of '…').
+      // Stepping byte-wise finds the same positions as stepping per code point: these bytes never occur
+      // inside a (valid or invalid) multi-byte sequence that decode() would step over.
+      ++i;
+      while (i + 8 <= n && !maybe_terminator8(run.data() + i)) i += 8;
+      while (i < n) {
+        char b = run[i];
+        if (b == '.' || b == '!' || b == '?' || static_cast<unsigned char>(b) == 0xE2) break;
+        ++i;
+      }
       continue;
     }
     const bool single_period = run[i] == '.' && (i + 1 >= n || run[i + 1] != '.');

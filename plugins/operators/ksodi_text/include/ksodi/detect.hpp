@@ -38,6 +38,8 @@ class KeywordSet {
   const char *find(const text::TokenizedText &t, bool skip_negated = false) const;
   // Number of matches of all patterns (each occurrence counts).
   std::size_t count(const text::TokenizedText &t, bool skip_negated = false) const;
+  // Both in one scan: the number of matches, and in *first what find() returns.
+  std::size_t count_and_find(const text::TokenizedText &t, bool skip_negated, const char **first) const;
   const std::vector<std::string> &patterns() const { return patterns_; }
 
  private:

@@ -4,6 +4,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "evalgraph/plugin.hpp"
 #include "ksodi/embed.hpp"
@@ -71,6 +72,22 @@ inline EmbedFn host_embedder(const evalgraph::Host &host, evalgraph::Call &call,
     r.data = std::move(e.data);
     return r;
   };
+}
+
+// The output text of a node, as the SDK's Node adapter writes it.
+inline std::string dump_output(const nlohmann::json &out) {
+  return out.is_null() ? std::string() : out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// The SDK's Node adapter, for the slow path of a RawNode: parse the whole input (errors as the adapter reports
+// them) and call process(), which returns the output text; for an array input, once per element, and the
+// outputs are collected in an array as the adapter's process_sequence() would.
+template <class F> std::string process_parsed(std::string_view input, F &&process) {
+  nlohmann::json in = nlohmann::json::parse(input.data(), input.data() + input.size());
+  if (!in.is_array()) return process(in);
+  nlohmann::json result = nlohmann::json::array();
+  for (const auto &r : in) result.push_back(nlohmann::json::parse(process(r)));
+  return dump_output(result);
 }
 
 }  // namespace ksodi
