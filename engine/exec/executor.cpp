@@ -8,9 +8,12 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <sstream>
@@ -18,6 +21,7 @@
 #include <unordered_set>
 
 #include "exec/fan_out.h"
+#include "exec/raw_record.h"
 #include "io/dataset.h"
 #include "util/atomic_file.h"
 #include "util/version.h"
@@ -35,11 +39,12 @@ std::atomic<bool> g_abort{false};
 enum : uint8_t { ST_PENDING = 0, ST_OK = 1, ST_FAILED = 2, ST_SKIPPED = 3 };
 
 struct Slot {
-  json rec;
+  RawRecord rec;  // the record as JSON text, node outputs spliced in
   std::size_t index = 0;  // 0-based dataset record
   std::size_t line = 0;
   int replication = 0;
   std::vector<uint8_t> status;  // per planned node
+  std::map<std::string, std::string> errors, skipped;  // node id → why (written as _errors / _skipped)
 };
 
 struct Chunk {
@@ -108,13 +113,26 @@ const char *status_word(eg_status st) {
   }
 }
 
-const json *lookup(const json &rec, const PortBinding &b) {
-  auto it = rec.find(b.top);
-  if (it == rec.end()) return nullptr;
-  if (b.sub.empty()) return &*it;
-  if (!it->is_object()) return nullptr;
-  auto j = it->find(b.sub);
-  return j == it->end() ? nullptr : &*j;
+// The JSON text a port reads: a top-level field, or a member of one (`field.sub`).
+std::optional<std::string_view> lookup(const RawRecord &rec, const PortBinding &b) {
+  auto top = rec.get(b.top);
+  if (!top || b.sub.empty()) return top;
+  return member_of(*top, b.sub);
+}
+
+// A node's output as one line of JSON, if it is valid JSON: whitespace around it trimmed, and re-serialised
+// only when it spans lines (a pretty-printing plugin), since records are written one per line.
+bool normalise_output(std::string &out) {
+  if (std::memchr(out.data(), '\n', out.size()) != nullptr || std::memchr(out.data(), '\r', out.size()) != nullptr) {
+    json v = json::parse(out, nullptr, false);
+    if (v.is_discarded()) return false;
+    out = v.dump(-1, ' ', false, json::error_handler_t::replace);
+    return true;
+  }
+  std::size_t b = out.find_first_not_of(" \t"), e = out.find_last_not_of(" \t");
+  if (b == std::string::npos) return false;
+  if (b > 0 || e + 1 < out.size()) out = out.substr(b, e + 1 - b);
+  return rawjson::valid(out);
 }
 
 class Engine {
@@ -244,6 +262,25 @@ void Engine::journal_chunk(const Chunk &c, const std::vector<std::string> &texts
   }
 }
 
+// The finished record as one JSON line: its fields, then what failed (_errors) and what was skipped (_skipped).
+std::string record_text(Slot &s) {
+  auto as_object = [](const std::map<std::string, std::string> &m) {
+    std::string o = "{";
+    for (const auto &[id, why] : m) {
+      if (o.size() > 1) o += ',';
+      rawjson::append_string(o, id);
+      o += ':';
+      rawjson::append_string(o, why);
+    }
+    return o + "}";
+  };
+  if (!s.errors.empty()) s.rec.set("_errors", as_object(s.errors));
+  if (!s.skipped.empty()) s.rec.set("_skipped", as_object(s.skipped));
+  std::string out;
+  s.rec.write(out);
+  return out;
+}
+
 void Engine::write_to_sinks(const Slot &s, const std::string &text) {
   for (size_t i = 0; i < sinks_.size(); ++i) {
     eg_call call{s.index, s.replication, &sinks_[i].pn->decl->id};
@@ -289,7 +326,7 @@ void Engine::teardown() {
 void Engine::fail(size_t k, Slot &s, const std::string &msg, uint8_t how) {
   s.status[k] = how;
   const std::string &id = plan_.nodes[k].decl->id;
-  s.rec[how == ST_FAILED ? "_errors" : "_skipped"][id] = msg;
+  (how == ST_FAILED ? s.errors : s.skipped)[id] = msg;
   std::lock_guard lk(stats_mu_);
   auto &st = stats_[k];
   if (how == ST_FAILED) {
@@ -318,11 +355,9 @@ bool Engine::build_input(size_t k, Slot &s, std::string &out) {
   const PlannedNode &pn = plan_.nodes[k];
   out.clear();
   out += '{';
-  nlohmann::detail::serializer<json> ser(nlohmann::detail::output_adapter<char, std::string>(out), ' ',
-                                         json::error_handler_t::replace);
   for (const auto &b : pn.ports) {
-    const json *v = lookup(s.rec, b);
-    if (v == nullptr || (v->is_null() && b.required)) {
+    std::optional<std::string_view> v = lookup(s.rec, b);
+    if (!v || (*v == "null" && b.required)) {
       if (!b.required) continue;
       fail(k, s, fmt::format("record {} (line {}) has no value for field '{}' (port '{}')", s.index + 1, s.line, b.field, b.port),
            ST_FAILED);
@@ -332,7 +367,7 @@ bool Engine::build_input(size_t k, Slot &s, std::string &out) {
     out += '"';
     out += b.port;
     out += "\":";
-    ser.dump(*v, false, false, 0);
+    out += *v;
   }
   fmt::format_to(std::back_inserter(out), "{}\"_meta\":{{\"record_index\":{},\"replication\":{},\"node\":\"{}\"}}}}",
                  out.size() > 1 ? "," : "", s.index, s.replication, pn.decl->id);
@@ -351,12 +386,12 @@ void Engine::run_record_node(size_t k, Slot &s, int worker) {
     fail(k, s, fmt::format("{}: {}", status_word(st), host_.redact(out.empty() ? "(no message)" : out)), ST_FAILED);
     return;
   }
-  json result = out.empty() ? json::object() : json::parse(out, nullptr, false);
-  if (result.is_discarded() || !result.is_object()) {
+  if (out.empty()) out = "{}";
+  if (!normalise_output(out) || out.front() != '{') {
     fail(k, s, fmt::format("plugin {} returned output that is not a JSON object: {}", pn.type->name, out.substr(0, 120)), ST_FAILED);
     return;
   }
-  s.rec[pn.decl->id] = std::move(result);
+  s.rec.set(pn.decl->id, std::move(out));
   s.status[k] = ST_OK;
   std::lock_guard lk(stats_mu_);
   ++stats_[k].ok;
@@ -386,17 +421,21 @@ void Engine::run_sequence_node(size_t k, Chunk &c, int worker) {
   for (size_t i = 0; i < c.slots.size(); ++i) {
     Slot &s = c.slots[i];
     if (!upstream_ok(k, s)) continue;
-    auto it = s.rec.find(plan_.group_by);
-    std::string key = std::to_string(s.replication) + "\x1f" + (it == s.rec.end() ? std::string() : it->dump());
+    std::string key = std::to_string(s.replication) + "\x1f" + std::string(s.rec.get(plan_.group_by).value_or(""));
     auto [pos, fresh] = gi.emplace(key, groups.size());
     if (fresh) groups.push_back({key, {}});
     groups[pos->second].second.push_back(i);
   }
   for (auto &[key, idx] : groups) {
     if (!plan_.order_by.empty()) {
+      std::map<size_t, std::optional<json>> keys;  // the order_by values, parsed once per record
+      for (size_t i : idx) {
+        auto raw = c.slots[i].rec.get(plan_.order_by);
+        keys[i] = raw ? std::optional<json>(json::parse(*raw, nullptr, false)) : std::nullopt;
+      }
       std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-        auto fa = c.slots[a].rec.find(plan_.order_by), fb = c.slots[b].rec.find(plan_.order_by);
-        return order_less(fa == c.slots[a].rec.end() ? nullptr : &*fa, fb == c.slots[b].rec.end() ? nullptr : &*fb);
+        const auto &ka = keys[a], &kb = keys[b];
+        return order_less(ka ? &*ka : nullptr, kb ? &*kb : nullptr);
       });
     }
     std::string arr = "[", in;
@@ -413,20 +452,20 @@ void Engine::run_sequence_node(size_t k, Chunk &c, int worker) {
     eg_call call{first.index, first.replication, &pn.decl->id};
     std::string out;
     eg_status st = call_process(pn.type->type, runners_[k].instance(worker), &call, arr, out, opt_, host_);
-    json result = st == EG_OK ? json::parse(out, nullptr, false) : json();
+    std::vector<rawjson::Span> items;
     std::string why;
     if (st != EG_OK) why = fmt::format("{}: {}", status_word(st), host_.redact(out));
-    else if (result.is_discarded() || !result.is_array() || result.size() != members.size())
+    else if (!normalise_output(out) || !rawjson::array_elements(out, items) || items.size() != members.size())
       why = fmt::format("sequence plugin {} must return an array of {} objects; it returned: {}", pn.type->name,
                         members.size(), out.substr(0, 120));
     for (size_t m = 0; m < members.size(); ++m) {
       Slot &s = c.slots[members[m]];
       if (!why.empty()) {
         fail(k, s, why, ST_FAILED);
-      } else if (!result[m].is_object()) {
+      } else if (out[items[m].off] != '{') {
         fail(k, s, fmt::format("sequence plugin {} returned a non-object for item {}", pn.type->name, m), ST_FAILED);
       } else {
-        s.rec[pn.decl->id] = std::move(result[m]);
+        s.rec.set(pn.decl->id, out.substr(items[m].off, items[m].len));
         s.status[k] = ST_OK;
         std::lock_guard lk(stats_mu_);
         ++stats_[k].ok;
@@ -504,7 +543,7 @@ void Engine::writer_loop() {
     }
     std::vector<std::string> texts;
     texts.reserve(c->slots.size());
-    for (auto &s : c->slots) texts.push_back(s.rec.dump(-1, ' ', false, json::error_handler_t::replace));
+    for (auto &s : c->slots) texts.push_back(record_text(s));
     journal_chunk(*c, texts);
     for (size_t j = 0; j < c->slots.size(); ++j) {
       const Slot &s = c->slots[j];
@@ -601,26 +640,26 @@ RunResult Engine::run() {
         for (const auto &g : group) {
           Slot s = g;
           s.replication = r;
-          if (reps > 1) s.rec["_replication"] = r;
+          if (reps > 1) s.rec.set("_replication", std::to_string(r));
           add(std::move(s));
         }
       group.clear();
       maybe_flush(false);
     };
 
-    json rec;
+    std::string text;
     std::size_t index = 0;
-    for (; index < skip && reader->next(rec); ++index) {
+    for (; index < skip && reader->next_text(text); ++index) {
     }  // finished before the resume
-    while (!g_stop.load() && !host_.cancelled() && (limit < 0 || static_cast<long long>(index) < limit) && reader->next(rec)) {
+    while (!g_stop.load() && !host_.cancelled() && (limit < 0 || static_cast<long long>(index) < limit) && reader->next_text(text)) {
       Slot s;
       s.index = index++;
       s.line = reader->line();
-      s.rec = std::move(rec);
-      rec = json();
+      if (!s.rec.assign(std::move(text)))  // the reader checked it; this only guards the invariant
+        throw io::DataError(p_.dataset.path, s.line, "the record is not a JSON object", "report this as a bug");
+      text = std::string();
       if (seq) {
-        auto it = s.rec.find(plan_.group_by);
-        std::string key = it == s.rec.end() ? std::string() : it->dump();
+        std::string key(s.rec.get(plan_.group_by).value_or(""));
         if (key != group_key || group.empty()) {
           if (!group.empty()) closed_groups.insert(group_key);
           close_group();
@@ -637,7 +676,7 @@ RunResult Engine::run() {
         for (int r = 0; r < reps; ++r) {
           Slot c = r + 1 < reps ? s : std::move(s);
           c.replication = r;
-          if (reps > 1) c.rec["_replication"] = r;
+          if (reps > 1) c.rec.set("_replication", std::to_string(r));
           add(std::move(c));
         }
         maybe_flush(false);

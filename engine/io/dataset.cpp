@@ -35,6 +35,21 @@ DataError::DataError(const std::filesystem::path &file, std::size_t line, const 
 
 RecordReader::~RecordReader() = default;
 
+bool RecordReader::next_text(std::string &text) {
+  thread_local nlohmann::json record;
+  if (!next(record)) return false;
+  // Columns first, in file order; then any other keys (nlohmann's own order).
+  nlohmann::ordered_json ordered;
+  for (const auto &c : columns()) {
+    auto it = record.find(c);
+    if (it != record.end()) ordered[c] = *it;
+  }
+  for (auto it = record.begin(); it != record.end(); ++it)
+    if (!ordered.contains(it.key())) ordered[it.key()] = it.value();
+  text = ordered.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return true;
+}
+
 namespace detail {
 
 ByteSource::ByteSource(const std::filesystem::path &file) : path_(file) {

@@ -39,6 +39,9 @@ class RecordReader {
   // Reads the next record into `record` (a JSON object); false at the end of the data. Reusing the same
   // `record` object between calls is the fast path (its storage is reused).
   virtual bool next(nlohmann::json &record) = 0;
+  // Reads the next record as the text of one JSON object (its keys in file order); false at the end of the
+  // data. The engine's fast path: JSONL hands over the checked line itself; other formats serialise a record.
+  virtual bool next_text(std::string &text);
   // CSV: the header, in file order. JSONL: the keys of the first record, in file order.
   virtual const std::vector<std::string> &columns() const = 0;
   // 1-based line where the record last returned by next() started (0 before the first record).

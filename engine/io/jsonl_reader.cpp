@@ -4,6 +4,7 @@
 
 #include "io/byte_source.h"
 #include "io/readers.h"
+#include "util/raw_json.h"
 
 namespace evalgraph::io::detail {
 
@@ -48,39 +49,72 @@ class JsonlReader final : public RecordReader {
   }
 
   bool next(json &record) override {
-    for (;;) {
-      const char *b = nullptr;
-      const char *e = nullptr;
-      if (!next_line(b, e)) return false;
-      if (e != b && e[-1] == '\r') --e;
-      if (is_blank(b, e)) continue;
-      line_ = lineno_ - 1;
-      try {
-        record = json::parse(b, e);
-      } catch (const json::parse_error &err) {
-        throw DataError(src_.path(), line_, "invalid JSON (" + parse_reason(err) + ") in: " + snippet(b, e),
-                        hint(b, e, "write one complete JSON object per line"));
+    const char *b = nullptr;
+    const char *e = nullptr;
+    if (!next_record_line(b, e)) return false;
+    parse_checked(b, e, record);
+    return true;
+  }
+
+  // The line itself when the fast checker accepts it as an object; otherwise the full parser decides (and
+  // words the error), so both paths accept and refuse the same lines.
+  bool next_text(std::string &text) override {
+    const char *b = nullptr;
+    const char *e = nullptr;
+    if (!next_record_line(b, e)) return false;
+    std::string_view line(b, static_cast<std::size_t>(e - b));
+    std::size_t lead = line.find_first_not_of(" \t");
+    const bool fast = lead != std::string_view::npos && line[lead] == '{' && rawjson::valid(line);
+    if (!fast || !have_columns_) {  // the first record also sets the columns
+      json record;
+      parse_checked(b, e, record);
+      if (!fast) {  // nlohmann accepts what the checker refuses only beyond its nesting limit
+        text = record.dump(-1, ' ', false, json::error_handler_t::replace);
+        return true;
       }
-      if (!record.is_object())
-        throw DataError(src_.path(), line_,
-                        std::string("expected a JSON object, got ") + record.type_name() + ": " + snippet(b, e),
-                        hint(b, e, "each line must be one JSON object such as {\"question\": \"...\"}"));
-      if (!have_columns_) {
-        have_columns_ = true;
-        // The first record's keys in file order (nlohmann's json sorts them; ordered_json keeps them).
-        // (kept in a named variable: items() of a temporary would dangle in the range-for)
-        const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(b, e);
-        for (const auto &[key, value] : ordered.items()) columns_.push_back(key);
-      }
+    } else {
       ++records_;
-      return true;
     }
+    text.assign(line);
+    return true;
   }
 
   const std::vector<std::string> &columns() const override { return columns_; }
   std::size_t line() const override { return line_; }
 
  private:
+  // The next non-blank line [b, e), without its line end; false at the end of the file.
+  bool next_record_line(const char *&b, const char *&e) {
+    for (;;) {
+      if (!next_line(b, e)) return false;
+      if (e != b && e[-1] == '\r') --e;
+      if (is_blank(b, e)) continue;
+      line_ = lineno_ - 1;
+      return true;
+    }
+  }
+
+  void parse_checked(const char *b, const char *e, json &record) {
+    try {
+      record = json::parse(b, e);
+    } catch (const json::parse_error &err) {
+      throw DataError(src_.path(), line_, "invalid JSON (" + parse_reason(err) + ") in: " + snippet(b, e),
+                      hint(b, e, "write one complete JSON object per line"));
+    }
+    if (!record.is_object())
+      throw DataError(src_.path(), line_,
+                      std::string("expected a JSON object, got ") + record.type_name() + ": " + snippet(b, e),
+                      hint(b, e, "each line must be one JSON object such as {\"question\": \"...\"}"));
+    if (!have_columns_) {
+      have_columns_ = true;
+      // The first record's keys in file order (nlohmann's json sorts them; ordered_json keeps them).
+      // (kept in a named variable: items() of a temporary would dangle in the range-for)
+      const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(b, e);
+      for (const auto &[key, value] : ordered.items()) columns_.push_back(key);
+    }
+    ++records_;
+  }
+
   std::string hint(const char *b, const char *e, const std::string &dflt) const {
     while (b != e && (*b == ' ' || *b == '\t')) ++b;
     if (records_ == 0 && b != e && *b == '[')

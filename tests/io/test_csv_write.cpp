@@ -3,10 +3,11 @@
 #include <utility>
 #include <vector>
 
-#include "io/csv_write.h"
+#include <evalgraph/csv.hpp>
 
-using evalgraph::io::csv_escape;
-using evalgraph::io::flatten;
+// The SDK's CSV helpers (sink.csv writes with them).
+using evalgraph::csv::flatten;
+constexpr auto csv_escape = [](std::string_view f, char sep = ',') { return evalgraph::csv::escape(f, sep); };
 using nlohmann::json;
 using Pairs = std::vector<std::pair<std::string, std::string>>;
 

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "evalgraph/output_file.hpp"
+
 namespace chatbot_report {
 namespace fs = std::filesystem;
 
@@ -160,13 +162,7 @@ std::string as_text(const json *v) {
 }
 
 void write_text_file(const fs::path &file, const std::string &text) {
-  std::string partial = file.string() + ".partial";
-  {
-    std::ofstream out(partial, std::ios::binary);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + partial);
-  }
-  fs::rename(partial, file);
+  evalgraph::write_file_whole(file, text, "chatbot.report");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "chart.hpp"
 #include "compression/aggregate.hpp"
 #include "compression/llm_util.hpp"
+#include "evalgraph/output_file.hpp"
 #include "evalgraph/plugin.hpp"
 
 namespace {
@@ -25,20 +26,6 @@ constexpr const char *kSchema = R"schema({
     "_output_dir": {"type": "string", "description": "Injected by the host"}
   }
 })schema";
-
-void write_file(const fs::path &dir, const std::string &name, const std::string &content) {
-  fs::path partial = dir / (name + ".partial");
-  {
-    std::ofstream f(partial, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error("compression.report: cannot write " + partial.string());
-    f << content;
-    f.flush();
-    if (!f) throw std::runtime_error("compression.report: write failed for " + partial.string());
-  }
-  std::error_code ec;
-  fs::rename(partial, dir / name, ec);
-  if (ec) throw std::runtime_error("compression.report: cannot rename " + partial.string() + ": " + ec.message());
-}
 
 class Report : public evalgraph::Node {
  public:
@@ -72,7 +59,7 @@ class Report : public evalgraph::Node {
     fs::path dir(dir_);
     json files = json::array();
     auto put = [&](const std::string &name, const std::string &content) {
-      write_file(dir, name, content);
+      evalgraph::write_file_whole(dir / name, content, "compression.report");
       files.push_back(name);
     };
     put(file_ + ".md", Aggregator::markdown(r));
@@ -81,10 +68,8 @@ class Report : public evalgraph::Node {
     put(file_ + ".json", r.dump(2));
     if (chart_) {
       std::string png = file_ + ".png";
-      write_chart(r, title_, (dir / (png + ".partial")).string());
-      std::error_code ec;
-      fs::rename(dir / (png + ".partial"), dir / png, ec);
-      if (ec) throw std::runtime_error("compression.report: cannot rename the chart: " + ec.message());
+      write_chart(r, title_, evalgraph::partial_path(dir / png).string());
+      evalgraph::publish_partial_file(dir / png, "compression.report");
       files.push_back(png);
     }
     return {{"files", files}};

@@ -21,7 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "csv_format.hpp"
+#include "evalgraph/csv.hpp"
 #include "evalgraph/plugin.hpp"
 
 namespace {
@@ -176,7 +176,7 @@ class CsvSink : public evalgraph::RawNode {
     } catch (const json::parse_error &e) {
       throw InputError(std::string("the record is not valid JSON: ") + e.what());
     }
-    sink_csv::flatten(record, pairs_);
+    evalgraph::csv::flatten(record, pairs_);
     cells_.resize(columns_.size());
     for (auto &c : cells_) c.clear();
     for (auto &[name, text] : pairs_) {
@@ -192,7 +192,7 @@ class CsvSink : public evalgraph::RawNode {
     row_.clear();
     for (std::size_t i = 0; i < cells_.size(); ++i) {
       if (i > 0) row_.push_back(sep_);
-      sink_csv::csv_escape_append(row_, cells_[i], sep_);
+      evalgraph::csv::escape_append(row_, cells_[i], sep_);
     }
     // A lone empty field would be an empty line, which CSV readers skip: write it quoted.
     if (columns_.size() == 1 && row_.empty()) row_ = "\"\"";
@@ -227,7 +227,7 @@ class CsvSink : public evalgraph::RawNode {
     if (bom_) line = "\xEF\xBB\xBF";
     for (std::size_t i = 0; i < columns_.size(); ++i) {
       if (i > 0) line.push_back(sep_);
-      sink_csv::csv_escape_append(line, columns_[i], sep_);
+      evalgraph::csv::escape_append(line, columns_[i], sep_);
     }
     line.push_back('\n');
     out_.write(line);

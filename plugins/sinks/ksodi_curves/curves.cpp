@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "evalgraph/output_file.hpp"
+
 namespace ksodi {
 
 using nlohmann::json;
@@ -53,21 +55,6 @@ std::string safe_name(const std::string &s) {
   for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
   if (o.empty() || o[0] == '.') o = "c" + o;
   return o.substr(0, 80);
-}
-
-void write_atomic_text(const fs::path &path, const std::string &text) {
-  fs::path partial = path;
-  partial += ".partial";
-  {
-    std::ofstream f(partial, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error("ksodi.curves: cannot write " + partial.string());
-    f << text;
-    f.flush();
-    if (!f) throw std::runtime_error("ksodi.curves: write failed for " + partial.string());
-  }
-  std::error_code ec;
-  fs::rename(partial, path, ec);
-  if (ec) throw std::runtime_error("ksodi.curves: cannot rename " + partial.string() + ": " + ec.message());
 }
 
 struct Plot {
@@ -129,13 +116,11 @@ void line(cairo_t *cr, const Plot &p, const std::vector<std::optional<double>> &
 }
 
 void finish_png(cairo_surface_t *s, const std::string &path) {
-  std::string partial = path + ".partial";
+  const std::string partial = evalgraph::partial_path(path).string();
   cairo_status_t st = cairo_surface_write_to_png(s, partial.c_str());
   cairo_surface_destroy(s);
   if (st != CAIRO_STATUS_SUCCESS) throw std::runtime_error("ksodi.curves: cannot write " + partial + ": " + cairo_status_to_string(st));
-  std::error_code ec;
-  fs::rename(partial, path, ec);
-  if (ec) throw std::runtime_error("ksodi.curves: cannot rename " + partial + ": " + ec.message());
+  evalgraph::publish_partial_file(path, "ksodi.curves");
 }
 
 constexpr double kColors[3][3] = {{0.12, 0.47, 0.71}, {0.17, 0.63, 0.17}, {0.85, 0.37, 0.01}};  // S K O
@@ -268,7 +253,7 @@ std::vector<std::string> CurvesCollector::write(const std::string &dir, const st
   }
   render_overview_png((curves / "overview.png").string(), all, cfg_.width + 300, cfg_.height);
   files.push_back("curves/overview.png");
-  write_atomic_text(fs::path(dir) / summary_file, markdown(names));
+  evalgraph::write_file_whole(fs::path(dir) / summary_file, markdown(names), "ksodi.curves");
   files.push_back(summary_file);
   return files;
 }

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "evalgraph/output_file.hpp"
 #include "evalgraph/plugin.hpp"
 #include "ksodi/plugin_util.hpp"
 #include "summary.hpp"
@@ -42,19 +43,7 @@ class SummarySink : public evalgraph::Node {
   }
 
   json finish(evalgraph::Call &) override {
-    namespace fs = std::filesystem;
-    fs::path final_path = fs::path(dir_) / file_;
-    fs::path partial = fs::path(dir_) / (file_ + ".partial");
-    {
-      std::ofstream f(partial, std::ios::binary | std::ios::trunc);
-      if (!f) throw std::runtime_error("ksodi.summary: cannot write " + partial.string());
-      f << agg_.markdown();
-      f.flush();
-      if (!f) throw std::runtime_error("ksodi.summary: write failed for " + partial.string());
-    }
-    std::error_code ec;
-    fs::rename(partial, final_path, ec);
-    if (ec) throw std::runtime_error("ksodi.summary: cannot rename " + partial.string() + ": " + ec.message());
+    evalgraph::write_file_whole(std::filesystem::path(dir_) / file_, agg_.markdown(), "ksodi.summary");
     return {{"files", json::array({file_})}};
   }
 

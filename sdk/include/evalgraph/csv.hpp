@@ -1,7 +1,8 @@
-// Header-only CSV helpers of sink.csv: field escaping and record flattening. The engine has the same logic in
-// engine/io/csv_write.h; this copy keeps the plugin buildable against the SDK alone.
-#ifndef EVALGRAPH_SINK_CSV_FORMAT_HPP
-#define EVALGRAPH_SINK_CSV_FORMAT_HPP
+// evalgraph SDK, C++ helpers for plugins that write CSV (header-only, needs nlohmann/json): RFC 4180 field
+// escaping and the flattening of a finished record into columns, as sink.csv writes them. A sink of your
+// own that includes this writes the same columns and cells.
+#ifndef EVALGRAPH_CSV_HPP
+#define EVALGRAPH_CSV_HPP
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -9,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-namespace sink_csv {
+namespace evalgraph::csv {
 
 // Appends the field as RFC 4180 wants it: quoted (inner quotes doubled) when it holds sep, '"', CR or LF.
-inline void csv_escape_append(std::string &out, std::string_view field, char sep) {
+inline void escape_append(std::string &out, std::string_view field, char sep = ',') {
   bool needs_quotes = false;
   for (char c : field) {
     if (c == sep || c == '"' || c == '\n' || c == '\r') {
@@ -30,6 +31,14 @@ inline void csv_escape_append(std::string &out, std::string_view field, char sep
     out.push_back(c);
   }
   out.push_back('"');
+}
+
+// The field escaped as a new string.
+inline std::string escape(std::string_view field, char sep = ',') {
+  std::string out;
+  out.reserve(field.size() + 2);
+  escape_append(out, field, sep);
+  return out;
 }
 
 // Strings unquoted, null → "", numbers/booleans as JSON writes them, objects/arrays as compact JSON.
@@ -63,6 +72,6 @@ template <class Json> void flatten(const Json &record, std::vector<std::pair<std
   }
 }
 
-}  // namespace sink_csv
+}  // namespace evalgraph::csv
 
-#endif  // EVALGRAPH_SINK_CSV_FORMAT_HPP
+#endif  // EVALGRAPH_CSV_HPP

@@ -1,0 +1,48 @@
+#pragma once
+// One record as the executor carries it: a JSON object kept as text, field by field.
+//
+// Dataset fields point into the line they were read from; values added later (node outputs, _replication)
+// are owned strings. Nothing is parsed or re-serialised on the way through, so a record costs the engine
+// little more than copying its bytes (see util/raw_json.h). Offsets, not pointers: copies stay valid.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/raw_json.h"
+
+namespace evalgraph {
+
+class RawRecord {
+ public:
+  // Takes the text of one JSON object; false (and the record left empty) if it is not one.
+  bool assign(std::string text);
+
+  // The raw JSON text of a top-level field, or nullopt when the record has no such field.
+  std::optional<std::string_view> get(std::string_view key) const;
+
+  // Sets a field to a JSON value given as text (the caller guarantees it is valid JSON). A new key goes last.
+  void set(std::string_view key, std::string value_json);
+
+  // Appends the record as one line of JSON (no newline): its fields in order, then `extra` members
+  // (`"key":value` pairs, already JSON text) when non-empty.
+  void write(std::string &out, std::string_view extra = {}) const;
+
+ private:
+  struct Field {
+    std::string key;
+    std::int32_t owned = -1;  // -1: a span of text_; else an index into owned_
+    rawjson::Span span;
+  };
+  std::string_view value(const Field &f) const;
+
+  std::string text_;
+  std::vector<std::string> owned_;
+  std::vector<Field> fields_;
+};
+
+// The value of `sub` inside a JSON object given as text, or nullopt (not an object, or no such key).
+std::optional<std::string_view> member_of(std::string_view object_json, std::string_view sub);
+
+}  // namespace evalgraph

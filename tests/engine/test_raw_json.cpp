@@ -1,0 +1,118 @@
+// The executor's raw record path: the JSON checker must accept exactly what nlohmann::json accepts (records
+// pass through it unparsed), object splitting and string escaping must round-trip, and RawRecord must keep
+// its fields in order, replace repeated keys and survive copies.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "exec/raw_record.h"
+#include "util/raw_json.h"
+
+using namespace evalgraph;
+using nlohmann::json;
+
+namespace {
+bool nlohmann_accepts(const std::string &s) { return !json::parse(s, nullptr, false).is_discarded(); }
+}  // namespace
+
+TEST_CASE("the raw JSON checker agrees with nlohmann on hand-picked edge cases", "[raw_json]") {
+  const std::vector<std::string> cases = {
+      "{}", "[]", " {} ", "{\"a\":1}", "{\"a\":1,}", "{,}", "[1,]", "[1 2]", "{\"a\" 1}", "{\"a\":}", "{a:1}",
+      "\"x\"", "1", "-0", "-", "01", "1.", ".5", "1.5e", "1.5e+3", "1E-2", "-12.5E+07", "+1", "0x10", "1e999",
+      "true", "tru", "null", "nul", "false", "True", "NaN", "Infinity",
+      "\"a\\u00e9b\"", "\"\\u12\"", "\"\\ud83d\\ude00\"", "\"\\ud83d\"", "\"\\ude00\"", "\"\\ud83dx\"",
+      "\"\\ud83d\\u0041\"", "\"\\q\"", "\"\\/\"", "\"tab\there\"", "\"nl\nhere\"", "\"\x01\"", "\"\x7f\"",
+      "\"ä ß 😀\"", "\"\xC3\"", "\"\xC0\xAF\"", "\"\xE0\x80\xAF\"", "\"\xED\xA0\x80\"", "\"\xF4\x90\x80\x80\"",
+      "\"\xF0\x9F\x98\"", "\"\xFF\"", "\"\x80\"", "{\"a\":[1,{\"b\":[true,false,null]}],\"c\":\"d\"}",
+      "{\"a\":1}{", "{\"a\":1} x", "", "   ", "\"unterminated", "[", "{\"a\":[}]}", "\"\\", "{\"\\u0000\":1}",
+      "{\"k\":\"v\",\"k\":\"w\"}", "[\"\xE2\x82\xAC\"]", "\t\r\n{\"a\"\t:\r\n1}\n"};
+  for (const auto &c : cases) {
+    INFO("input: " << c);
+    CHECK(rawjson::valid(c) == nlohmann_accepts(c));
+  }
+}
+
+TEST_CASE("the raw JSON checker agrees with nlohmann on 20,000 mutated documents", "[raw_json]") {
+  const std::vector<std::string> seeds = {
+      R"({"id":"u1","text":"Kündigung z. B. per Brief","docs":[{"id":"d1","text":"ä\u00df \"q\""}],"n":-1.5e3,"ok":true,"x":null})",
+      R"([1,2.5,{"a":[]},"\ud83d\ude00",false])",
+      "{\"emoji\":\"😀\",\"euro\":\"€\",\"nested\":{\"deep\":[[[{\"k\":0}]]]}}"};
+  std::mt19937 rng(7);
+  const std::string alphabet = "{}[]\",:\\/ 0123456789.eE+-tfnaul\x01\x7f\xC3\xA4\xED\xA0\xF0\x9F\xFF";
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string s = seeds[static_cast<std::size_t>(i) % seeds.size()];
+    int edits = 1 + static_cast<int>(rng() % 3);
+    for (int k = 0; k < edits; ++k) {
+      std::size_t at = rng() % s.size();
+      switch (rng() % 3) {
+        case 0: s[at] = alphabet[rng() % alphabet.size()]; break;
+        case 1: s.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
+        default: s.erase(at, 1);
+      }
+    }
+    bool ours = rawjson::valid(s);
+    accepted += ours ? 1 : 0;
+    INFO("input: " << s);
+    REQUIRE(ours == nlohmann_accepts(s));
+  }
+  CHECK(accepted > 100);  // the mutations must leave some valid documents, or the test shows nothing
+}
+
+TEST_CASE("object members are split with unescaped keys and exact value spans", "[raw_json]") {
+  std::string text = R"( { "a" : 1 , "b\"q\u00e9" :{"x":[1, 2]}, "c":"s" } )";
+  std::vector<rawjson::Member> m;
+  REQUIRE(rawjson::object_members(text, m));
+  REQUIRE(m.size() == 3);
+  CHECK(m[0].key == "a");
+  CHECK(text.substr(m[0].value.off, m[0].value.len) == "1");
+  CHECK(m[1].key == "b\"qé");
+  CHECK(text.substr(m[1].value.off, m[1].value.len) == R"({"x":[1, 2]})");
+  CHECK(text.substr(m[2].value.off, m[2].value.len) == "\"s\"");
+  CHECK_FALSE(rawjson::object_members("[1]", m));
+  CHECK_FALSE(rawjson::object_members("{\"a\":1", m));
+
+  std::vector<rawjson::Span> items;
+  std::string arr = R"([{"a":1}, 2 ,"x"])";
+  REQUIRE(rawjson::array_elements(arr, items));
+  REQUIRE(items.size() == 3);
+  CHECK(arr.substr(items[0].off, items[0].len) == R"({"a":1})");
+  CHECK(arr.substr(items[1].off, items[1].len) == "2");
+}
+
+TEST_CASE("strings are escaped as nlohmann escapes them, and bytes that are not UTF-8 become U+FFFD", "[raw_json]") {
+  for (std::string s : {std::string("plain"), std::string("quote \" backslash \\ slash /"),
+                        std::string("ctl \b\f\n\r\t \x01\x1f end"), std::string("ä ß € 😀")}) {
+    std::string out;
+    rawjson::append_string(out, s);
+    CHECK(out == json(s).dump());
+    CHECK(json::parse(out).get<std::string>() == s);
+  }
+  std::string out;
+  rawjson::append_string(out, "a\xFF" "b\xC3");
+  CHECK(out == "\"a\xEF\xBF\xBD" "b\xEF\xBF\xBD\"");
+}
+
+TEST_CASE("a raw record keeps field order, replaces repeated keys and stays valid when copied", "[raw_json]") {
+  RawRecord r;
+  REQUIRE(r.assign(R"({"b": [1, 2], "a":"x", "b":3})"));
+  CHECK(r.get("b").value() == "3");  // the last of a repeated key wins, as in a JSON parser
+  CHECK(r.get("a").value() == "\"x\"");
+  CHECK_FALSE(r.get("zz").has_value());
+  r.set("node", R"({"score":0.5})");
+  r.set("a", "null");
+  RawRecord copy = r;  // offsets, not pointers: the copy reads its own text
+  r.set("node", "{}");
+  std::string out;
+  copy.write(out);
+  CHECK(out == R"({"b":3,"a":null,"node":{"score":0.5}})");
+  CHECK(json::parse(out) == json::parse(R"({"a":null,"b":3,"node":{"score":0.5}})"));
+  CHECK_FALSE(r.assign("[1]"));
+  CHECK_FALSE(r.get("b").has_value());
+
+  CHECK(member_of(R"({"x":{"y":1},"z":2})", "z").value() == "2");
+  CHECK(member_of(R"({"x":{"y":1}})", "x").value() == R"({"y":1})");
+  CHECK_FALSE(member_of("[1]", "x").has_value());
+  CHECK_FALSE(member_of(R"({"x":1})", "y").has_value());
+}
