@@ -37,6 +37,9 @@ TEST_CASE("the raw JSON checker agrees with nlohmann on 20,000 mutated documents
   const std::vector<std::string> seeds = {
       R"({"id":"u1","text":"Kündigung z. B. per Brief","docs":[{"id":"d1","text":"ä\u00df \"q\""}],"n":-1.5e3,"ok":true,"x":null})",
       R"([1,2.5,{"a":[]},"\ud83d\ude00",false])",
+      // long runs, so mutations land inside the checker's eight-bytes-at-a-time path too
+      R"({"long":"abcdefghijklmnopqrstuvwxyz0123456789 \"quoted\" ABCDEFGHIJKLMNOP \\ tail of the text ok",)"
+      R"("mixed":"ASCII first, then Größe und Maß, then ASCII again for a while"})",
       "{\"emoji\":\"😀\",\"euro\":\"€\",\"nested\":{\"deep\":[[[{\"k\":0}]]]}}"};
   std::mt19937 rng(7);
   const std::string alphabet = "{}[]\",:\\/ 0123456789.eE+-tfnaul\x01\x7f\xC3\xA4\xED\xA0\xF0\x9F\xFF";
