@@ -158,7 +158,7 @@ class Engine {
   void write_to_sinks(const Slot &s, const std::string &text);
   void count_resumed(const json &rec);
   std::size_t replay_journal();
-  void journal_chunk(const Chunk &c, const std::vector<std::string> &texts);
+  void journal_chunk(const Chunk &c, const std::vector<std::string> &texts, const std::vector<std::size_t> &added_at);
 
   const Pipeline &p_;
   const Plan &plan_;
@@ -190,15 +190,37 @@ class Engine {
   std::size_t next_index_ = 0;  // dataset index after the last chunk written
 };
 
-// The journal: the finished records of each chunk as JSON lines, then a marker line
+// The journal: the finished records of each chunk, one line each, then a marker line
 //   {"_chunk_end": <seq>, "next_index": <dataset index after this chunk>}
-// Only lines up to the last marker count; a resumed run truncates anything after it.
+// A record line is "D<index>\t<object>" where <object> holds only what the run added to dataset record
+// <index> (node outputs, _errors, ...): the dataset, checked unchanged on resume, gives back the rest, so the
+// journal stays about as small as the results. A record whose dataset fields a node replaced is stored whole:
+// "F<index>\t<record>". Only lines up to the last marker count; a resumed run truncates anything after it.
 std::size_t Engine::replay_journal() {
   fs::path path = run_dir_ / "progress" / "journal.jsonl";
   std::ifstream in(path, std::ios::binary);
   std::string line;
   std::vector<std::string> pending;
   std::size_t good_bytes = 0, bytes = 0, resumed = 0;
+  // Dataset records of the chunk being replayed, read in order as the "D" lines ask for them.
+  std::unique_ptr<io::RecordReader> dataset;
+  std::map<std::size_t, RawRecord> window;
+  std::size_t next_read = 0;
+  auto dataset_record = [&](std::size_t index) -> const RawRecord & {
+    if (!dataset) dataset = io::open_dataset(p_.dataset.path, p_.dataset.format, p_.dataset.options);
+    std::string text;
+    while (next_read <= index && dataset->next_text(text)) {
+      window[next_read].assign(std::move(text));
+      text = std::string();
+      ++next_read;
+    }
+    auto it = window.find(index);
+    if (it == window.end())
+      throw ConfigError({{{path.string(), 0, 0},
+                          fmt::format("cannot resume: the journal names dataset record {}, which the dataset does not "
+                                      "hold any more; start a new run", index + 1)}});
+    return it->second;
+  };
   while (std::getline(in, line)) {
     bytes += line.size() + 1;
     if (in.eof()) break;  // a last line without '\n' was cut off mid-write
@@ -206,14 +228,20 @@ std::size_t Engine::replay_journal() {
       json m = json::parse(line, nullptr, false);
       if (m.is_discarded()) break;
       for (const auto &t : pending) {
-        json rec = json::parse(t);
         Slot s;
+        // (a line of an older journal is a whole record, without the prefix)
+        std::size_t tab = (t[0] == 'D' || t[0] == 'F') ? t.find('\t') : std::string::npos;
+        std::string_view body = tab == std::string::npos ? std::string_view(t) : std::string_view(t).substr(tab + 1);
+        if (tab != std::string::npos) s.index = std::stoull(t.substr(1, tab - 1));
+        json rec = json::parse(body);  // for the counts: _errors and _skipped are among the added fields
         count_resumed(rec);
-        write_to_sinks(s, t);
+        if (t[0] == 'D') write_to_sinks(s, RawRecord::combine(dataset_record(s.index), body));
+        else write_to_sinks(s, std::string(body));
         ++resumed;
       }
       pending.clear();
       next_index_ = m.at("next_index").get<std::size_t>();
+      window.erase(window.begin(), window.lower_bound(next_index_));
       good_bytes = bytes;
       continue;
     }
@@ -244,10 +272,21 @@ void Engine::count_resumed(const json &rec) {
   if (bad) ++failed_records_;
 }
 
-void Engine::journal_chunk(const Chunk &c, const std::vector<std::string> &texts) {
+void Engine::journal_chunk(const Chunk &c, const std::vector<std::string> &texts,
+                           const std::vector<std::size_t> &added_at) {
   if (journal_ == nullptr) return;
-  for (const auto &t : texts) {
-    std::fwrite(t.data(), 1, t.size(), journal_);
+  std::string head;
+  for (size_t j = 0; j < texts.size(); ++j) {
+    const std::string &t = texts[j];
+    const bool delta = c.slots[j].rec.dataset_fields_intact();
+    head = fmt::format("{}{}\t", delta ? 'D' : 'F', c.slots[j].index);
+    std::fwrite(head.data(), 1, head.size(), journal_);
+    if (delta) {  // only the added fields, as one object
+      std::fputc('{', journal_);
+      std::fwrite(t.data() + added_at[j], 1, t.size() - added_at[j], journal_);  // they run to the closing brace
+    } else {
+      std::fwrite(t.data(), 1, t.size(), journal_);
+    }
     std::fputc('\n', journal_);
   }
   std::size_t next = c.slots.empty() ? next_index_ : c.slots.back().index + 1;
@@ -263,7 +302,7 @@ void Engine::journal_chunk(const Chunk &c, const std::vector<std::string> &texts
 }
 
 // The finished record as one JSON line: its fields, then what failed (_errors) and what was skipped (_skipped).
-std::string record_text(Slot &s) {
+std::string record_text(Slot &s, std::size_t &added_at) {
   auto as_object = [](const std::map<std::string, std::string> &m) {
     std::string o = "{";
     for (const auto &[id, why] : m) {
@@ -277,7 +316,7 @@ std::string record_text(Slot &s) {
   if (!s.errors.empty()) s.rec.set("_errors", as_object(s.errors));
   if (!s.skipped.empty()) s.rec.set("_skipped", as_object(s.skipped));
   std::string out;
-  s.rec.write(out);
+  added_at = s.rec.write(out);
   return out;
 }
 
@@ -542,9 +581,10 @@ void Engine::writer_loop() {
       continue;
     }
     std::vector<std::string> texts;
+    std::vector<std::size_t> added_at(c->slots.size());
     texts.reserve(c->slots.size());
-    for (auto &s : c->slots) texts.push_back(record_text(s));
-    journal_chunk(*c, texts);
+    for (size_t j = 0; j < c->slots.size(); ++j) texts.push_back(record_text(c->slots[j], added_at[j]));
+    journal_chunk(*c, texts, added_at);
     for (size_t j = 0; j < c->slots.size(); ++j) {
       const Slot &s = c->slots[j];
       if (std::any_of(s.status.begin(), s.status.end(), [](uint8_t x) { return x != ST_OK; })) ++failed_records_;

@@ -11,6 +11,7 @@ bool RawRecord::assign(std::string text) {
     return false;
   }
   text_ = std::move(text);
+  intact_ = true;
   fields_.reserve(members.size());
   for (auto &m : members) {
     // A repeated key: the last value wins, in the first one's place (as a JSON parser would read it).
@@ -24,6 +25,7 @@ bool RawRecord::assign(std::string text) {
     }
     if (!replaced) fields_.push_back({std::move(m.key), -1, m.value});
   }
+  base_ = fields_.size();
   return true;
 }
 
@@ -39,8 +41,10 @@ std::optional<std::string_view> RawRecord::get(std::string_view key) const {
 }
 
 void RawRecord::set(std::string_view key, std::string value_json) {
-  for (auto &f : fields_) {
+  for (std::size_t i = 0; i < fields_.size(); ++i) {
+    Field &f = fields_[i];
     if (f.key != key) continue;
+    if (i < base_) intact_ = false;
     if (f.owned >= 0) {
       owned_[static_cast<std::size_t>(f.owned)] = std::move(value_json);
     } else {
@@ -53,21 +57,32 @@ void RawRecord::set(std::string_view key, std::string value_json) {
   owned_.push_back(std::move(value_json));
 }
 
-void RawRecord::write(std::string &out, std::string_view extra) const {
+std::size_t RawRecord::write(std::string &out) const {
   out.push_back('{');
-  bool first = true;
-  for (const auto &f : fields_) {
-    if (!first) out.push_back(',');
-    first = false;
-    rawjson::append_string(out, f.key);
+  std::size_t added_at = out.size();
+  for (std::size_t i = 0; i < fields_.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    if (i == base_) added_at = out.size();
+    rawjson::append_string(out, fields_[i].key);
     out.push_back(':');
-    out.append(value(f));
+    out.append(value(fields_[i]));
   }
-  if (!extra.empty()) {
-    if (!first) out.push_back(',');
-    out.append(extra);
-  }
+  if (base_ >= fields_.size()) added_at = out.size();
   out.push_back('}');
+  return added_at;
+}
+
+std::string RawRecord::combine(const RawRecord &base, std::string_view added) {
+  std::string out;
+  base.write(out);
+  std::string_view inner = added.size() >= 2 ? added.substr(1, added.size() - 2) : std::string_view();
+  if (!inner.empty()) {
+    out.pop_back();  // '}'
+    if (!base.fields_.empty()) out.push_back(',');
+    out.append(inner);
+    out.push_back('}');
+  }
+  return out;
 }
 
 std::optional<std::string_view> member_of(std::string_view object_json, std::string_view sub) {

@@ -25,9 +25,17 @@ class RawRecord {
   // Sets a field to a JSON value given as text (the caller guarantees it is valid JSON). A new key goes last.
   void set(std::string_view key, std::string value_json);
 
-  // Appends the record as one line of JSON (no newline): its fields in order, then `extra` members
-  // (`"key":value` pairs, already JSON text) when non-empty.
-  void write(std::string &out, std::string_view extra = {}) const;
+  // Appends the record as one line of JSON (no newline): its fields in order. Returns the offset in `out`
+  // where the fields added after assign() begin (their `"key":value` list runs to the closing brace).
+  std::size_t write(std::string &out) const;
+
+  // True while set() has replaced none of the fields that assign() read: the record is then its dataset text
+  // plus the added fields, which is all the progress journal needs to store.
+  bool dataset_fields_intact() const { return intact_; }
+
+  // `base` (a record as assign() read it) with the members of `added` (a JSON object's text) appended:
+  // the text write() gives for the record they came from.
+  static std::string combine(const RawRecord &base, std::string_view added);
 
  private:
   struct Field {
@@ -40,6 +48,8 @@ class RawRecord {
   std::string text_;
   std::vector<std::string> owned_;
   std::vector<Field> fields_;
+  std::size_t base_ = 0;  // fields [0, base_) came from assign()
+  bool intact_ = true;
 };
 
 // The value of `sub` inside a JSON object given as text, or nullopt (not an object, or no such key).

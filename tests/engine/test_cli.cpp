@@ -105,6 +105,22 @@ TEST_CASE("plugins: broken libraries on the search path are named, the rest stil
   CHECK_THAT(r.output, Catch::Contains("test.passthrough"));
 }
 
+// Starts `args` in the background and kills it with SIGKILL as soon as its journal holds a finished chunk
+// (bounded wait). Returns the run's folder (the one folder under `out_root`).
+std::filesystem::path start_and_kill(TempDir &d, const std::string &args, const std::filesystem::path &out_root) {
+  auto started = run_cmd("(" + evalgraph_cmd(args) + " > " + (d.path / "pid.out").string() + " 2>&1 & echo $!)");
+  std::string pid = started.output.substr(0, started.output.find('\n'));
+  std::filesystem::path run_dir;
+  for (int i = 0; i < 1000; ++i) {
+    if (std::filesystem::exists(out_root))
+      for (auto &e : std::filesystem::directory_iterator(out_root)) run_dir = e.path();
+    if (!run_dir.empty() && read_file(run_dir / "progress" / "journal.jsonl").find("_chunk_end") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  run_cmd("kill -9 " + pid);
+  return run_dir;
+}
+
 TEST_CASE("a run killed with SIGKILL resumes to the same outputs as an uninterrupted run", "[cli][resume]") {
   TempDir d;
   std::string data = "text,n\n";
@@ -123,18 +139,7 @@ TEST_CASE("a run killed with SIGKILL resumes to the same outputs as an uninterru
   std::filesystem::path clean_dir = clean.output.substr(0, clean.output.size() - 1);
 
   // Start the same run in the background and kill it hard part-way.
-  auto started = run_cmd("(" + evalgraph_cmd("run -q -j 2 --chunk-size 10 " + (d.path / "killed.yaml").string()) +
-                         " > " + (d.path / "pid.out").string() + " 2>&1 & echo $!)");
-  std::string pid = started.output.substr(0, started.output.find('\n'));
-  // Kill it as soon as its journal holds a finished chunk (bounded wait).
-  std::filesystem::path run_dir;
-  for (int i = 0; i < 1000; ++i) {
-    if (std::filesystem::exists(d.path / "killed"))
-      for (auto &e : std::filesystem::directory_iterator(d.path / "killed")) run_dir = e.path();
-    if (!run_dir.empty() && read_file(run_dir / "progress" / "journal.jsonl").find("_chunk_end") != std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  run_cmd("kill -9 " + pid);
+  std::filesystem::path run_dir = start_and_kill(d, "run -q -j 2 --chunk-size 10 " + (d.path / "killed.yaml").string(), d.path / "killed");
   REQUIRE(std::filesystem::exists(run_dir / "progress" / "journal.jsonl"));
   CHECK_FALSE(std::filesystem::exists(run_dir / "out.jsonl"));  // never half-written under its final name
 
@@ -153,6 +158,43 @@ TEST_CASE("a run killed with SIGKILL resumes to the same outputs as an uninterru
   auto again = run_cmd(evalgraph_cmd("run --resume " + run_dir.string()));
   CHECK(again.exit_code == 2);
   CHECK_THAT(again.output, Catch::Contains("cannot resume: this run already finished"));
+}
+
+TEST_CASE("resume rebuilds records from the dataset: JSONL as written, replications, sequences, replaced fields",
+          "[cli][resume]") {
+  // The journal stores only what a run added to each dataset record; a record whose dataset field a node
+  // replaced (node id == column name) is stored whole. Both must come back byte for byte.
+  TempDir d;
+  std::string data;
+  for (int i = 0; i < 120; ++i)
+    data += "{ \"conv\": \"c" + std::to_string(i / 4) + "\", \"turn\": " + std::to_string(3 - i % 4) + ", \"text\":\"t\\u00e9 " +
+            std::to_string(i) + "\"" + (i % 3 == 0 ? ", \"s\": {\"was\": \"here\"}" : "") + " }\n";
+  d.write("data.jsonl", data);
+  auto make = [&](const std::string &dir) {
+    d.write(dir + ".yaml", "name: r\ndataset: {path: data.jsonl}\nreplications: 2\nnodes:\n"
+                           "  - id: s\n    uses: test.slow\n    with: {ms: 5}\n"
+                           "  - id: q\n    uses: test.seq\n    group_by: conv\n    order_by: turn\n"
+                           "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n"
+                           "output: {dir: " + dir + "}\n");
+  };
+  make("clean");
+  make("killed");
+  auto clean = run_cmd(evalgraph_cmd("run -q -j 2 --chunk-size 8 " + (d.path / "clean.yaml").string()));
+  INFO(clean.output);
+  REQUIRE(clean.exit_code == 0);
+  std::filesystem::path clean_dir = clean.output.substr(0, clean.output.size() - 1);
+  std::filesystem::path run_dir = start_and_kill(d, "run -q -j 2 --chunk-size 8 " + (d.path / "killed.yaml").string(), d.path / "killed");
+  std::string journal = read_file(run_dir / "progress" / "journal.jsonl");
+  CHECK_THAT(journal, Catch::Contains("\nD") || Catch::StartsWith("D"));  // records kept as their additions
+  CHECK_THAT(journal, Catch::Contains("\nF") || Catch::StartsWith("F"));  // and whole where 's' was replaced
+
+  auto resumed = run_cmd(evalgraph_cmd("run --resume " + run_dir.string()));
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(read_file(run_dir / "out.jsonl") == read_file(clean_dir / "out.jsonl"));
+  auto summary = json::parse(read_file(run_dir / "run.json"));
+  CHECK(summary["records"] == 240);
+  CHECK(summary["resumed_records"].get<int>() > 0);
 }
 
 TEST_CASE("Ctrl-C stops gracefully, says how to resume, and the resumed run is complete", "[cli][resume]") {
