@@ -51,15 +51,17 @@ sinks:
     with: {file: detailed.jsonl}
 output: {dir: out}
 YAML
-printf "%-8s %-5s %10s %10s %12s\n" units jobs seconds units/s peak_RSS_MB
+printf "%-8s %-5s %10s %10s %14s %12s\n" units jobs seconds units/s CPU_us/unit peak_RSS_MB
 for n in 10000 100000; do
   gen "$n"
   rm -rf "$work/out"
   start=$(date +%s.%N)
-  /usr/bin/time -f "%M" -o "$work/rss" "$build/evalgraph" run -q -j "$jobs" "$work/p.yaml" >/dev/null
+  /usr/bin/time -f "%M %U %S" -o "$work/rss" "$build/evalgraph" run -q -j "$jobs" "$work/p.yaml" >/dev/null
   end=$(date +%s.%N)
   lines=$(wc -l < "$work"/out/ksodi-bench__*/detailed.jsonl)
   [ "$lines" -eq "$n" ] || { echo "expected $n units, got $lines"; exit 1; }
-  awk -v n="$n" -v j="$jobs" -v s="$start" -v e="$end" -v rss="$(cat "$work/rss")" \
-    'BEGIN { t = e - s; printf "%-8d %-5d %10.2f %10.0f %12.1f\n", n, j, t, n / t, rss / 1024 }'
+  read -r rss user sys < "$work/rss"
+  # CPU_us/unit: user + system time of all threads per unit (the cost that -j spreads over the cores).
+  awk -v n="$n" -v j="$jobs" -v s="$start" -v e="$end" -v rss="$rss" -v cpu="$user $sys" \
+    'BEGIN { t = e - s; split(cpu, c, " "); printf "%-8d %-5d %10.2f %10.0f %14.0f %12.1f\n", n, j, t, n / t, (c[1] + c[2]) * 1e6 / n, rss / 1024 }'
 done

@@ -186,6 +186,8 @@ class Engine {
   Clock::time_point start_ = Clock::now(), last_progress_{};
   std::unique_ptr<FanOut> fan_out_;  // only when a thread-safe node calls an LLM
   std::FILE *journal_ = nullptr;
+  static constexpr std::size_t kJournalBuffer = 1 << 20;
+  std::unique_ptr<char[]> journal_buffer_;  // outlives journal_ (closed in run())
   Clock::time_point last_sync_ = Clock::now();
   std::size_t next_index_ = 0;  // dataset index after the last chunk written
 };
@@ -637,6 +639,9 @@ RunResult Engine::run() {
     fs::create_directories(run_dir_ / "progress");
     journal_ = std::fopen((run_dir_ / "progress" / "journal.jsonl").c_str(), "ab");
     if (journal_ == nullptr) throw std::runtime_error("cannot write the progress journal in " + run_dir_.string());
+    // A chunk's records in a few large writes, not several small ones per record (fflush ends each chunk).
+    journal_buffer_ = std::make_unique<char[]>(kJournalBuffer);
+    std::setvbuf(journal_, journal_buffer_.get(), _IOFBF, kJournalBuffer);
   }
   const std::size_t skip = next_index_;
   const int workers = std::max(1, opt_.jobs);

@@ -64,11 +64,13 @@ class JsonlReader final : public RecordReader {
     if (!next_record_line(b, e)) return false;
     std::string_view line(b, static_cast<std::size_t>(e - b));
     std::size_t lead = line.find_first_not_of(" \t");
-    const bool fast = lead != std::string_view::npos && line[lead] == '{' && rawjson::valid(line);
+    // (a CR inside the line, whitespace between tokens, would end the line for some readers of our output)
+    const bool fast = lead != std::string_view::npos && line[lead] == '{' &&
+                      std::memchr(line.data(), '\r', line.size()) == nullptr && rawjson::valid(line);
     if (!fast || !have_columns_) {  // the first record also sets the columns
       json record;
       parse_checked(b, e, record);
-      if (!fast) {  // nlohmann accepts what the checker refuses only beyond its nesting limit
+      if (!fast) {  // re-serialised: a CR between tokens, or nesting beyond the checker's limit
         text = record.dump(-1, ' ', false, json::error_handler_t::replace);
         return true;
       }

@@ -109,3 +109,36 @@ TEST_CASE("jsonl: options are rejected", "[io][jsonl]") {
   auto file = iotest::write_file(dir / "d.jsonl", "{}\n");
   CHECK_THROWS_WITH(open_dataset(file, "jsonl", {{"separator", ","}}), Catch::Contains("unknown JSONL option"));
 }
+
+TEST_CASE("jsonl: next_text hands over each line as written, and refuses what next() refuses", "[io][jsonl]") {
+  iotest::TempDir dir;
+  auto path = iotest::write_file(dir / "data.jsonl",
+                                 "\xEF\xBB\xBF{\"b\": 1, \"a\" : [1, 2]}\r\n\n  {\"x\":\"\\u00e9\"}\n{\"c\":1,\r\"d\":2}\n"
+                                 "{\"bad\": tru}\n");
+  auto reader = open_dataset(path, "", json::object());
+  std::string text;
+  REQUIRE(reader->next_text(text));
+  CHECK(text == "{\"b\": 1, \"a\" : [1, 2]}");  // the line itself: key order and spacing kept, CRLF and BOM not
+  CHECK(reader->columns() == std::vector<std::string>{"b", "a"});
+  REQUIRE(reader->next_text(text));
+  CHECK(text == "  {\"x\":\"\\u00e9\"}");
+  CHECK(reader->line() == 3);
+  REQUIRE(reader->next_text(text));
+  CHECK(text == "{\"c\":1,\"d\":2}");  // a CR between tokens is not passed on: the record is re-serialised
+  try {
+    reader->next_text(text);
+    FAIL("no DataError was thrown");
+  } catch (const DataError &e) {
+    CHECK(e.line() == 5);
+    CHECK_THAT(e.problem(), Catch::Contains("invalid JSON"));
+  }
+}
+
+TEST_CASE("csv: next_text writes each record as a JSON object in column order", "[io][csv]") {
+  iotest::TempDir dir;
+  auto reader = open_dataset(iotest::write_file(dir / "d.csv", "z,a\n\"x, y\",\"say \"\"hi\"\"\"\n"), "", json::object());
+  std::string text;
+  REQUIRE(reader->next_text(text));
+  CHECK(text == R"({"z":"x, y","a":"say \"hi\""})");
+  CHECK_FALSE(reader->next_text(text));
+}
