@@ -120,6 +120,14 @@ std::optional<std::string_view> lookup(const RawRecord &rec, const PortBinding &
   return member_of(*top, b.sub);
 }
 
+// The group a record belongs to: its group_by value as JSON text, written the same way however the dataset
+// spelled it ("c\u0031" and "c1" are one group). Empty when the record has no such field.
+std::string group_of(const RawRecord &rec, const std::string &field) {
+  std::string_view raw = rec.get(field).value_or("");
+  if (raw.find('\\') == std::string_view::npos) return std::string(raw);
+  return json::parse(raw, nullptr, false).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 // A node's output as one line of JSON, if it is valid JSON: whitespace around it trimmed, and re-serialised
 // only when it spans lines (a pretty-printing plugin), since records are written one per line.
 bool normalise_output(std::string &out) {
@@ -462,7 +470,7 @@ void Engine::run_sequence_node(size_t k, Chunk &c, int worker) {
   for (size_t i = 0; i < c.slots.size(); ++i) {
     Slot &s = c.slots[i];
     if (!upstream_ok(k, s)) continue;
-    std::string key = std::to_string(s.replication) + "\x1f" + std::string(s.rec.get(plan_.group_by).value_or(""));
+    std::string key = std::to_string(s.replication) + "\x1f" + group_of(s.rec, plan_.group_by);
     auto [pos, fresh] = gi.emplace(key, groups.size());
     if (fresh) groups.push_back({key, {}});
     groups[pos->second].second.push_back(i);
@@ -704,7 +712,7 @@ RunResult Engine::run() {
         throw io::DataError(p_.dataset.path, s.line, "the record is not a JSON object", "report this as a bug");
       text = std::string();
       if (seq) {
-        std::string key(s.rec.get(plan_.group_by).value_or(""));
+        std::string key = group_of(s.rec, plan_.group_by);
         if (key != group_key || group.empty()) {
           if (!group.empty()) closed_groups.insert(group_key);
           close_group();
