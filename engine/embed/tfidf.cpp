@@ -99,11 +99,45 @@ const AsciiTables kAscii;
 // whole text and then tokenising the lowered text, because lowercasing is per code point, maps word
 // characters to word characters and non-word characters to non-word characters, and keeps invalid bytes
 // (which decode as U+FFFD, a non-word character, either way).
+//
+// ASCII runs go eight bytes at a time (SWAR): the word is lowercased with bit arithmetic and stored whole, and
+// only the bytes where "word character or not" changes are visited (about two per word) instead of every byte.
+// The per-byte path below handles the rest (non-ASCII bytes, the tail) with the same rules.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the 8-byte word tricks below assume little-endian");
+constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+// High bit of each byte set where lo <= byte <= hi (bytes < 0x80 only: no carry crosses a byte).
+inline std::uint64_t in_range8(std::uint64_t w, unsigned char lo, unsigned char hi) {
+  return (w + kOnes * (0x80 - lo)) & ~(w + kOnes * (0x7F - hi)) & kHigh;
+}
 template <class F> std::size_t lower_tokens(std::string_view s, char *dst, F &&tok) {
-  std::size_t i = 0, o = 0, start = 0;
+  std::size_t i = 0, o = 0, start = 0, swar_from = 0;
   const std::size_t n = s.size();
   bool in = false;
   while (i < n) {
+    if (i >= swar_from && i + 8 <= n) {
+      std::uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      if ((w & kHigh) != 0) {
+        // Not all ASCII: the per-byte path up to and including the first non-ASCII byte.
+        swar_from = i + static_cast<std::size_t>(__builtin_ctzll(w & kHigh) >> 3) + 1;
+      } else {
+        const std::uint64_t low = w | (in_range8(w, 'A', 'Z') >> 2);  // 'A'..'Z' + 0x20
+        std::memcpy(dst + o, &low, 8);  // o <= i (no mapping lengthens), so the 8 bytes fit in dst
+        const std::uint64_t word = in_range8(low, 'a', 'z') | in_range8(low, '0', '9');
+        // Bytes whose class differs from the byte before (the first compares with `in`).
+        std::uint64_t change = word ^ ((word << 8) | (in ? 0x80u : 0u));
+        while (change != 0) {
+          const std::size_t at = o + static_cast<std::size_t>(__builtin_ctzll(change) >> 3);
+          if (!in) start = at;
+          else tok(start, at);
+          in = !in;
+          change &= change - 1;
+        }
+        i += 8;
+        o += 8;
+        continue;
+      }
+    }
     unsigned char c = static_cast<unsigned char>(s[i]);
     bool w;
     if (c < 0x80) {
@@ -228,6 +262,25 @@ const StopwordSet &stopwords() {
   return s;
 }
 
+// Whether the len bytes at a and b are equal; both lie in the call's arena, which has 8 bytes of slack at its
+// end, so whole 8-byte words may be read past a token (the bytes beyond it are masked off). Tokens are short:
+// this beats a call to memcmp.
+inline bool same_bytes(const char *a, const char *b, std::size_t len) {
+  std::uint64_t x, y;
+  while (len > 8) {
+    std::memcpy(&x, a, 8);
+    std::memcpy(&y, b, 8);
+    if (x != y) return false;
+    a += 8;
+    b += 8;
+    len -= 8;
+  }
+  std::memcpy(&x, a, 8);
+  std::memcpy(&y, b, 8);
+  const std::uint64_t mask = len == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * len)) - 1;  // little-endian
+  return ((x ^ y) & mask) == 0;
+}
+
 // The per-call vocabulary: token bytes (views into the call's lowered arena) → term id, or kStop for a
 // stopword (so that every distinct token is hashed and looked up once per occurrence, and checked against
 // the stopword list only on its first occurrence).
@@ -248,7 +301,7 @@ class Vocab {
     for (;; i = (i + 1) & mask_) {
       Slot &s = slots_[i];
       if (s.ptr == nullptr) break;
-      if (s.hash == h && s.len == len && std::memcmp(s.ptr, p, len) == 0) return s.id;
+      if (s.hash == h && s.len == len && same_bytes(s.ptr, p, len)) return s.id;
     }
     Slot &s = slots_[i];
     s.ptr = p;
@@ -306,6 +359,8 @@ struct Scratch {
   std::vector<float> idf;
   std::vector<Root> roots;
   std::vector<std::uint32_t> tok_b, tok_e, tok_id;  // byte range in its text and term id (or kStop)
+  std::vector<std::uint32_t> uniq;                  // each text's distinct term ids, in first-occurrence order
+  std::vector<std::size_t> uniq_bounds;
 };
 
 // Appends the term ids of the piece [b, e) of root r to ids; false when a token crosses b or e.
@@ -372,7 +427,8 @@ void TfidfEmbedder::embed(const std::vector<std::string_view> &texts, std::vecto
   } release{total};
   // All lowercased texts live in one arena that is sized up front and never reallocates during the call,
   // so the vocabulary keys (pointers into it) stay valid; lowercasing never makes a text longer.
-  if (sc.arena.size() < total + 1) sc.arena.resize(total + 1);
+  // 8 bytes of slack: same_bytes() reads whole words.
+  if (sc.arena.size() < total + 8) sc.arena.resize(total + 8);
   char *arena = sc.arena.data();
   sc.vocab.reset(total / 32 + 16);  // distinct tokens; the table grows when needed
   std::vector<std::uint32_t> &ids = sc.ids;  // term ids of all texts, concatenated (stopwords dropped)
@@ -383,6 +439,12 @@ void TfidfEmbedder::embed(const std::vector<std::string_view> &texts, std::vecto
   sc.tok_b.clear();
   sc.tok_e.clear();
   sc.tok_id.clear();
+  // At most one token per two bytes of each text: no reallocation while tokenising (reused pieces may add more ids).
+  const std::size_t max_tokens = total / 2 + n + 1;
+  ids.reserve(max_tokens);
+  sc.tok_b.reserve(max_tokens);
+  sc.tok_e.reserve(max_tokens);
+  sc.tok_id.reserve(max_tokens);
   std::size_t pos = 0, last_root = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const std::uintptr_t tb = reinterpret_cast<std::uintptr_t>(texts[i].data()), te = tb + texts[i].size();
@@ -425,16 +487,27 @@ void TfidfEmbedder::embed(const std::vector<std::string_view> &texts, std::vecto
   dim = V == 0 ? 1 : V;
   out.assign(n * dim, 0.0f);
   if (V == 0) return;
-  // Raw term counts per text (tf), then document frequencies.
+  // Raw term counts per text (tf), then document frequencies. Each text's distinct terms are also listed in
+  // the order of their first occurrence (that order fixes the summation order of the norm), so that the
+  // weighting passes below visit every term once, without branches on the row's values.
   std::vector<std::uint32_t> &df = sc.df;
   df.assign(V, 0);
+  std::vector<std::uint32_t> &uniq = sc.uniq;
+  std::vector<std::size_t> &uniq_bounds = sc.uniq_bounds;
+  uniq.resize(ids.size());
+  uniq_bounds.assign(n + 1, 0);
+  std::size_t u = 0;
   for (std::size_t i = 0; i < n; ++i) {
     float *row = out.data() + i * dim;
     for (std::size_t k = id_bounds[i]; k < id_bounds[i + 1]; ++k) {
-      std::uint32_t id = ids[k];
-      if (row[id] == 0.0f) ++df[id];
+      const std::uint32_t id = ids[k];
+      if (row[id] == 0.0f) {
+        ++df[id];
+        uniq[u++] = id;
+      }
       row[id] += 1.0f;
     }
+    uniq_bounds[i + 1] = u;
   }
   std::vector<float> &idf = sc.idf;
   idf.resize(V);
@@ -443,20 +516,15 @@ void TfidfEmbedder::embed(const std::vector<std::string_view> &texts, std::vecto
   for (std::size_t i = 0; i < n; ++i) {
     float *row = out.data() + i * dim;
     double norm = 0;
-    // Only the terms of this text are non-zero: walk its ids instead of the whole row.
-    for (std::size_t k = id_bounds[i]; k < id_bounds[i + 1]; ++k) {
-      std::uint32_t id = ids[k];
-      if (row[id] > 0.0f) {
-        row[id] = -row[id] * idf[id];  // negative marks "already weighted"
-        norm += static_cast<double>(row[id]) * row[id];
-      }
+    // Only the terms of this text are non-zero: walk its distinct ids instead of the whole row.
+    for (std::size_t k = uniq_bounds[i]; k < uniq_bounds[i + 1]; ++k) {
+      const std::uint32_t id = uniq[k];
+      row[id] *= idf[id];
+      norm += static_cast<double>(row[id]) * row[id];
     }
     if (norm <= 0) continue;
-    float inv = static_cast<float>(-1.0 / std::sqrt(norm));  // also flips the sign back
-    for (std::size_t k = id_bounds[i]; k < id_bounds[i + 1]; ++k) {
-      std::uint32_t id = ids[k];
-      if (row[id] < 0.0f) row[id] *= inv;
-    }
+    const float inv = static_cast<float>(1.0 / std::sqrt(norm));
+    for (std::size_t k = uniq_bounds[i]; k < uniq_bounds[i + 1]; ++k) row[uniq[k]] *= inv;
   }
 }
 

@@ -29,55 +29,79 @@ const detect::KeywordSet &kw_attrib() {
 }
 
 // The non-zero entries of every embedding row, for cosines in O(non-zeros) instead of O(dim): TF-IDF rows are
-// mostly zeros (dim = the call's whole vocabulary). The result is bit-identical to ksodi::cosine(): it sums
-// the same non-zero products in the same (increasing index) order, and the skipped terms are exact zeros,
-// which leave a sum starting at +0 unchanged.
+// mostly zeros (dim = the call's whole vocabulary). The result is bit-identical to ksodi::cosine(): the dot
+// product sums the non-zero products in the same (increasing index) order — walking the non-zeros of either
+// row and looking the other row up densely gives the same products, because a product with an exact zero
+// adds exactly +-0, which leaves a sum starting at +0 unchanged — and the norms are the same sums.
 class SparseRows {
  public:
   SparseRows(const EmbedResult &e, std::size_t rows) : e_(e), dim_(e.dim) {
-    start_.reserve(rows + 1);
-    norm_.reserve(rows);
-    start_.push_back(0);
-    idx_.resize(rows * dim_);
-    val_.resize(rows * dim_);
+    // Thread-local storage: this runs once per record, and the buffers keep their capacity.
+    thread_local Buffers tl;
+    b_ = &tl;
+    b_->start.clear();
+    b_->root.clear();
+    b_->start.reserve(rows + 1);
+    b_->root.reserve(rows);
+    b_->start.push_back(0);
+    if (b_->idx.size() < rows * dim_) {
+      b_->idx.resize(rows * dim_);
+      b_->val.resize(rows * dim_);
+    }
+    std::uint32_t *idx = b_->idx.data();
+    float *val = b_->val.data();
     std::size_t k = 0;
     bool finite = true;
     for (std::size_t r = 0; r < rows; ++r) {
       const float *v = e.row(r);
-      double n = 0;
+      const std::size_t k0 = k;
       // Branch-free compaction (whether an entry is zero is unpredictable): every entry is written, and the
-      // write position only advances past non-zero ones. Zeros add exactly +0 to the norm.
+      // write position only advances past non-zero ones.
       for (std::size_t i = 0; i < dim_; ++i) {
         const float x = v[i];
-        idx_[k] = static_cast<std::uint32_t>(i);
-        val_[k] = x;
-        n += static_cast<double>(x) * x;
+        idx[k] = static_cast<std::uint32_t>(i);
+        val[k] = x;
         finite &= (x - x) == 0.0f;  // false for inf and NaN
         k += x != 0.0f ? 1 : 0;
       }
-      norm_.push_back(n);
-      start_.push_back(k);
+      // The norm over the non-zeros only (in index order): the zeros add exactly +0, so the sum is the same,
+      // and its chain of dependent additions is much shorter.
+      double n = 0;
+      for (std::size_t q = k0; q < k; ++q) n += static_cast<double>(val[q]) * val[q];
+      // sqrt(norm) once per row instead of twice per cosine (the same value each time); -1 marks a zero row.
+      b_->root.push_back(n > 0 ? std::sqrt(n) : -1.0);
+      b_->start.push_back(k);
     }
     finite_ = finite;  // inf * 0 is NaN: only the dense loop gets that right
   }
-  // cos(row a, row b); `a_dense` is row a itself (the non-zeros of b are looked up in it).
-  double cosine(const float *a_dense, std::size_t a, std::size_t b) const {
-    if (!finite_) return ksodi::cosine(a_dense, e_.row(b), dim_);
-    const double na = norm_[a], nb = norm_[b];
+  // cos(row a, row b).
+  double cosine(std::size_t a, std::size_t b) const {
+    if (!finite_) return ksodi::cosine(e_.row(a), e_.row(b), dim_);
+    const double ra = b_->root[a], rb = b_->root[b];
+    if (ra < 0 || rb < 0) return 0.0;
+    // Walk the shorter list of non-zeros, look the other row up densely.
+    const std::size_t *st = b_->start.data();
+    std::size_t s = a, d = b;
+    if (st[b + 1] - st[b] < st[a + 1] - st[a]) std::swap(s, d);
+    const float *dense = e_.row(d);
+    const std::uint32_t *idx = b_->idx.data();
+    const float *val = b_->val.data();
     double dot = 0;
-    for (std::size_t k = start_[b]; k < start_[b + 1]; ++k) dot += static_cast<double>(a_dense[idx_[k]]) * val_[k];
-    if (na <= 0 || nb <= 0) return 0.0;
-    return dot / (std::sqrt(na) * std::sqrt(nb));
+    for (std::size_t k = st[s]; k < st[s + 1]; ++k) dot += static_cast<double>(val[k]) * dense[idx[k]];
+    return dot / (ra * rb);
   }
 
  private:
+  struct Buffers {
+    std::vector<std::size_t> start;
+    std::vector<std::uint32_t> idx;
+    std::vector<float> val;
+    std::vector<double> root;
+  };
   const EmbedResult &e_;
   std::size_t dim_;
   bool finite_ = true;
-  std::vector<std::size_t> start_;
-  std::vector<std::uint32_t> idx_;
-  std::vector<float> val_;
-  std::vector<double> norm_;
+  Buffers *b_ = nullptr;
 };
 
 }  // namespace
@@ -158,7 +182,7 @@ O0Result compute_o0(const O0Input &in, const O0Params &p, const EmbedFn &embed) 
   r.computed = true;
   r.A_ret = 0;
   for (std::size_t i = 0; i < nd; ++i) {
-    double c = clip01(sp.cosine(e.row(0), 0, 1 + i));
+    double c = clip01(sp.cosine(0, 1 + i));
     r.doc_alignment.push_back(c);
     if (r.best_doc < 0 || c > r.A_ret) {
       r.A_ret = c;
@@ -167,10 +191,9 @@ O0Result compute_o0(const O0Input &in, const O0Params &p, const EmbedFn &embed) 
   }
   for (std::size_t j = 0; j < r.sentences.size(); ++j) {
     O0Sentence &os = r.sentences[j];
-    const float *sv = e.row(1 + nd + j);
     os.align = 0;
     for (std::size_t i = 0; i < nd; ++i) {
-      double c = clip01(sp.cosine(sv, 1 + nd + j, 1 + i));
+      double c = clip01(sp.cosine(1 + nd + j, 1 + i));
       if (os.best_doc < 0 || c > os.align) {
         os.align = c;
         os.best_doc = static_cast<int>(i);
@@ -178,7 +201,7 @@ O0Result compute_o0(const O0Input &in, const O0Params &p, const EmbedFn &embed) 
     }
     const std::size_t base = 1 + nd + r.sentences.size();
     for (std::size_t k = 0; k < unit_owner.size(); ++k) {
-      double c = clip01(sp.cosine(sv, 1 + nd + j, base + k));
+      double c = clip01(sp.cosine(1 + nd + j, base + k));
       if (c > os.align) {
         os.align = c;
         os.best_doc = static_cast<int>(unit_owner[k]);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 namespace ksodi::detect {
 
@@ -61,11 +62,40 @@ KeywordSet::KeywordSet(std::initializer_list<const char *> patterns) {
     push();
     if (!ph.words.empty()) phrases_.push_back(std::move(ph));
   }
-  // Index after phrases_ is final: the map's keys are views into the phrases' strings.
+  // Index after phrases_ is final: the table's keys are views into the phrases' strings. At most a quarter
+  // full, so probe chains stay short.
+  std::size_t cap = 16;
+  while (cap < phrases_.size() * 4) cap <<= 1;
+  exact_first_.resize(cap);
   for (std::size_t k = 0; k < phrases_.size(); ++k) {
     const Phrase &ph = phrases_[k];
     if (ph.prefix[0]) prefix_first_[static_cast<unsigned char>(ph.words[0][0])].push_back(k);
-    else exact_first_[ph.words[0]].push_back(k);
+    else exact_insert(ph.words[0]).push_back(k);
+  }
+}
+
+std::uint64_t KeywordSet::key_hash(std::string_view k) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a: keys and tokens are short
+  for (char c : k) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  return h ^ (h >> 29);
+}
+
+std::vector<std::size_t> &KeywordSet::exact_insert(std::string_view key) {
+  const std::size_t mask = exact_first_.size() - 1;
+  std::size_t i = key_hash(key) & mask;
+  while (!exact_first_[i].key.empty() && exact_first_[i].key != key) i = (i + 1) & mask;
+  exact_first_[i].key = key;
+  if (key.size() > exact_max_len_) exact_max_len_ = key.size();
+  return exact_first_[i].phrases;
+}
+
+const std::vector<std::size_t> *KeywordSet::exact_find(std::string_view key) const {
+  if (key.size() > exact_max_len_ || key.empty()) return nullptr;
+  const std::size_t mask = exact_first_.size() - 1;
+  for (std::size_t i = key_hash(key) & mask;; i = (i + 1) & mask) {
+    const Bucket &b = exact_first_[i];
+    if (b.key.empty()) return nullptr;
+    if (b.key == key) return &b.phrases;
   }
 }
 
@@ -107,8 +137,8 @@ template <class F> void KeywordSet::scan(const TokenizedText &t, bool skip_negat
       if (skip_negated && negated_before(t, ti)) return true;
       return f(ph.pattern, static_cast<std::size_t>(t.tokens[ti].off));
     };
-    if (auto it = exact_first_.find(tok); it != exact_first_.end()) {
-      for (std::size_t k : it->second)
+    if (const std::vector<std::size_t> *ks = exact_find(tok)) {
+      for (std::size_t k : *ks)
         if (!check(k)) return;
     }
     for (std::size_t k : prefix_first_[static_cast<unsigned char>(tok[0])])
@@ -170,9 +200,18 @@ std::size_t KeywordSet::count_and_find(const TokenizedText &t, bool skip_negated
 }
 
 // ---- reference scanners ------------------------------------------------------------------------------------
+// Whether byte c can start a quotation mark: '"', or the lead byte of „ “ ” (0xE2) or « » (0xC2). These bytes
+// are never continuation bytes, so stepping byte-wise to them finds the same positions as stepping per code
+// point with decode() (which steps over valid sequences only).
+inline bool maybe_quote(unsigned char c) { return c == '"' || c == 0xE2 || c == 0xC2; }
+
 std::size_t count_quotations(std::string_view s) {
   std::size_t n = 0;
   for (std::size_t i = 0; i < s.size();) {
+    if (!maybe_quote(static_cast<unsigned char>(s[i]))) {
+      ++i;
+      continue;
+    }
     text::Decoded d = text::decode(s, i);
     char32_t close = 0;
     switch (d.cp) {
@@ -192,6 +231,10 @@ std::size_t count_quotations(std::string_view s) {
     std::size_t j = after;
     bool found = false;
     while (j < s.size()) {
+      if (!maybe_quote(static_cast<unsigned char>(s[j]))) {
+        ++j;
+        continue;
+      }
       text::Decoded e = text::decode(s, j);
       if (e.cp == close || (close == 0x201C && e.cp == 0x201D) || (close == 0x201D && e.cp == 0x201C && d.cp != 0x201C)) {
         found = true;
@@ -204,7 +247,9 @@ std::size_t count_quotations(std::string_view s) {
       continue;
     }
     std::size_t words = 0;
-    text::for_each_token(text::to_lower(s.substr(after, j - after)), [&](std::string_view) { ++words; });
+    // Tokens of the text itself: lowercasing keeps every code point's class (word or not), so the count is
+    // that of the lowercased text, without building it.
+    text::for_each_token(s.substr(after, j - after), [&](std::string_view) { ++words; });
     if (words >= 2) ++n;
     i = j + static_cast<std::size_t>(text::decode(s, j).len);
   }
@@ -214,7 +259,12 @@ std::size_t count_quotations(std::string_view s) {
 std::size_t count_bracket_refs(std::string_view s) {
   std::size_t n = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '[') continue;
+    if (s[i] != '[') {
+      // Straight to the next '[' (memchr is vectorised); none left: done.
+      const void *q = std::memchr(s.data() + i, '[', s.size() - i);
+      if (q == nullptr) break;
+      i = static_cast<std::size_t>(static_cast<const char *>(q) - s.data());
+    }
     std::size_t j = s.find(']', i + 1);
     if (j == std::string_view::npos || j - i > 24) continue;
     if (j + 1 < s.size() && s[j + 1] == '(') continue;  // markdown link
@@ -238,12 +288,18 @@ std::size_t count_paren_refs(std::string_view s) {
       "doc",   "dokument", "quelle", "source", "ref",      "vgl.", "cf.",     "art.", "anhang", "appendix", "chapter"};
   std::size_t n = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '(') continue;
+    if (s[i] != '(') {
+      const void *q = std::memchr(s.data() + i, '(', s.size() - i);  // straight to the next '('
+      if (q == nullptr) break;
+      i = static_cast<std::size_t>(static_cast<const char *>(q) - s.data());
+    }
     std::size_t j = i + 1;
     while (j < s.size() && s[j] == ' ') ++j;
-    std::string low;
+    char buf[12];  // the next 12 bytes lowercased (no heap string per parenthesis)
+    std::size_t m = 0;
     for (std::size_t k = j; k < s.size() && k < j + 12; ++k)
-      low.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(s[k]))));
+      buf[m++] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[k])));
+    const std::string_view low(buf, m);
     for (auto h : heads) {
       if (low.compare(0, h.size(), h) == 0) {
         ++n;

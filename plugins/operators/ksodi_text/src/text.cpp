@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <unordered_set>
+#include <initializer_list>
 
 namespace ksodi::text {
 
@@ -179,15 +179,86 @@ std::vector<std::string> tokenize(std::string_view text) {
   return out;
 }
 
+namespace {
+constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+// High bit of each byte set where lo <= byte <= hi (bytes < 0x80 only: no carry crosses a byte).
+inline std::uint64_t in_range8(std::uint64_t w, unsigned char lo, unsigned char hi) {
+  return (w + kOnes * (0x80 - lo)) & ~(w + kOnes * (0x7F - hi)) & kHigh;
+}
+}  // namespace
+
+// One pass instead of to_lower_append() and then for_each_token(): the same result, because lowercasing is per
+// code point and keeps every code point's class (word characters map to word characters, others to others;
+// invalid bytes stay as they are and decode as U+FFFD either way). Runs of eight ASCII bytes are lowercased
+// with bit arithmetic, and only the bytes where the class changes are visited.
 void TokenizedText::assign(std::string_view text) {
-  lowered.clear();
-  lowered.reserve(text.size());
-  to_lower_append(text, lowered);
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the 8-byte word tricks assume little-endian");
   tokens.clear();
-  const char *base = lowered.data();
-  for_each_token(lowered, [&](std::string_view t) {
-    tokens.push_back({static_cast<std::uint32_t>(t.data() - base), static_cast<std::uint32_t>(t.size())});
-  });
+  const std::size_t n = text.size();
+  lowered.resize(n + 4);  // lowercasing never lengthens a text; +4: room for put_utf8 of one code point
+  char *dst = lowered.data();
+  std::size_t i = 0, o = 0, start = 0, swar_from = 0;
+  bool in = false;
+  auto emit = [&](std::size_t e) { tokens.push_back({static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(e - start)}); };
+  while (i < n) {
+    if (i >= swar_from && i + 8 <= n) {
+      std::uint64_t w;
+      std::memcpy(&w, text.data() + i, 8);
+      if ((w & kHigh) != 0) {
+        // Not all ASCII: the per-byte path up to and including the first non-ASCII byte.
+        swar_from = i + static_cast<std::size_t>(__builtin_ctzll(w & kHigh) >> 3) + 1;
+      } else {
+        const std::uint64_t low = w | (in_range8(w, 'A', 'Z') >> 2);  // 'A'..'Z' + 0x20
+        std::memcpy(dst + o, &low, 8);                                 // o <= i: the 8 bytes fit
+        const std::uint64_t word = in_range8(low, 'a', 'z') | in_range8(low, '0', '9');
+        // Bytes whose class differs from the byte before (the first compares with `in`).
+        std::uint64_t change = word ^ ((word << 8) | (in ? 0x80u : 0u));
+        while (change != 0) {
+          const std::size_t at = o + static_cast<std::size_t>(__builtin_ctzll(change) >> 3);
+          if (!in) start = at;
+          else emit(at);
+          in = !in;
+          change &= change - 1;
+        }
+        i += 8;
+        o += 8;
+        continue;
+      }
+    }
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    bool w;
+    const std::size_t at = o;
+    if (c < 0x80) {
+      dst[o++] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : static_cast<char>(c);
+      w = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
+      ++i;
+    } else {
+      Decoded d = decode(text, i);
+      if (d.cp == 0xFFFD && d.len == 1) {
+        dst[o++] = static_cast<char>(c);  // an invalid byte stays as it is (a non-word character)
+        w = false;
+      } else {
+        char32_t l = lower_cp(d.cp);
+        if (l == d.cp) {
+          std::memcpy(dst + o, text.data() + i, static_cast<std::size_t>(d.len));
+          o += static_cast<std::size_t>(d.len);
+        } else {
+          o += put_utf8(dst + o, l);
+        }
+        w = is_word_cp(l);
+      }
+      i += static_cast<std::size_t>(d.len);
+    }
+    if (w && !in) {
+      start = at;
+      in = true;
+    } else if (!w && in) {
+      emit(at);
+      in = false;
+    }
+  }
+  if (in) emit(o);
+  lowered.resize(o);
 }
 
 std::string_view trim(std::string_view s) {
@@ -512,9 +583,43 @@ std::size_t closer_len(std::string_view s, std::size_t i) {
   }
 }
 
-const std::unordered_set<std::string_view> &abbreviations() {
+// A fixed set of short words in an open-addressing table (built once, read-only afterwards, so thread-safe):
+// looked up at most sentence ends, where std::unordered_set's hashing and node chasing showed in profiles.
+class WordSet {
+ public:
+  WordSet(std::initializer_list<std::string_view> words) {
+    std::size_t cap = 16;
+    while (cap < words.size() * 4) cap <<= 1;
+    slots_.resize(cap);
+    for (std::string_view w : words) {
+      if (w.size() > max_len_) max_len_ = w.size();
+      std::size_t i = hash(w) & (cap - 1);
+      while (!slots_[i].empty() && slots_[i] != w) i = (i + 1) & (cap - 1);
+      slots_[i] = w;
+    }
+  }
+  bool contains(std::string_view w) const {
+    if (w.empty() || w.size() > max_len_) return false;
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = hash(w) & mask;; i = (i + 1) & mask) {
+      if (slots_[i].empty()) return false;
+      if (slots_[i] == w) return true;
+    }
+  }
+
+ private:
+  static std::uint64_t hash(std::string_view w) {
+    std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
+    for (char c : w) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    return h ^ (h >> 29);
+  }
+  std::vector<std::string_view> slots_;  // empty: a free slot (the sets hold no empty word)
+  std::size_t max_len_ = 0;
+};
+
+const WordSet &abbreviations() {
   // Lowercased, without the final period. Single letters (z. B., u. a., S., e.g., i.e.) need no entry.
-  static const std::unordered_set<std::string_view> s{
+  static const WordSet s{
       "bzw", "usw", "ca", "nr", "dr", "prof", "etc", "vs", "mr", "mrs", "ms", "fig", "kap", "abs", "vgl", "ggf", "evtl",
       "inkl", "exkl", "zzgl", "bspw", "sog", "str", "tel", "abb", "jh", "jhd", "mio", "mrd", "std", "min", "max", "sek",
       "hr", "fr", "dipl", "ing", "st", "no", "vol", "approx", "dept", "corp", "inc", "ltd", "co", "jr", "sr", "jan",
@@ -525,9 +630,9 @@ const std::unordered_set<std::string_view> &abbreviations() {
   return s;
 }
 
-const std::unordered_set<std::string_view> &ordinal_followers() {
+const WordSet &ordinal_followers() {
   // After "<number>." these words mark an ordinal, not a sentence end: "am 3. Mai", "der 2. Schritt".
-  static const std::unordered_set<std::string_view> s{
+  static const WordSet s{
       "januar", "februar", "märz", "april", "mai", "juni", "juli", "august", "september", "oktober", "november",
       "dezember", "jan", "feb", "mär", "apr", "jun", "jul", "aug", "sep", "sept", "okt", "nov", "dez", "schritt",
       "stelle", "platz", "kapitel", "absatz", "abschnitt", "jahrhundert", "quartal", "klasse", "auflage", "stock",
@@ -635,10 +740,10 @@ void split_prose(std::string_view run, std::vector<std::string_view> &out) {
             we += static_cast<std::size_t>(d.len);
           }
           std::string nw = to_lower(run.substr(m, we - m));
-          if ((next.cp >= '0' && next.cp <= '9') || ordinal_followers().count(nw) > 0) boundary = false;
+          if ((next.cp >= '0' && next.cp <= '9') || ordinal_followers().contains(nw)) boundary = false;
         } else if (cps == 1) {
           boundary = false;  // single letter: z. B., u. a., d. h., S. 12, e.g., initials
-        } else if (abbreviations().count(low) > 0) {
+        } else if (abbreviations().contains(low)) {
           boundary = false;
         }
       }

@@ -19,7 +19,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <cstdint>
 #include <vector>
 
 #include "ksodi/text.hpp"
@@ -55,8 +55,18 @@ class KeywordSet {
   std::vector<std::string> patterns_;
   std::vector<Phrase> phrases_;
   std::vector<std::size_t> raw_;  // indices into patterns_
-  std::unordered_map<std::string_view, std::vector<std::size_t>> exact_first_;  // first word → phrases
-  std::array<std::vector<std::size_t>, 256> prefix_first_;                       // first byte → phrases
+  // First word → phrases, in an open-addressing table (looked up once per token of every text: cheaper than
+  // std::unordered_map's hashing and node chasing). Keys are views into the phrases' strings.
+  struct Bucket {
+    std::string_view key;  // empty: a free slot
+    std::vector<std::size_t> phrases;
+  };
+  static std::uint64_t key_hash(std::string_view k);
+  std::vector<std::size_t> &exact_insert(std::string_view key);
+  const std::vector<std::size_t> *exact_find(std::string_view key) const;
+  std::vector<Bucket> exact_first_;
+  std::size_t exact_max_len_ = 0;
+  std::array<std::vector<std::size_t>, 256> prefix_first_;  // first byte → phrases
 };
 
 // True when one of the 3 tokens before token ti (same clause) is a negation word.

@@ -74,7 +74,12 @@ class Reader {
       while (p_ + 8 <= s_.size()) {
         std::uint64_t w;
         std::memcpy(&w, s_.data() + p_, 8);
-        if (special8(w)) break;
+        if (const std::uint64_t m = special8(w); m != 0) {
+          // Straight to the first special byte (the lowest flagged byte is always a true hit), so that a
+          // non-ASCII character does not cost up to eight re-reads of the same word.
+          p_ += static_cast<std::size_t>(__builtin_ctzll(m) >> 3);
+          break;
+        }
         p_ += 8;
       }
       if (p_ >= s_.size()) break;
@@ -171,11 +176,13 @@ class Reader {
  private:
   // True when one of the 8 bytes of w is '"', '\\', a control character (< 0x20) or not ASCII (>= 0x80).
   // (The classic "has a zero byte" bit tricks: exact as a yes/no answer for the whole word.)
-  static bool special8(std::uint64_t w) {
+  // The high bit of each byte that may be '"', '\\', a control character or non-ASCII (0 if none); bytes
+  // above a true hit may be flagged falsely (borrows), the lowest flagged byte never is.
+  static std::uint64_t special8(std::uint64_t w) {
     constexpr std::uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
     const std::uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
     const std::uint64_t zero_q = (q - ones) & ~q, zero_b = (b - ones) & ~b, ctrl = (w - ones * 0x20) & ~w;
-    return ((zero_q | zero_b | ctrl | w) & high) != 0;
+    return (zero_q | zero_b | ctrl | w) & high;
   }
 
   bool literal(std::string_view w) {
