@@ -10,6 +10,7 @@
 
 #include "config/json_schema.h"
 #include "io/dataset.h"
+#include "util/raw_json.h"
 
 namespace evalgraph {
 using nlohmann::json;
@@ -20,14 +21,15 @@ std::vector<std::string> read_dataset_columns(const Pipeline &p) {
     std::vector<std::string> cols = reader->columns();
     if (!cols.empty()) return cols;  // CSV: the header says it all
     // JSONL records need not all carry the same keys: take the union over the first records.
-    json rec;
-    if (!reader->next(rec)) return cols;
+    std::string text;
+    if (!reader->next_text(text)) return cols;
     cols = reader->columns();  // the first record's keys in file order
     std::set<std::string> seen(cols.begin(), cols.end());
-    for (int i = 0; i < 1000 && reader->next(rec); ++i) {
-      if (!rec.is_object()) continue;
-      for (const auto &[k, _] : rec.items())
-        if (seen.insert(k).second) cols.push_back(k);
+    std::vector<rawjson::Member> members;  // keys only: no need to parse the values
+    for (int i = 0; i < 1000 && reader->next_text(text); ++i) {
+      if (!rawjson::object_members(text, members)) continue;
+      for (const auto &m : members)
+        if (seen.insert(m.key).second) cols.push_back(m.key);
     }
     return cols;
   } catch (const io::DataError &e) {
