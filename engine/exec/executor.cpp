@@ -701,15 +701,18 @@ RunResult Engine::run() {
     };
 
     std::string text;
+    std::vector<rawjson::Member> members;  // the record's fields, found by the reader's check
     std::size_t index = 0;
     for (; index < skip && reader->next_text(text); ++index) {
     }  // finished before the resume
-    while (!g_stop.load() && !host_.cancelled() && (limit < 0 || static_cast<long long>(index) < limit) && reader->next_text(text)) {
+    while (!g_stop.load() && !host_.cancelled() && (limit < 0 || static_cast<long long>(index) < limit) && reader->next_text(text, &members)) {
       Slot s;
       s.index = index++;
       s.line = reader->line();
-      if (!s.rec.assign(std::move(text)))  // the reader checked it; this only guards the invariant
-        throw io::DataError(p_.dataset.path, s.line, "the record is not a JSON object", "report this as a bug");
+      if (members.empty() && !rawjson::object_members(text, members))  // nlohmann took it, the checker cannot
+        throw io::DataError(p_.dataset.path, s.line, "the record nests deeper than 512 levels",
+                            "flatten the record, or keep deep structures as JSON text in a string field");
+      s.rec.assign(std::move(text), members);
       text = std::string();
       if (seq) {
         std::string key = group_of(s.rec, plan_.group_by);

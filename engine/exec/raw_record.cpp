@@ -3,13 +3,20 @@
 namespace evalgraph {
 
 bool RawRecord::assign(std::string text) {
-  owned_.clear();
-  fields_.clear();
   thread_local std::vector<rawjson::Member> members;
   if (!rawjson::object_members(text, members)) {
+    owned_.clear();
+    fields_.clear();
     text_.clear();
     return false;
   }
+  assign(std::move(text), members);
+  return true;
+}
+
+void RawRecord::assign(std::string text, std::vector<rawjson::Member> &members) {
+  owned_.clear();
+  fields_.clear();
   text_ = std::move(text);
   intact_ = true;
   fields_.reserve(members.size());
@@ -26,7 +33,6 @@ bool RawRecord::assign(std::string text) {
     if (!replaced) fields_.push_back({std::move(m.key), -1, m.value});
   }
   base_ = fields_.size();
-  return true;
 }
 
 std::string_view RawRecord::value(const Field &f) const {

@@ -18,6 +18,8 @@ class RawRecord {
  public:
   // Takes the text of one JSON object; false (and the record left empty) if it is not one.
   bool assign(std::string text);
+  // Same, with the members already found by rawjson::object_members(text) (spans into text).
+  void assign(std::string text, std::vector<rawjson::Member> &members);
 
   // The raw JSON text of a top-level field, or nullopt when the record has no such field.
   std::optional<std::string_view> get(std::string_view key) const;

@@ -35,7 +35,7 @@ DataError::DataError(const std::filesystem::path &file, std::size_t line, const 
 
 RecordReader::~RecordReader() = default;
 
-bool RecordReader::next_text(std::string &text) {
+bool RecordReader::next_text(std::string &text, std::vector<rawjson::Member> *members) {
   thread_local nlohmann::json record;
   if (!next(record)) return false;
   // Columns first, in file order; then any other keys (nlohmann's own order).
@@ -47,6 +47,7 @@ bool RecordReader::next_text(std::string &text) {
   for (auto it = record.begin(); it != record.end(); ++it)
     if (!ordered.contains(it.key())) ordered[it.key()] = it.value();
   text = ordered.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (members != nullptr) rawjson::object_members(text, *members);
   return true;
 }
 

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "util/raw_json.h"
+
 namespace evalgraph::io {
 
 // A problem with a dataset file. what() is "<file>:<line>: <problem> — <hint>"; line 0 (the file as a
@@ -41,7 +43,10 @@ class RecordReader {
   virtual bool next(nlohmann::json &record) = 0;
   // Reads the next record as the text of one JSON object (its keys in file order); false at the end of the
   // data. The engine's fast path: JSONL hands over the checked line itself; other formats serialise a record.
-  virtual bool next_text(std::string &text);
+  // When `members` is non-null it receives the record's top-level members (spans into `text`), found by the
+  // same scan that checked the text.
+  virtual bool next_text(std::string &text, std::vector<rawjson::Member> *members);
+  bool next_text(std::string &text) { return next_text(text, nullptr); }
   // CSV: the header, in file order. JSONL: the keys of the first record, in file order.
   virtual const std::vector<std::string> &columns() const = 0;
   // 1-based line where the record last returned by next() started (0 before the first record).

@@ -58,7 +58,7 @@ class JsonlReader final : public RecordReader {
 
   // The line itself when the fast checker accepts it as an object; otherwise the full parser decides (and
   // words the error), so both paths accept and refuse the same lines.
-  bool next_text(std::string &text) override {
+  bool next_text(std::string &text, std::vector<rawjson::Member> *members) override {
     const char *b = nullptr;
     const char *e = nullptr;
     if (!next_record_line(b, e)) return false;
@@ -66,12 +66,14 @@ class JsonlReader final : public RecordReader {
     std::size_t lead = line.find_first_not_of(" \t");
     // (a CR inside the line, whitespace between tokens, would end the line for some readers of our output)
     const bool fast = lead != std::string_view::npos && line[lead] == '{' &&
-                      std::memchr(line.data(), '\r', line.size()) == nullptr && rawjson::valid(line);
+                      std::memchr(line.data(), '\r', line.size()) == nullptr &&
+                      (members != nullptr ? rawjson::object_members(line, *members) : rawjson::valid(line));
     if (!fast || !have_columns_) {  // the first record also sets the columns
       json record;
       parse_checked(b, e, record);
       if (!fast) {  // re-serialised: a CR between tokens, or nesting beyond the checker's limit
         text = record.dump(-1, ' ', false, json::error_handler_t::replace);
+        if (members != nullptr) rawjson::object_members(text, *members);
         return true;
       }
     } else {
