@@ -178,3 +178,11 @@ TEST_CASE("an LLM node without providers fails per record with a clear reason", 
   CHECK_THAT(r.records[0]["_errors"]["j"].get<std::string>(),
              Catch::Contains("no LLM provider is configured: declare one under 'providers:'"));
 }
+
+TEST_CASE("a record nested deeper than the raw checker's limit is a clear data error", "[executor]") {
+  Run r;
+  std::string deep = std::string(600, '[') + std::string(600, ']');
+  std::string data = "{\"text\":\"a\"}\n{\"text\":\"b\",\"deep\":" + deep + "}\n";
+  REQUIRE_THROWS_WITH(run_pipeline(r, data, "  - id: pt\n    uses: test.passthrough\n"),
+                      Catch::Contains(":2: the record nests deeper than 512 levels") && Catch::Contains("flatten the record"));
+}
