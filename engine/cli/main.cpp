@@ -18,6 +18,10 @@
 #include "plugin/registry.h"
 #include "util/version.h"
 
+#ifdef EVALGRAPH_WITH_MIMALLOC
+#include <mimalloc.h>
+#endif
+
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
 using namespace evalgraph;
@@ -284,6 +288,10 @@ int main(int argc, char **argv) {
   }
   if (vm.count("version")) {
     std::printf("evalgraph %s (plugin ABI %d.%d)\n", version_string(), EG_ABI_MAJOR, EG_ABI_MINOR);
+#ifdef EVALGRAPH_WITH_MIMALLOC
+    // Also keeps the link to mimalloc, which overrides malloc without being called by name.
+    std::printf("allocator: mimalloc %d.%d.%d\n", mi_version() / 100, mi_version() / 10 % 10, mi_version() % 10);
+#endif
     return kExitOk;
   }
   if (vm.count("help") || !vm.count("command")) {
