@@ -4,11 +4,11 @@
 // operators' own work. This reader scans the top-level object once, keeps only the members a node asks for,
 // and hands out their strings as views into the input text where they hold no escapes.
 //
-// It covers the shape the host produces (its JSON serializer's output). Anything else — a malformed or
-// unusual input, an escape other than the simple ones, invalid UTF-8, a duplicate member — makes parse()
-// return false, and the plugin then takes its nlohmann path, so results and error messages stay exactly those
-// of a full parse. Every value is validated (also those of members the node does not read), so an input the
-// fast path accepts is one nlohmann accepts too.
+// It covers what the host sends: dataset fields as the dataset wrote them (\u escapes too), node outputs.
+// Anything else — a malformed or unusual input, a lone surrogate escape, invalid UTF-8, a duplicate member —
+// makes parse() return false, and the plugin then takes its nlohmann path, so results and error messages stay
+// exactly those of a full parse. Every value is validated (also those of members the node does not read), so
+// an input the fast path accepts is one nlohmann accepts too.
 #pragma once
 
 #include <cstddef>
@@ -59,8 +59,39 @@ class Reader {
     return p_ == s_.size();
   }
 
+  // Four hex digits at i as a code point; false if they are not there.
+  bool hex4(std::size_t i, std::uint32_t &cp) const {
+    if (i + 4 > s_.size()) return false;
+    cp = 0;
+    for (std::size_t k = i; k < i + 4; ++k) {
+      char h = s_[k];
+      int d = (h >= '0' && h <= '9') ? h - '0' : (h >= 'a' && h <= 'f') ? h - 'a' + 10 : (h >= 'A' && h <= 'F') ? h - 'A' + 10 : -1;
+      if (d < 0) return false;
+      cp = (cp << 4) | static_cast<std::uint32_t>(d);
+    }
+    return true;
+  }
+
+  static void append_utf8(std::string &out, std::uint32_t cp) {
+    if (cp < 0x80) {
+      out.push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else if (cp < 0x10000) {
+      out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+      out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+      out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+  }
+
   // A string at the current position (after whitespace). Validates UTF-8 (RFC 3629, as nlohmann does) and
-  // rejects raw control characters; decodes the simple escapes; \u escapes are left to the full parser.
+  // rejects raw control characters; decodes the escapes, \uXXXX with surrogate pairs included.
   bool string(Value &v) {
     ws();
     if (p_ >= s_.size() || s_[p_] != '"') return false;
@@ -105,15 +136,33 @@ class Reader {
           case 'n': r = '\n'; break;
           case 'r': r = '\r'; break;
           case 't': r = '\t'; break;
-          default: return false;  // \uXXXX (and anything invalid): the full parser
+          case 'u': r = 0; break;  // \uXXXX, below
+          default: return false;  // not an escape: the full parser words the error
         }
         if (!v.escaped) {
           v.escaped = true;
           v.decoded.reserve(64);
         }
         v.decoded.append(s_.substr(run, p_ - run));
-        v.decoded.push_back(r);
-        p_ += 2;
+        if (s_[p_ + 1] == 'u') {
+          // Python's json.dumps writes every non-ASCII character so (ensure_ascii): decode it here rather than
+          // send such inputs down the slow path. A lone or unpaired surrogate is left to the full parser.
+          std::uint32_t cp = 0;
+          if (!hex4(p_ + 2, cp) || (cp >= 0xDC00 && cp <= 0xDFFF)) return false;
+          p_ += 6;
+          if (cp >= 0xD800 && cp <= 0xDBFF) {
+            std::uint32_t lo = 0;
+            if (p_ + 1 >= s_.size() || s_[p_] != '\\' || s_[p_ + 1] != 'u' || !hex4(p_ + 2, lo) || lo < 0xDC00 ||
+                lo > 0xDFFF)
+              return false;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            p_ += 6;
+          }
+          append_utf8(v.decoded, cp);
+        } else {
+          v.decoded.push_back(r);
+          p_ += 2;
+        }
         run = p_;
         continue;
       }
