@@ -85,6 +85,10 @@ struct Job {
   int attempts = 0, malformed = 0, last_status = 0;
   Clock::time_point start;
   std::promise<CallResult> promise;
+  // Single flight: identical calls (same cache key) made while this one is in flight wait for its answer
+  // instead of sending their own request. Only with the cache on, where they would get that answer anyway.
+  bool follower = false;
+  std::vector<std::shared_ptr<Job>> followers;  // guarded by Impl::flight_mu
 };
 using JobPtr = std::shared_ptr<Job>;
 
@@ -98,7 +102,7 @@ struct Transfer {
 };
 
 struct Stats {
-  std::uint64_t calls = 0, cache_hits = 0, cache_misses = 0, http_requests = 0, retries = 0, errors = 0,
+  std::uint64_t calls = 0, cache_hits = 0, cache_misses = 0, merged = 0, http_requests = 0, retries = 0, errors = 0,
                 malformed = 0, prompt_tokens = 0, completion_tokens = 0, timed_calls = 0;
   double latency_total_s = 0;
 };
@@ -213,6 +217,8 @@ struct LlmService::Impl {
 
   mutable std::mutex stats_mu;
   mutable std::mutex log_mu;
+  std::mutex flight_mu;                                              // guards in_flight and Job::followers
+  std::unordered_map<std::string, std::shared_ptr<Job>> in_flight;  // cache key → the call that sends it
   LogFn logger;
 
   std::mutex mu;  // guards incoming, stopping
@@ -264,6 +270,19 @@ struct LlmService::Impl {
         if (u.contains("completion_tokens") && u["completion_tokens"].is_number_unsigned())
           ps.stats.completion_tokens += u["completion_tokens"].get<std::uint64_t>();
       }
+    }
+    std::vector<JobPtr> followers;
+    if (!job->key.empty()) {
+      std::lock_guard lk(flight_mu);
+      auto it = in_flight.find(job->key);
+      if (it != in_flight.end() && it->second == job) in_flight.erase(it);
+      followers.swap(job->followers);
+    }
+    for (auto& f : followers) {
+      CallResult copy = r;
+      copy.merged = true;
+      copy.latency_s = seconds_since(f->start);
+      f->promise.set_value(std::move(copy));
     }
     job->promise.set_value(std::move(r));
   }
@@ -624,10 +643,21 @@ struct LlmService::Impl {
     job->key = std::move(key);
     job->n_inputs = n_inputs;
     job->start = t0;
+    if (cache) {
+      std::lock_guard lk(flight_mu);
+      auto [leader, fresh] = in_flight.try_emplace(job->key, job);
+      if (!fresh) {
+        job->follower = true;  // submit() leaves it out; the leader's finish() answers it
+        leader->second->followers.push_back(job);
+        std::lock_guard sl(stats_mu);
+        ++ps.stats.merged;
+      }
+    }
     return job;
   }
 
   void submit(std::vector<JobPtr>& jobs) {
+    jobs.erase(std::remove_if(jobs.begin(), jobs.end(), [](const JobPtr& j) { return j->follower; }), jobs.end());
     if (jobs.empty()) return;
     {
       std::lock_guard lk(mu);
@@ -774,6 +804,7 @@ nlohmann::json LlmService::stats_json() const {
     out[ps->cfg.name] = {{"calls", s.calls},
                          {"cache_hits", s.cache_hits},
                          {"cache_misses", s.cache_misses},
+                         {"merged", s.merged},
                          {"http_requests", s.http_requests},
                          {"retries", s.retries},
                          {"errors", s.errors},

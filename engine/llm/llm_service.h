@@ -56,6 +56,7 @@ struct CallResult {
   int http_status = 0;      // status of the last HTTP attempt (0: none / cache hit uses 200)
   int attempts = 0;         // HTTP attempts made (0 for a cache hit)
   bool cache_hit = false;
+  bool merged = false;   // an identical call was already in flight: this one shared its answer (cache on only)
   double latency_s = 0;  // wall time of the call, queueing and retries included
 };
 

@@ -533,6 +533,36 @@ TEST_CASE("cache: hits make no HTTP request, replication changes the key, failur
   CHECK(fs::exists(path));
 }
 
+TEST_CASE("identical calls in flight together share one request when the cache is on", "[llm][cache]") {
+  ServerOptions so;
+  so.latency_ms = 100;
+  TestLlmServer server(so);
+  TempDir tmp;
+  std::vector<Json> bodies(8, chat_body("same question"));
+  bodies.push_back(chat_body("another question"));
+  {
+    LlmService svc({provider_for(server)}, CacheOptions{true, tmp.file("c.sqlite")});
+    auto rs = svc.chat_batch("p", bodies, 0);
+    CHECK(server.request_count() == 2);  // one per distinct body
+    for (auto& r : rs) REQUIRE(r.ok);
+    CHECK_FALSE(rs[0].merged);
+    for (int i = 1; i < 8; ++i) {
+      CHECK(rs[static_cast<std::size_t>(i)].merged);
+      CHECK(rs[static_cast<std::size_t>(i)].response == rs[0].response);
+    }
+    CHECK_FALSE(rs[8].merged);
+    CHECK(svc.stats_json()["p"]["merged"] == 7);
+    auto again = svc.chat("p", chat_body("same question"), 0);  // after the flight: an ordinary cache hit
+    CHECK(again.cache_hit);
+    CHECK(server.request_count() == 2);
+  }
+  server.reset_counters();
+  LlmService uncached({provider_for(server)}, no_cache());  // without the cache every call is its own request
+  auto rs = uncached.chat_batch("p", bodies, 0);
+  for (auto& r : rs) CHECK_FALSE(r.merged);
+  CHECK(server.request_count() == 9);
+}
+
 TEST_CASE("default cache path follows XDG_CACHE_HOME, then HOME", "[llm][cache]") {
   const char* old_xdg = std::getenv("XDG_CACHE_HOME");
   std::string saved = old_xdg ? old_xdg : "";
