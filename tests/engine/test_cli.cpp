@@ -1,6 +1,8 @@
 // The command line as a user meets it: exit codes, messages, DOT, the plugin list.
 #include <catch2/catch.hpp>
 
+#include <sstream>
+
 #include <chrono>
 #include <thread>
 
@@ -195,6 +197,49 @@ TEST_CASE("resume rebuilds records from the dataset: JSONL as written, replicati
   auto summary = json::parse(read_file(run_dir / "run.json"));
   CHECK(summary["records"] == 240);
   CHECK(summary["resumed_records"].get<int>() > 0);
+}
+
+TEST_CASE("a journal of whole records (its format before the delta journal) still resumes", "[cli][resume]") {
+  TempDir d;
+  std::vector<std::string> lines;
+  std::string data;
+  for (int i = 0; i < 200; ++i) {
+    lines.push_back("{\"text\":\"row " + std::to_string(i) + "\"}");
+    data += lines.back() + "\n";
+  }
+  d.write("data.jsonl", data);
+  auto make = [&](const std::string &dir) {
+    d.write(dir + ".yaml", "name: r\ndataset: {path: data.jsonl}\nnodes:\n  - id: s\n    uses: test.slow\n    with: {ms: 5}\n"
+                           "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\noutput: {dir: " + dir + "}\n");
+  };
+  make("clean");
+  make("killed");
+  auto clean = run_cmd(evalgraph_cmd("run -q -j 2 --chunk-size 10 " + (d.path / "clean.yaml").string()));
+  REQUIRE(clean.exit_code == 0);
+  std::filesystem::path clean_dir = clean.output.substr(0, clean.output.size() - 1);
+  std::filesystem::path run_dir = start_and_kill(d, "run -q -j 2 --chunk-size 10 " + (d.path / "killed.yaml").string(), d.path / "killed");
+  // Rewrite each "D<index>\t{added}" line as the whole record, the older format.
+  std::istringstream in(read_file(run_dir / "progress" / "journal.jsonl"));
+  std::string line, old_format;
+  int rewritten = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind('D', 0) == 0) {
+      std::size_t tab = line.find('\t');
+      const std::string &base = lines.at(std::stoul(line.substr(1, tab - 1)));
+      line = base.substr(0, base.size() - 1) + "," + line.substr(tab + 2);
+      ++rewritten;
+    }
+    old_format += line + "\n";
+  }
+  REQUIRE(rewritten > 0);
+  d.write("killed/" + run_dir.filename().string() + "/progress/journal.jsonl", old_format);
+  std::string journal = read_file(run_dir / "progress" / "journal.jsonl");
+  REQUIRE(journal == old_format);
+  REQUIRE(journal.find("\nD") == std::string::npos);
+  auto resumed = run_cmd(evalgraph_cmd("run --resume " + run_dir.string()));
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(read_file(run_dir / "out.jsonl") == read_file(clean_dir / "out.jsonl"));
 }
 
 TEST_CASE("Ctrl-C stops gracefully, says how to resume, and the resumed run is complete", "[cli][resume]") {
