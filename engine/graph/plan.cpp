@@ -25,9 +25,8 @@ std::vector<std::string> read_dataset_columns(const Pipeline &p) {
     if (!reader->next_text(text)) return cols;
     cols = reader->columns();  // the first record's keys in file order
     std::set<std::string> seen(cols.begin(), cols.end());
-    std::vector<rawjson::Member> members;  // keys only: no need to parse the values
-    for (int i = 0; i < 1000 && reader->next_text(text); ++i) {
-      if (!rawjson::object_members(text, members)) continue;
+    std::vector<rawjson::Member> members;  // the keys, from the reader's own check of each line
+    for (int i = 0; i < 1000 && reader->next_text(text, &members); ++i) {
       for (const auto &m : members)
         if (seen.insert(m.key).second) cols.push_back(m.key);
     }
