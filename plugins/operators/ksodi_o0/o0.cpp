@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "ksodi/detect.hpp"
+#include "ksodi/support.hpp"
 #include "ksodi/text.hpp"
 
 namespace ksodi {
@@ -122,42 +123,64 @@ int count_attribution_markers(std::string_view sentence, std::vector<std::string
   return n + static_cast<int>(q + b + pr);
 }
 
-O0Result compute_o0(const O0Input &in, const O0Params &p, const EmbedFn &embed) {
-  O0Result r;
-  std::vector<std::string_view> doc_texts;
-  auto add_docs = [&](const std::vector<Doc> &docs, const char *kind) {
-    for (const Doc &d : docs) {
-      if (text::trim(d.text).empty()) {
-        ++r.empty_docs_skipped;
-        continue;
-      }
-      r.doc_ids.push_back(d.id);
-      r.doc_kinds.emplace_back(kind);
-      doc_texts.push_back(d.text);
+namespace {
+
+// Lexical support (ksodi/support.hpp): align_j = the support of sentence j by its best document; A_ret = the
+// answer's support = the mean of its sentences' supports weighted by their content terms, each sentence by its
+// own best document (an answer that combines two documents is grounded; one claim stitched together from
+// several documents is not, so a sentence is never matched against the union of the documents).
+void support_alignment(O0Result &r, std::string_view answer, const std::vector<std::string_view> &sents,
+                       const std::vector<std::string_view> &doc_texts, const O0Params &p) {
+  using namespace support;
+  // One language per unit: the answer's stop words decide (the documents', when the answer has none).
+  int en = 0, de = 0;
+  count_stop_words(answer, en, de);
+  if (en == 0 && de == 0)
+    for (auto d : doc_texts) count_stop_words(d, en, de);
+  const Lang lang = de > en ? Lang::De : Lang::En;
+  r.language = lang_name(lang);
+  std::vector<DocIndex> docs;
+  docs.reserve(doc_texts.size());
+  for (auto d : doc_texts) docs.emplace_back(d, lang);
+  r.computed = true;
+  std::vector<Term> all;  // the answer's terms, for the per-document alignment of the whole answer
+  double weighted = 0, weight = 0;
+  for (std::size_t j = 0; j < sents.size(); ++j) {
+    O0Sentence &os = r.sentences[j];
+    std::vector<Term> terms = sentence_terms(sents[j], lang);
+    if (terms.empty()) {  // nothing claimed: neither supported nor unsupported
+      os.has_terms = false;
+      continue;
     }
-  };
-  add_docs(in.docs, "retrieved");
-  if (p.include_tool_outputs) add_docs(in.tool_outputs, "tool_output");
-
-  // Sentences and attribution markers (independent of the docs).
-  const std::string_view answer = in.answer;
-  const std::vector<std::string_view> sents = text::split_sentences(answer);
-  r.n_sent = static_cast<int>(sents.size());
-  std::vector<std::string> kinds;
-  for (auto s : sents) {
-    O0Sentence os;
-    os.start = static_cast<std::size_t>(s.data() - answer.data());
-    os.length = s.size();
-    os.markers = count_attribution_markers(s, &kinds);
-    r.n_attrib += os.markers;
-    r.sentences.push_back(os);
+    SentenceSupport ss = best_support(terms, docs);
+    os.align = ss.support;
+    os.best_doc = ss.best_doc;
+    os.matched = std::move(ss.matched);
+    os.missing = std::move(ss.missing);
+    os.exact_missing = std::move(ss.exact_missing);
+    os.unsupported = (os.align < p.tau || !os.exact_missing.empty()) && os.markers == 0;
+    r.n_unsupported += os.unsupported ? 1 : 0;
+    weighted += ss.weight * ss.support;
+    weight += ss.weight;
+    for (Term &t : terms) {
+      bool dup = false;
+      for (const Term &a : all) dup |= a.kind == t.kind && a.key == t.key;
+      if (!dup) all.push_back(std::move(t));
+    }
   }
-  std::sort(kinds.begin(), kinds.end());
-  kinds.erase(std::unique(kinds.begin(), kinds.end()), kinds.end());
-  r.marker_kinds = std::move(kinds);
-  r.T = r.n_sent == 0 ? 0.0 : clip01(static_cast<double>(r.n_attrib) / (r.n_sent + 1.0));
-  if (doc_texts.empty()) return r;  // not computed: no docs to ground against
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    double s = support_in(all, docs[i]);
+    r.doc_alignment.push_back(s);
+    if (r.best_doc < 0 || s > r.doc_alignment[static_cast<std::size_t>(r.best_doc)]) r.best_doc = static_cast<int>(i);
+  }
+  // No content term at all ("Danke!", "Yes."): nothing to ground — neutral, like S0's F without expectations.
+  r.no_content_terms = weight == 0;
+  r.A_ret = weight > 0 ? weighted / weight : 0.5;
+}
 
+// The seed-literal alignment: embedding cosines (one embedding call per unit).
+void cosine_alignment(O0Result &r, std::string_view answer, const std::vector<std::string_view> &sents,
+                      const std::vector<std::string_view> &doc_texts, const O0Params &p, const EmbedFn &embed) {
   // One call: answer, docs, answer sentences (and doc sentences) — TF-IDF vectors are only comparable within a call.
   std::vector<std::string_view> texts;
   texts.reserve(1 + doc_texts.size() + sents.size());
@@ -209,6 +232,50 @@ O0Result compute_o0(const O0Input &in, const O0Params &p, const EmbedFn &embed) 
     }
     os.unsupported = os.align < p.tau && os.markers == 0;
     r.n_unsupported += os.unsupported ? 1 : 0;
+  }
+}
+
+}  // namespace
+
+O0Result compute_o0(const O0Input &in, const O0Params &p, const EmbedFn &embed) {
+  O0Result r;
+  std::vector<std::string_view> doc_texts;
+  auto add_docs = [&](const std::vector<Doc> &docs, const char *kind) {
+    for (const Doc &d : docs) {
+      if (text::trim(d.text).empty()) {
+        ++r.empty_docs_skipped;
+        continue;
+      }
+      r.doc_ids.push_back(d.id);
+      r.doc_kinds.emplace_back(kind);
+      doc_texts.push_back(d.text);
+    }
+  };
+  add_docs(in.docs, "retrieved");
+  if (p.include_tool_outputs) add_docs(in.tool_outputs, "tool_output");
+
+  // Sentences and attribution markers (independent of the docs).
+  const std::string_view answer = in.answer;
+  const std::vector<std::string_view> sents = text::split_sentences(answer);
+  r.n_sent = static_cast<int>(sents.size());
+  std::vector<std::string> kinds;
+  for (auto s : sents) {
+    O0Sentence os;
+    os.start = static_cast<std::size_t>(s.data() - answer.data());
+    os.length = s.size();
+    os.markers = count_attribution_markers(s, &kinds);
+    r.n_attrib += os.markers;
+    r.sentences.push_back(os);
+  }
+  std::sort(kinds.begin(), kinds.end());
+  kinds.erase(std::unique(kinds.begin(), kinds.end()), kinds.end());
+  r.marker_kinds = std::move(kinds);
+  r.T = r.n_sent == 0 ? 0.0 : clip01(static_cast<double>(r.n_attrib) / (r.n_sent + 1.0));
+  if (doc_texts.empty()) return r;  // not computed: no docs to ground against
+  if (p.alignment == Alignment::Support) {
+    support_alignment(r, answer, sents, doc_texts, p);
+  } else {
+    cosine_alignment(r, answer, sents, doc_texts, p, embed);
   }
   r.U = r.n_sent == 0 ? 0.0 : static_cast<double>(r.n_unsupported) / r.n_sent;
   r.O0 = clip01(p.alpha * r.A_ret + p.beta * r.T - p.gamma * r.U);

@@ -15,7 +15,16 @@ struct O0Input {
   std::vector<Doc> tool_outputs;  // tool outputs that were in the prompt: extra docs
 };
 
+// How align_j and A_ret are measured.
+//  - Support (default): lexical support (ksodi/support.hpp) — the weighted share of a sentence's content terms
+//    that its best document states, numbers and names exactly. Validated against human labels
+//    (bench/validity.sh); weights and tau calibrated for it (o0_calibration.hpp).
+//  - Cosine: the seed-literal embedding cosine (host embedder, offline TF-IDF by default), with the seed's
+//    start values; bit-for-bit the results of evalgraph before the support measure.
+enum class Alignment { Support, Cosine };
+
 struct O0Params {
+  Alignment alignment = Alignment::Support;
   double alpha = 0.6, beta = 0.2, gamma = 0.2;
   double tau = 0.35;
   bool include_tool_outputs = true;
@@ -30,7 +39,11 @@ struct O0Sentence {
   double align = 0;                   // max_i cos(e(s_j), e(d_i))
   int best_doc = -1;                  // index into O0Result::doc_ids
   int markers = 0;                    // attribution markers in the sentence
-  bool unsupported = false;           // align < tau and no marker
+  bool unsupported = false;           // align < tau (or, with Support, a number/name missing) and no marker
+  // Support only: the sentence's content terms (as written) its best document holds / lacks, and the numbers
+  // and names among the missing ones. has_terms = false: no content term (nothing claimed, never unsupported).
+  bool has_terms = true;
+  std::vector<std::string> matched, missing, exact_missing;
 };
 
 struct O0Result {
@@ -41,12 +54,14 @@ struct O0Result {
   std::vector<std::string> doc_kinds;  // "retrieved" / "tool_output" per doc_ids entry
   std::vector<double> doc_alignment;   // cos(e(a), e(d_i)) per doc
   int best_doc = -1;
-  std::string embedding_model_id;
+  bool no_content_terms = false;   // Support only: no sentence has a content term (A_ret = 0.5, flagged)
+  std::string embedding_model_id;  // Cosine only
+  std::string language;            // Support only: "de" / "en", the unit's language for stop words and stems
   std::vector<std::string> marker_kinds;  // distinct marker patterns seen (audit)
   std::vector<O0Sentence> sentences;
 };
 
-// One embedding call with [answer, docs…, sentences…].
+// Support: no embedding call. Cosine: one embedding call with [answer, docs…, sentences…].
 O0Result compute_o0(const O0Input &in, const O0Params &p, const EmbedFn &embed);
 
 // Attribution markers in one sentence (keyword phrases + quotations + [n] + (Kap. 2)-style references).

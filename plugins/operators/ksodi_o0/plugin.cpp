@@ -7,6 +7,8 @@
 #include "ksodi/plugin_util.hpp"
 #include "ksodi/text.hpp"
 #include "o0.hpp"
+#include "o0_calibration.hpp"
+#include "ksodi/support.hpp"
 
 namespace {
 
@@ -16,10 +18,11 @@ constexpr const char *kSchema = R"schema({
   "type": "object",
   "additionalProperties": false,
   "properties": {
-    "alpha": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of retrieval alignment A_ret (seed: 0.6)"},
-    "beta": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of traceability T (seed: 0.2)"},
-    "gamma": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of the unsupported-claim penalty U (seed: 0.2)"},
-    "tau": {"type": "number", "minimum": 0, "maximum": 1, "description": "A sentence is unsupported when its best doc cosine is below tau and it has no attribution marker (seed: 0.35)"},
+    "alignment": {"enum": ["support", "cosine"], "default": "support", "description": "How a sentence's alignment with the docs is measured: support = lexical support (share of its content terms its best doc states, stemmed, numbers and names exact; validated against human labels), cosine = the seed-literal embedding cosine with the seed's start values"},
+    "alpha": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of retrieval alignment A_ret (default: the alignment's calibration; seed and cosine: 0.6)"},
+    "beta": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of traceability T (default: the alignment's calibration; seed and cosine: 0.2)"},
+    "gamma": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of the unsupported-claim penalty U (default: the alignment's calibration; seed and cosine: 0.2)"},
+    "tau": {"type": "number", "minimum": 0, "maximum": 1, "description": "A sentence is unsupported when its alignment is below tau (with support: or a number/name of it is missing) and it has no attribution marker (default: the alignment's calibration; seed and cosine: 0.35)"},
     "include_tool_outputs": {"type": "boolean", "description": "Treat tool outputs (port tool_outputs) as extra docs (default true)"},
     "doc_sentences": {"type": "boolean", "description": "U alignment: max over whole docs AND each doc's sentences (default true); false = whole docs only, as in the seed"},
     "embedding_provider": {"type": ["string", "null"], "description": "Embedding provider of the pipeline; null = host default (offline TF-IDF)"},
@@ -30,10 +33,14 @@ constexpr const char *kSchema = R"schema({
 class O0Node : public evalgraph::RawNode {
  public:
   O0Node(const evalgraph::Host &host, const json &params) : host_(host) {
-    p_.alpha = ksodi::param_num(params, "alpha", 0.6, 0, 10);
-    p_.beta = ksodi::param_num(params, "beta", 0.2, 0, 10);
-    p_.gamma = ksodi::param_num(params, "gamma", 0.2, 0, 10);
-    p_.tau = ksodi::param_num(params, "tau", 0.35, 0, 1);
+    const bool cosine = ksodi::param_str(params, "alignment", "support") == "cosine";
+    p_.alignment = cosine ? ksodi::Alignment::Cosine : ksodi::Alignment::Support;
+    const ksodi::O0Calibration &c = cosine ? ksodi::kSeedStartValues : ksodi::kSupportCalibration;
+    calibration_ = c.id;
+    p_.alpha = ksodi::param_num(params, "alpha", c.alpha, 0, 10);
+    p_.beta = ksodi::param_num(params, "beta", c.beta, 0, 10);
+    p_.gamma = ksodi::param_num(params, "gamma", c.gamma, 0, 10);
+    p_.tau = ksodi::param_num(params, "tau", c.tau, 0, 1);
     p_.include_tool_outputs = ksodi::param_bool(params, "include_tool_outputs", true);
     p_.doc_sentences = ksodi::param_bool(params, "doc_sentences", true);
     provider_ = ksodi::param_provider(params);
@@ -100,6 +107,7 @@ class O0Node : public evalgraph::RawNode {
     w.key("flags");
     w.begin_array();
     if (!r.computed) w.string("no_retrieved_docs");
+    if (r.no_content_terms) w.string("no_content_terms");
     w.end_array();
     w.key("marker_kinds");
     w.begin_array();
@@ -108,16 +116,23 @@ class O0Node : public evalgraph::RawNode {
     w.member("n_attrib", r.n_attrib);
     w.member("n_sent", r.n_sent);
     w.member("n_unsupported", r.n_unsupported);
+    const bool support = p_.alignment == ksodi::Alignment::Support;
     w.key("parameters");
     w.begin_object();
+    w.member("alignment", support ? "support" : "cosine");
     w.member("alpha", p_.alpha);
     w.member("beta", p_.beta);
+    w.member("calibration", calibration_);
     w.member("detector_version", ksodi::detect::kDetectorVersion);
     w.member("doc_sentences", p_.doc_sentences);
     str_or_null("embedding_model_id", r.embedding_model_id.empty() ? nullptr : &r.embedding_model_id);
     str_or_null("embedding_provider", provider_ ? &*provider_ : nullptr);
     w.member("gamma", p_.gamma);
     w.member("include_tool_outputs", p_.include_tool_outputs);
+    if (support) {
+      str_or_null("language", r.language.empty() ? nullptr : &r.language);
+      w.member("support_version", ksodi::support::kSupportVersion);
+    }
     w.member("tau", p_.tau);
     w.end_object();
     w.key("retrieval_doc_ids");
@@ -127,14 +142,25 @@ class O0Node : public evalgraph::RawNode {
     w.end_array();
     w.key("sentences");
     w.begin_array();
+    auto strings = [&](std::string_view k, const std::vector<std::string> &v) {
+      w.key(k);
+      w.begin_array();
+      for (const auto &item : v) w.string(item);
+      w.end_array();
+    };
     for (const auto &s : r.sentences) {
       w.begin_object();
-      if (r.computed) w.member("align", s.align);
+      if (r.computed && s.has_terms) w.member("align", s.align);
       else w.member_null("align");
       w.member("attrib", s.markers > 0);
       str_or_null("best_doc_id", doc_id(s.best_doc));
+      if (support) strings("exact_missing", s.exact_missing);
       w.member("length", s.length);
       w.member("markers", s.markers);
+      if (support) {
+        strings("matched", s.matched);
+        strings("missing", s.missing);
+      }
       w.member("start", s.start);
       if (text_max_ > 0) w.member("text", ksodi::text::utf8_prefix(std::string_view(x.answer).substr(s.start, s.length), text_max_));
       if (r.computed) w.member("unsupported", s.unsupported);
@@ -163,6 +189,7 @@ class O0Node : public evalgraph::RawNode {
   evalgraph::Host host_;
   ksodi::O0Params p_;
   std::optional<std::string> provider_;
+  std::string calibration_;
   std::size_t text_max_ = 200;
 };
 

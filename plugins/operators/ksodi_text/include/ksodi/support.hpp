@@ -1,0 +1,83 @@
+// ksodi_text — lexical support: how much of a sentence's content a document states.
+//
+// The measure behind O0's default alignment (`alignment: support`). For a sentence and a document:
+//   support = (weight of the sentence's content terms found in the document) / (weight of all its content terms)
+// where
+//  - content terms are the sentence's word tokens minus the stop words of the unit's language (German or
+//    English, detected from the text), each counted once;
+//  - a word is found when its Snowball stem (libstemmer) is among the document's stems, so "Verträge" finds
+//    "Vertrag" and "cancelled" finds "cancel";
+//  - German compounds: a word is also found when the document holds its parts ("Kündigungsfrist" ←
+//    "Kündigung" + "Frist", linking s/es/n/en/e allowed) or a compound ending in it ("Frist" ← "Kündigungsfrist");
+//  - numbers ("24", "9,99", "01.03.2023", number words two…twelve / zwei…zwölf as digits) and names (tokens with
+//    an inner capital or a digit — "NordFlex", "HR", "T3" — and, in English, capitalised words inside a
+//    sentence) must match exactly (accents folded, a name may differ in inflection only); they weigh
+//    kExactWeight, and a missing one is reported separately: a swapped number or name makes a claim wrong
+//    even when every other word matches.
+// Everything is versioned by kSupportVersion: any change to a list or a rule must bump it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+namespace ksodi::support {
+
+inline constexpr const char *kSupportVersion = "ksodi-support-1.0";
+inline constexpr double kExactWeight = 2.0;  // weight of a number or name against 1 for other content words
+
+enum class Lang { En, De };
+const char *lang_name(Lang l);  // "en" / "de"
+// The language whose stop words occur more often in `text` (German on a tie only when it has any).
+Lang detect_language(std::string_view text);
+// How often the stop words of each language occur in `text` (for combining several texts).
+void count_stop_words(std::string_view text, int &en, int &de);
+
+enum class TermKind : std::uint8_t { Word, Number, Name };
+struct Term {
+  std::string key;    // Word: folded stem; Number: canonical digits; Name: folded lowercase surface
+  std::string stem;   // folded stem (Names match by it too; equals key for Words)
+  std::string shown;  // the token as written (for the audit)
+  TermKind kind = TermKind::Word;
+  double weight() const { return kind == TermKind::Word ? 1.0 : kExactWeight; }
+};
+
+// The content terms of one sentence, in order of first occurrence, each key once.
+std::vector<Term> sentence_terms(std::string_view sentence, Lang lang);
+
+// The terms a document offers for matching.
+class DocIndex {
+ public:
+  DocIndex(std::string_view text, Lang lang);
+  bool contains(const Term &t) const;
+
+ private:
+  bool has_stem(std::string_view s) const { return stems_.count(std::string(s)) > 0; }
+  bool compound_parts_found(std::string_view folded, int depth) const;
+  Lang lang_;
+  std::unordered_set<std::string> stems_;  // folded stems of every word token
+  std::unordered_set<std::string> exact_;  // folded lowercase surfaces and canonical numbers
+};
+
+struct SentenceSupport {
+  double support = 0;                // best over the documents (0 when there are no documents)
+  double weight = 0;                 // total weight of the sentence's content terms (0: nothing to support)
+  int best_doc = -1;                 // index of the best document
+  std::vector<std::string> matched;  // shown forms of the terms the best document holds
+  std::vector<std::string> missing;  // ... and of those it lacks
+  std::vector<std::string> exact_missing;  // the numbers and names among the missing ones
+};
+
+// The support of `terms` by its best document (ties: the first).
+SentenceSupport best_support(const std::vector<Term> &terms, const std::vector<DocIndex> &docs);
+// The support of `terms` by one document (the weighted share found).
+double support_in(const std::vector<Term> &terms, const DocIndex &doc);
+
+// Folding used for matching: lowercase (ksodi::text::lower_cp) and Latin accents removed (ä→a, ß→ss, é→e).
+std::string fold(std::string_view word);
+// The Snowball stem of an already lowercased word (cached per thread).
+std::string_view stem(std::string_view lowered, Lang lang);
+
+}  // namespace ksodi::support

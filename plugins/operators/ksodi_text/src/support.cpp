@@ -1,0 +1,355 @@
+#include "ksodi/support.hpp"
+
+#include <libstemmer.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "ksodi/text.hpp"
+
+namespace ksodi::support {
+
+namespace {
+
+// Stop words: function words, auxiliaries, pronouns, particles and greetings — words that carry no claim of their
+// own. Lowercase; matched against lowercased tokens (apostrophes split tokens: "don't" → "don" "t").
+const std::unordered_set<std::string_view> &stop_en() {
+  static const std::unordered_set<std::string_view> s{
+      "a", "about", "above", "after", "again", "against", "ai", "all", "also", "am", "an", "and", "any", "are",
+      "aren", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "ca",
+      "can", "cannot", "could", "couldn", "did", "didn", "do", "does", "doesn", "doing", "don", "down", "during",
+      "each", "either", "else", "even", "ever", "every", "few", "for", "from", "further", "had", "hadn", "has",
+      "hasn", "have", "haven", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how",
+      "i", "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "let", "ll", "me", "might", "more",
+      "most", "much", "must", "mustn", "my", "myself", "neither", "no", "nor", "not", "now", "of", "off", "on",
+      "once", "one", "only", "or", "other", "ought", "our", "ours", "ourselves", "out", "over", "own", "re", "same",
+      "shall", "shan", "she", "should", "shouldn", "so", "some", "such", "than", "that", "the", "their", "theirs",
+      "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "thus", "to", "too",
+      "under", "until", "up", "upon", "us", "ve", "very", "was", "wasn", "we", "were", "weren", "what", "when",
+      "where", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "wo", "won", "would",
+      "wouldn", "yes", "yet", "you", "your", "yours", "yourself", "yourselves", "oh", "ok", "okay", "hi",
+      "hello", "hey", "well", "please", "thanks", "thank"};
+  return s;
+}
+const std::unordered_set<std::string_view> &stop_de() {
+  static const std::unordered_set<std::string_view> s{
+      "aber", "alle", "allem", "allen", "aller", "alles", "als", "also", "am", "an", "andere", "anderem", "anderen",
+      "anderer", "anderes", "auch", "auf", "aus", "bei", "beim", "bin", "bis", "bist", "da", "dabei", "dadurch",
+      "daher", "damit", "dann", "darauf", "darin", "darum", "das", "dass", "daß", "dem", "den", "denn", "der", "des",
+      "deshalb", "dessen", "die", "dies", "diese", "diesem", "diesen", "dieser", "dieses", "doch", "dort", "du",
+      "durch", "ein", "eine", "einem", "einen", "einer", "eines", "er", "es", "etwa", "euch", "euer", "eure",
+      "für", "gegen", "hab", "habe", "haben", "hat", "hatte", "hatten", "hier", "hin", "ich", "ihm", "ihn", "ihnen",
+      "ihr", "ihre", "ihrem", "ihren", "ihrer", "ihres", "im", "in", "indem", "ins", "ist", "ja", "jede", "jedem",
+      "jeden", "jeder", "jedes", "jedoch", "jene", "kann", "kannst", "können", "könnte", "man", "manche", "mich",
+      "mir", "mit", "muss", "musst", "müssen", "nach", "nein", "nicht", "nichts", "noch", "nun", "nur", "ob",
+      "oder", "ohne", "sehr", "sein", "seine", "seinem", "seinen", "seiner", "seines", "sich", "sie", "sind", "so",
+      "solche", "soll", "sollte", "sondern", "sonst", "über", "um", "und", "uns", "unser", "unsere", "unter",
+      "vom", "von", "vor", "wann", "war", "waren", "warum", "was", "weil", "welche", "welchem", "welchen",
+      "welcher", "welches", "wenn", "wer", "werde", "werden", "wie", "wieder", "will", "wir", "wird", "wirst",
+      "wo", "wurde", "wurden", "zu", "zum", "zur", "zwar", "zwischen", "bitte", "danke", "gern", "gerne", "mal",
+      "eben", "schon", "hallo"};
+  return s;
+}
+
+// Number words that stand for digits ("drei Jahre" = "3 Jahre"). "one"/"ein" are left out: mostly articles.
+const std::unordered_map<std::string_view, std::string_view> &number_words() {
+  static const std::unordered_map<std::string_view, std::string_view> m{
+      {"two", "2"},    {"three", "3"},  {"four", "4"},   {"five", "5"},   {"six", "6"},     {"seven", "7"},
+      {"eight", "8"},  {"nine", "9"},   {"ten", "10"},   {"eleven", "11"}, {"twelve", "12"}, {"zwei", "2"},
+      {"drei", "3"},   {"vier", "4"},   {"fünf", "5"},   {"sechs", "6"},  {"sieben", "7"},  {"acht", "8"},
+      {"neun", "9"},   {"zehn", "10"},  {"elf", "11"},   {"zwölf", "12"}};
+  return m;
+}
+
+bool is_stop(std::string_view lowered, Lang lang) {
+  return (lang == Lang::De ? stop_de() : stop_en()).count(lowered) > 0;
+}
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// A word token of a text, as written.
+struct Token {
+  std::string_view surface;
+  std::size_t index = 0;  // position among the text's tokens
+  bool first_upper = false, inner_upper = false, has_digit = false, has_letter = false;
+  int letters = 0, uppers = 0;
+};
+
+// Tokens = maximal runs of word code points; a token starting with a digit also runs through . , : / between
+// digits ("9,99", "01.03.2023", "10:30", "24/7").
+template <class F> void for_each_token(std::string_view s, F &&f) {
+  std::size_t i = 0, n = s.size(), idx = 0;
+  while (i < n) {
+    text::Decoded d = text::decode(s, i);
+    if (!text::is_word_cp(text::lower_cp(d.cp))) {
+      i += static_cast<std::size_t>(d.len);
+      continue;
+    }
+    Token t;
+    const std::size_t start = i;
+    const bool numeric_start = is_digit(s[i]);
+    bool first = true;
+    while (i < n) {
+      d = text::decode(s, i);
+      char32_t l = text::lower_cp(d.cp);
+      if (!text::is_word_cp(l)) {
+        if (numeric_start && (s[i] == '.' || s[i] == ',' || s[i] == ':' || s[i] == '/') && i + 1 < n && is_digit(s[i + 1]) &&
+            is_digit(s[i - 1])) {
+          ++i;
+          continue;
+        }
+        break;
+      }
+      const bool digit = d.cp < 0x80 && is_digit(static_cast<char>(d.cp));
+      t.has_digit |= digit;
+      if (!digit) {
+        ++t.letters;
+        t.has_letter = true;
+        if (l != d.cp) {
+          ++t.uppers;
+          if (first) t.first_upper = true;
+          else t.inner_upper = true;
+        }
+      }
+      first = false;
+      i += static_cast<std::size_t>(d.len);
+    }
+    t.surface = s.substr(start, i - start);
+    t.index = idx++;
+    f(t);
+  }
+}
+
+std::string number_key(std::string_view surface) {
+  std::string k;
+  k.reserve(surface.size());
+  for (char c : surface) k.push_back(c == ',' ? '.' : static_cast<char>(text::lower_cp(static_cast<unsigned char>(c))));
+  return k;
+}
+
+struct Stemmers {
+  sb_stemmer *en = nullptr, *de = nullptr;
+  std::unordered_map<std::string, std::string> cache[2];
+  Stemmers() : en(sb_stemmer_new("english", "UTF_8")), de(sb_stemmer_new("german", "UTF_8")) {}
+  ~Stemmers() {
+    if (en != nullptr) sb_stemmer_delete(en);
+    if (de != nullptr) sb_stemmer_delete(de);
+  }
+  Stemmers(const Stemmers &) = delete;
+  Stemmers &operator=(const Stemmers &) = delete;
+};
+
+void append_folded(std::string &out, char32_t cp) {
+  cp = text::lower_cp(cp);
+  const char *rep = nullptr;
+  if (cp >= 0xE0 && cp <= 0xFF) {
+    static const char *const latin1[32] = {"a", "a", "a", "a",  "a", "a", "ae", "c", "e", "e", "e", "e", "i", "i", "i", "i",
+                                           "d", "n", "o", "o",  "o", "o", "o",  nullptr, "o", "u", "u", "u", "u", "y", "th", "y"};
+    rep = latin1[cp - 0xE0];
+  } else if (cp == 0xDF) {
+    rep = "ss";
+  } else if (cp >= 0x100 && cp <= 0x17F) {
+    struct R {
+      char32_t lo, hi;
+      const char *to;
+    };
+    static const R ranges[] = {{0x100, 0x105, "a"}, {0x106, 0x10D, "c"}, {0x10E, 0x111, "d"}, {0x112, 0x11B, "e"},
+                               {0x11C, 0x123, "g"}, {0x124, 0x127, "h"}, {0x128, 0x131, "i"}, {0x134, 0x135, "j"},
+                               {0x136, 0x138, "k"}, {0x139, 0x142, "l"}, {0x143, 0x14B, "n"}, {0x14C, 0x151, "o"},
+                               {0x152, 0x153, "oe"}, {0x154, 0x159, "r"}, {0x15A, 0x161, "s"}, {0x162, 0x167, "t"},
+                               {0x168, 0x173, "u"}, {0x174, 0x175, "w"}, {0x176, 0x178, "y"}, {0x179, 0x17E, "z"}};
+    for (const R &r : ranges)
+      if (cp >= r.lo && cp <= r.hi) rep = r.to;
+  }
+  if (rep != nullptr) out += rep;
+  else text::append_utf8(out, cp);
+}
+
+}  // namespace
+
+const char *lang_name(Lang l) { return l == Lang::De ? "de" : "en"; }
+
+void count_stop_words(std::string_view s, int &en, int &de) {
+  std::string low;
+  for_each_token(s, [&](const Token &t) {
+    low.clear();
+    text::to_lower_append(t.surface, low);
+    en += stop_en().count(low) > 0 ? 1 : 0;
+    de += stop_de().count(low) > 0 ? 1 : 0;
+  });
+}
+
+Lang detect_language(std::string_view s) {
+  int en = 0, de = 0;
+  count_stop_words(s, en, de);
+  return de > en ? Lang::De : Lang::En;
+}
+
+std::string fold(std::string_view w) {
+  std::string out;
+  out.reserve(w.size());
+  for (std::size_t i = 0; i < w.size();) {
+    unsigned char c = static_cast<unsigned char>(w[i]);
+    if (c < 0x80) {
+      out.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    text::Decoded d = text::decode(w, i);
+    append_folded(out, d.cp);
+    i += static_cast<std::size_t>(d.len);
+  }
+  return out;
+}
+
+std::string_view stem(std::string_view lowered, Lang lang) {
+  thread_local Stemmers st;
+  sb_stemmer *s = lang == Lang::De ? st.de : st.en;
+  if (s == nullptr) return lowered;  // no stemmer for the language: the word itself
+  auto &cache = st.cache[lang == Lang::De ? 1 : 0];
+  if (cache.size() > 200000) cache.clear();  // bounded: a long run over many texts does not grow it forever
+  auto [it, inserted] = cache.try_emplace(std::string(lowered));
+  if (inserted) {
+    const sb_symbol *r = sb_stemmer_stem(s, reinterpret_cast<const sb_symbol *>(lowered.data()), static_cast<int>(lowered.size()));
+    if (r != nullptr) it->second.assign(reinterpret_cast<const char *>(r), static_cast<std::size_t>(sb_stemmer_length(s)));
+    else it->second.assign(lowered);
+  }
+  return it->second;
+}
+
+std::vector<Term> sentence_terms(std::string_view sentence, Lang lang) {
+  // A shouted sentence (mostly capitals) says nothing about names by its capitals.
+  int letters = 0, uppers = 0;
+  for_each_token(sentence, [&](const Token &t) {
+    letters += t.letters;
+    uppers += t.uppers;
+  });
+  const bool shouted = letters >= 12 && uppers * 10 >= letters * 7;
+  std::vector<Term> out;
+  std::unordered_set<std::string> seen;
+  std::string low;
+  for_each_token(sentence, [&](const Token &t) {
+    low.clear();
+    text::to_lower_append(t.surface, low);
+    Term term;
+    term.shown = std::string(t.surface);
+    if (is_digit(t.surface[0])) {
+      term.kind = TermKind::Number;
+      term.key = number_key(t.surface);
+      term.stem = term.key;
+    } else {
+      if (is_stop(low, lang)) return;
+      if (!t.has_digit && t.letters < 2) return;  // single letters: initials, split contractions
+      auto nw = number_words().find(low);
+      if (nw != number_words().end()) {
+        term.kind = TermKind::Number;
+        term.key = std::string(nw->second);
+        term.stem = term.key;
+      } else {
+        term.stem = fold(stem(low, lang));
+        const bool name = t.has_digit || (!shouted && (t.inner_upper || (lang == Lang::En && t.first_upper && t.index > 0)));
+        term.kind = name ? TermKind::Name : TermKind::Word;
+        term.key = name ? fold(low) : term.stem;
+      }
+    }
+    if (seen.insert(std::string(1, static_cast<char>(term.kind)) + term.key).second) out.push_back(std::move(term));
+  });
+  return out;
+}
+
+DocIndex::DocIndex(std::string_view s, Lang lang) : lang_(lang) {
+  std::string low;
+  for_each_token(s, [&](const Token &t) {
+    low.clear();
+    text::to_lower_append(t.surface, low);
+    if (is_digit(t.surface[0])) {
+      exact_.insert(number_key(t.surface));
+      return;
+    }
+    auto nw = number_words().find(low);
+    if (nw != number_words().end()) exact_.insert(std::string(nw->second));
+    exact_.insert(fold(low));
+    stems_.insert(fold(stem(low, lang)));
+  });
+}
+
+// A German compound found through its parts: <left><right> with both parts in the document (the left one
+// possibly with a linking element: Kündigung-s-frist), the right one possibly a compound itself.
+bool DocIndex::compound_parts_found(std::string_view w, int depth) const {
+  constexpr std::size_t kMinPart = 3;
+  if (w.size() < 2 * kMinPart) return false;
+  auto part_found = [&](std::string_view p) {
+    if (exact_.count(std::string(p)) > 0) return true;
+    std::string low(p);
+    return has_stem(fold(stem(low, lang_)));
+  };
+  for (std::size_t i = kMinPart; i + kMinPart <= w.size(); ++i) {
+    if ((static_cast<unsigned char>(w[i]) & 0xC0) == 0x80) continue;  // not inside a UTF-8 sequence
+    std::string_view left = w.substr(0, i), right = w.substr(i);
+    if (!(part_found(right) || (depth == 0 && compound_parts_found(right, depth + 1)))) continue;
+    if (part_found(left)) return true;
+    for (std::string_view link : {"s", "es", "n", "en", "e"}) {
+      if (left.size() >= kMinPart + link.size() && left.substr(left.size() - link.size()) == link &&
+          part_found(left.substr(0, left.size() - link.size())))
+        return true;
+    }
+  }
+  return false;
+}
+
+bool DocIndex::contains(const Term &t) const {
+  switch (t.kind) {
+    case TermKind::Number:
+      return exact_.count(t.key) > 0;
+    case TermKind::Name:
+      return exact_.count(t.key) > 0 || stems_.count(t.stem) > 0;
+    case TermKind::Word:
+      break;
+  }
+  if (stems_.count(t.stem) > 0) return true;
+  if (lang_ != Lang::De) return false;
+  // German: a compound of the document ends in the word ("Frist" ← "Kündigungsfrist") …
+  if (t.stem.size() >= 4) {
+    for (const std::string &s : stems_)
+      if (s.size() >= t.stem.size() + 3 && s.compare(s.size() - t.stem.size(), t.stem.size(), t.stem) == 0) return true;
+  }
+  // … or the word is a compound of the document's words.
+  return compound_parts_found(fold(t.shown), 0);
+}
+
+double support_in(const std::vector<Term> &terms, const DocIndex &doc) {
+  double total = 0, found = 0;
+  for (const Term &t : terms) {
+    total += t.weight();
+    if (doc.contains(t)) found += t.weight();
+  }
+  return total > 0 ? found / total : 0.0;
+}
+
+SentenceSupport best_support(const std::vector<Term> &terms, const std::vector<DocIndex> &docs) {
+  SentenceSupport r;
+  for (const Term &t : terms) r.weight += t.weight();
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    double s = support_in(terms, docs[i]);
+    if (r.best_doc < 0 || s > r.support) {
+      r.support = s;
+      r.best_doc = static_cast<int>(i);
+    }
+  }
+  if (r.best_doc >= 0) {
+    const DocIndex &d = docs[static_cast<std::size_t>(r.best_doc)];
+    for (const Term &t : terms) {
+      if (d.contains(t)) {
+        r.matched.push_back(t.shown);
+      } else {
+        r.missing.push_back(t.shown);
+        if (t.kind != TermKind::Word) r.exact_missing.push_back(t.shown);
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace ksodi::support
