@@ -33,4 +33,6 @@ start=$EPOCHREALTIME
 "$build/evalgraph" run -q --no-journal "$work/timed.yaml" >/dev/null
 secs=$(python3 -c "print($EPOCHREALTIME - $start)")
 "$build/evalgraph" run -q --no-journal "$work/p.yaml" >/dev/null
-python3 "$repo/bench/validity_stats.py" "$(ls "$work"/out/*/detailed.jsonl)" --seconds "$secs"
+detailed=$(ls "$work"/out/*/detailed.jsonl)
+python3 "$repo/bench/validity_stats.py" "$detailed" --seconds "$secs"
+if [ "${CALIBRATE:-0}" = 1 ]; then python3 "$repo/bench/o0_calibrate.py" "$detailed"; fi

@@ -6,11 +6,19 @@
 
 using nlohmann::json;
 
+// The seed-literal alignment (TF-IDF cosine, seed start values): these tests pin its exact values, which must not
+// change when the default measure does.
+static ksodi::O0Params cosine() {
+  ksodi::O0Params p;
+  p.alignment = ksodi::Alignment::Cosine;
+  return p;
+}
+
 TEST_CASE("O0: no docs → not computed (null + flag), T still reported", "[o0]") {
   ksodi::O0Input in;
   in.answer = "Laut Handbuch geht das. Sonst nichts.";
   int calls = 0;
-  auto r = ksodi::compute_o0(in, {}, tfidf_fn(&calls));
+  auto r = ksodi::compute_o0(in, cosine(), tfidf_fn(&calls));
   CHECK_FALSE(r.computed);
   CHECK(calls == 0);
   CHECK(r.n_sent == 2);
@@ -22,7 +30,7 @@ TEST_CASE("O0: no sentences → T = U = 0", "[o0]") {
   ksodi::O0Input in;
   in.answer = "";
   in.docs = {{"d1", "Die Frist beträgt drei Monate."}};
-  auto r = ksodi::compute_o0(in, {}, tfidf_fn());
+  auto r = ksodi::compute_o0(in, cosine(), tfidf_fn());
   CHECK(r.computed);
   CHECK(r.n_sent == 0);
   CHECK(r.T == 0.0);
@@ -35,7 +43,7 @@ TEST_CASE("O0: exact A_ret, T, U and the tau branch per sentence", "[o0]") {
   ksodi::O0Input in;
   in.answer = "Die Kündigungsfrist beträgt drei Monate. Pinguine leben in der Antarktis. Laut Handbuch gilt das auch für Altverträge.";
   in.docs = {{"d1", "Die Kündigungsfrist beträgt drei Monate zum Monatsende."}};
-  auto r = ksodi::compute_o0(in, {}, tfidf_fn());
+  auto r = ksodi::compute_o0(in, cosine(), tfidf_fn());
   REQUIRE(r.computed);
   REQUIRE(r.n_sent == 3);
   // One call with 5 texts: answer, doc, 3 sentences. df: 4 shared terms 3, the other answer terms 2, monatsende 1.
@@ -56,7 +64,7 @@ TEST_CASE("O0: exact A_ret, T, U and the tau branch per sentence", "[o0]") {
   CHECK(r.O0 == Approx(0.6 * A + 0.2 * 0.25 - 0.2 / 3.0).epsilon(1e-6));
   CHECK(r.embedding_model_id == "tfidf-v1");
   // tau above the first sentence's alignment flips it to unsupported.
-  ksodi::O0Params p;
+  ksodi::O0Params p = cosine();
   p.tau = 0.9;
   auto r2 = ksodi::compute_o0(in, p, tfidf_fn());
   CHECK(r2.sentences[0].unsupported);
@@ -67,7 +75,7 @@ TEST_CASE("O0: tool outputs count as docs", "[o0]") {
   ksodi::O0Input in;
   in.answer = "Kunde 4711 hat den Tarif Premium.";
   in.tool_outputs = {{"crm_lookup", "Kunde 4711 hat den Tarif Premium seit 2021."}};
-  auto r = ksodi::compute_o0(in, {}, tfidf_fn());
+  auto r = ksodi::compute_o0(in, cosine(), tfidf_fn());
   REQUIRE(r.computed);
   CHECK(r.doc_ids == std::vector<std::string>{"crm_lookup"});
   CHECK(r.doc_kinds == std::vector<std::string>{"tool_output"});
@@ -75,7 +83,7 @@ TEST_CASE("O0: tool outputs count as docs", "[o0]") {
   const double c = std::log(4.0 / 2.0) + 1;
   CHECK(r.A_ret == Approx(4.0 / (2.0 * std::sqrt(4.0 + 2 * c * c))).epsilon(1e-6));
   CHECK(r.U == 0.0);
-  ksodi::O0Params p;
+  ksodi::O0Params p = cosine();
   p.include_tool_outputs = false;
   CHECK_FALSE(ksodi::compute_o0(in, p, tfidf_fn()).computed);
 }
@@ -112,11 +120,11 @@ TEST_CASE("O0: doc sentences as alignment units (default) vs whole docs only", "
   ksodi::O0Input in;
   in.answer = "Pinguine leben in der Antarktis.";
   in.docs = {{"d1", "Pinguine leben in der Antarktis. Eisbären leben dagegen in der Arktis und fressen Robben."}};
-  auto r = ksodi::compute_o0(in, {}, tfidf_fn());
+  auto r = ksodi::compute_o0(in, cosine(), tfidf_fn());
   // Texts: answer, doc, answer sentence, doc sentence 1, doc sentence 2. The answer sentence equals doc sentence 1.
   CHECK(r.sentences[0].align == Approx(1.0).epsilon(1e-6));
   CHECK_FALSE(r.sentences[0].unsupported);
-  ksodi::O0Params p;
+  ksodi::O0Params p = cosine();
   p.doc_sentences = false;  // seed-literal: whole docs only (3 texts: answer, doc, sentence)
   auto w = ksodi::compute_o0(in, p, tfidf_fn());
   // Shared terms pinguine/leben/antarktis: df 3 → idf 1; doc-only terms eisbären/dagegen/arktis/fressen/robben: df 1,

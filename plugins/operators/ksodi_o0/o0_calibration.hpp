@@ -17,6 +17,6 @@ inline constexpr O0Calibration kSeedStartValues{"seed-start-values", 0.6, 0.2, 0
 // 1,819 units of the binary split) with bench/validity.sh — only tau and the weights, the formula unchanged:
 // tau and gamma/alpha by AUROC of O0, alpha by the scale (a fully supported answer without markers reaches
 // O0 = alpha; see the README of ksodi.o0 for the grid and the figures).
-inline constexpr O0Calibration kSupportCalibration{"faithdial-dev-2026-11-23", 0.6, 0.2, 0.2, 0.5};
+inline constexpr O0Calibration kSupportCalibration{"faithdial-dev-2026-11-23", 1.0, 1.0 / 3, 1.0 / 3, 0.5};
 
 }  // namespace ksodi

@@ -5,6 +5,7 @@
 #include "ksodi/json_input.hpp"
 #include "ksodi/plugin_util.hpp"
 #include "ksodi/text.hpp"
+#include "o0_calibration.hpp"
 #include "o_t.hpp"
 
 namespace {
@@ -21,7 +22,7 @@ constexpr const char *kSchema = R"schema({
     "lambda_drift": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of Δdrift (default 0.5)"},
     "drift_window": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Earlier turns with docs whose mean A_ret is the drift reference (default 3)"},
     "drift_margin": {"type": "number", "minimum": 0, "maximum": 1, "description": "Δdrift = clip(mean A_ret of the reference turns - A_ret - drift_margin) (default 0.1)"},
-    "o0": {"type": "object", "description": "Parameters of the embedded standard operator ksodi.o0 (alpha, beta, gamma, tau, include_tool_outputs, doc_sentences)"},
+    "o0": {"type": "object", "description": "Parameters of the embedded standard operator ksodi.o0 (alignment, alpha, beta, gamma, tau, include_tool_outputs, doc_sentences), with its defaults"},
     "embedding_provider": {"type": ["string", "null"], "description": "Embedding provider for O0; null = host default (offline TF-IDF)"},
     "sentence_text_max": {"type": "integer", "minimum": 0, "maximum": 100000, "description": "Bytes of each sentence's text kept in the embedded O0 audit (default 120; 0 = offsets only)"}
   }
@@ -40,14 +41,27 @@ class OTNode : public evalgraph::Node {
     p_.lambda_drift = ksodi::param_num(params, "lambda_drift", 0.5, 0, 10);
     p_.drift_window = static_cast<int>(ksodi::param_num(params, "drift_window", 3, 1, 100));
     p_.drift_margin = ksodi::param_num(params, "drift_margin", 0.1, 0, 1);
+    const ksodi::O0Calibration &dc = ksodi::kSupportCalibration;  // no "o0" object: ksodi.o0's defaults
+    p_.o0.alpha = dc.alpha;
+    p_.o0.beta = dc.beta;
+    p_.o0.gamma = dc.gamma;
+    p_.o0.tau = dc.tau;
     if (auto it = params.find("o0"); it != params.end() && it->is_object()) {
       for (const auto &[k, v] : it->items())
-        if (k != "alpha" && k != "beta" && k != "gamma" && k != "tau" && k != "include_tool_outputs" && k != "doc_sentences")
+        if (k != "alignment" && k != "alpha" && k != "beta" && k != "gamma" && k != "tau" && k != "include_tool_outputs" &&
+            k != "doc_sentences")
           throw std::invalid_argument("parameter 'o0." + k + "' is not a parameter of ksodi.o0");
-      p_.o0.alpha = ksodi::param_num(*it, "alpha", 0.6, 0, 10);
-      p_.o0.beta = ksodi::param_num(*it, "beta", 0.2, 0, 10);
-      p_.o0.gamma = ksodi::param_num(*it, "gamma", 0.2, 0, 10);
-      p_.o0.tau = ksodi::param_num(*it, "tau", 0.35, 0, 1);
+      // The same alignment and calibrated defaults as ksodi.o0 (o0_calibration.hpp).
+      const std::string alignment = ksodi::param_str(*it, "alignment", "support");
+      if (alignment != "support" && alignment != "cosine")
+        throw std::invalid_argument("parameter 'o0.alignment' must be \"support\" or \"cosine\"");
+      const bool cosine = alignment == "cosine";
+      const ksodi::O0Calibration &c = cosine ? ksodi::kSeedStartValues : ksodi::kSupportCalibration;
+      p_.o0.alignment = cosine ? ksodi::Alignment::Cosine : ksodi::Alignment::Support;
+      p_.o0.alpha = ksodi::param_num(*it, "alpha", c.alpha, 0, 10);
+      p_.o0.beta = ksodi::param_num(*it, "beta", c.beta, 0, 10);
+      p_.o0.gamma = ksodi::param_num(*it, "gamma", c.gamma, 0, 10);
+      p_.o0.tau = ksodi::param_num(*it, "tau", c.tau, 0, 1);
       p_.o0.include_tool_outputs = ksodi::param_bool(*it, "include_tool_outputs", true);
       p_.o0.doc_sentences = ksodi::param_bool(*it, "doc_sentences", true);
     }
@@ -89,7 +103,7 @@ class OTNode : public evalgraph::Node {
                    {"lambda_drift", p_.lambda_drift},
                    {"drift_window", p_.drift_window},
                    {"drift_margin", p_.drift_margin},
-                   {"o0", {{"alpha", p_.o0.alpha}, {"beta", p_.o0.beta}, {"gamma", p_.o0.gamma}, {"tau", p_.o0.tau},
+                   {"o0", {{"alignment", p_.o0.alignment == ksodi::Alignment::Cosine ? "cosine" : "support"}, {"alpha", p_.o0.alpha}, {"beta", p_.o0.beta}, {"gamma", p_.o0.gamma}, {"tau", p_.o0.tau},
                            {"include_tool_outputs", p_.o0.include_tool_outputs}, {"doc_sentences", p_.o0.doc_sentences}}},
                    {"embedding_provider", provider_ ? json(*provider_) : json(nullptr)},
                    {"embedding_model_id", model.empty() ? json(nullptr) : json(model)},

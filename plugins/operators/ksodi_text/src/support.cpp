@@ -3,6 +3,7 @@
 #include <libstemmer.h>
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -30,7 +31,9 @@ const std::unordered_set<std::string_view> &stop_en() {
       "under", "until", "up", "upon", "us", "ve", "very", "was", "wasn", "we", "were", "weren", "what", "when",
       "where", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "wo", "won", "would",
       "wouldn", "yes", "yet", "you", "your", "yours", "yourself", "yourselves", "oh", "ok", "okay", "hi",
-      "hello", "hey", "well", "please", "thanks", "thank"};
+      "hello", "hey", "well", "please", "thanks", "thank",
+      // attribution words: they point at a source (O0's T counts them), they state nothing themselves
+      "according", "see", "cf"};
   return s;
 }
 const std::unordered_set<std::string_view> &stop_de() {
@@ -49,7 +52,9 @@ const std::unordered_set<std::string_view> &stop_de() {
       "vom", "von", "vor", "wann", "war", "waren", "warum", "was", "weil", "welche", "welchem", "welchen",
       "welcher", "welches", "wenn", "wer", "werde", "werden", "wie", "wieder", "will", "wir", "wird", "wirst",
       "wo", "wurde", "wurden", "zu", "zum", "zur", "zwar", "zwischen", "bitte", "danke", "gern", "gerne", "mal",
-      "eben", "schon", "hallo"};
+      "eben", "schon", "hallo",
+      // attribution words (see above)
+      "laut", "gemäß", "zufolge", "siehe", "vgl"};
   return s;
 }
 
@@ -59,8 +64,63 @@ const std::unordered_map<std::string_view, std::string_view> &number_words() {
       {"two", "2"},    {"three", "3"},  {"four", "4"},   {"five", "5"},   {"six", "6"},     {"seven", "7"},
       {"eight", "8"},  {"nine", "9"},   {"ten", "10"},   {"eleven", "11"}, {"twelve", "12"}, {"zwei", "2"},
       {"drei", "3"},   {"vier", "4"},   {"fünf", "5"},   {"sechs", "6"},  {"sieben", "7"},  {"acht", "8"},
-      {"neun", "9"},   {"zehn", "10"},  {"elf", "11"},   {"zwölf", "12"}};
+      {"neun", "9"},   {"zehn", "10"},  {"elf", "11"},   {"zwölf", "12"},
+      // ordinals ("am dritten Werktag" = "am 3. Werktag"); "first"/"second"/"erste" are left out (ambiguous)
+      {"third", "3"},  {"fourth", "4"}, {"fifth", "5"},  {"sixth", "6"},  {"seventh", "7"}, {"eighth", "8"},
+      {"ninth", "9"},  {"tenth", "10"}, {"eleventh", "11"}, {"twelfth", "12"}};
   return m;
+}
+
+// German ordinal adjectives: zweite(n|r|s|m), dritte…, vierte… (not "achte": also the verb "achten").
+std::string_view german_ordinal(std::string_view low) {
+  static const std::pair<std::string_view, std::string_view> stems[] = {
+      {"zweit", "2"}, {"dritt", "3"}, {"viert", "4"}, {"fünft", "5"}, {"sechst", "6"}, {"siebt", "7"},
+      {"neunt", "9"}, {"zehnt", "10"}, {"elft", "11"}, {"zwölft", "12"}};
+  for (const auto &[st, digits] : stems) {
+    if (low.size() < st.size() + 1 || low.size() > st.size() + 2 || low.compare(0, st.size(), st) != 0) continue;
+    std::string_view end = low.substr(st.size());
+    if (end == "e" || end == "en" || end == "er" || end == "es" || end == "em") return digits;
+  }
+  return {};
+}
+
+// Source references are traceability (O0's T), not claims: "[HB 4.2]", "[1]", "(kb-tarif-014)", "(Kap. 7.2)",
+// "(siehe Abschnitt 3)" are blanked out before a sentence's terms are taken. A bracket of at most 40 bytes
+// (not a markdown link) or a parenthesis of at most 40 bytes that starts with a reference word or holds an id
+// (letters and digits joined by - or _).
+std::string mask_references(std::string_view s) {
+  static constexpr std::string_view heads[] = {"kap", "kapitel", "s.", "seite", "abschnitt", "abs.", "section", "sec.",
+                                               "p.", "pp.", "page", "doc", "dokument", "quelle", "source", "ref",
+                                               "vgl", "cf.", "art.", "anhang", "appendix", "chapter", "siehe", "see", "§"};
+  std::string out(s);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '[' && s[i] != '(') continue;
+    const char close = s[i] == '[' ? ']' : ')';
+    std::size_t j = s.find(close, i + 1);
+    if (j == std::string_view::npos || j - i > 40) continue;
+    std::string_view in = s.substr(i + 1, j - i - 1);
+    bool ref = false;
+    if (s[i] == '[') {
+      ref = !(j + 1 < s.size() && s[j + 1] == '(');  // [text](url) is a link
+    } else {
+      std::string low;
+      text::to_lower_append(text::trim(in), low);
+      for (auto h : heads)
+        if (low.compare(0, h.size(), h) == 0 && (low.size() == h.size() || !std::isalpha(static_cast<unsigned char>(low[h.size()])) || h.back() == '.'))
+          ref = true;
+      // an id: a letter-digit mix joined by - or _ ("kb-tarif-014", "HB_4")
+      bool joined = false, digit = false, space = false;
+      for (char c : in) {
+        joined |= c == '-' || c == '_';
+        digit |= c >= '0' && c <= '9';
+        space |= c == ' ';
+      }
+      ref |= joined && digit && !space;
+    }
+    if (ref) std::fill(out.begin() + static_cast<std::ptrdiff_t>(i), out.begin() + static_cast<std::ptrdiff_t>(j) + 1, ' ');
+    i = j;
+  }
+  return out;
 }
 
 bool is_stop(std::string_view lowered, Lang lang) {
@@ -123,6 +183,12 @@ template <class F> void for_each_token(std::string_view s, F &&f) {
 }
 
 std::string number_key(std::string_view surface) {
+  // "4th", "3rd", "2nd", "1st" are the numbers themselves
+  if (surface.size() >= 3) {
+    std::string_view suf = surface.substr(surface.size() - 2);
+    if ((suf == "st" || suf == "nd" || suf == "rd" || suf == "th") && is_digit(surface[surface.size() - 3]))
+      surface.remove_suffix(2);
+  }
   std::string k;
   k.reserve(surface.size());
   for (char c : surface) k.push_back(c == ',' ? '.' : static_cast<char>(text::lower_cp(static_cast<unsigned char>(c))));
@@ -219,7 +285,9 @@ std::string_view stem(std::string_view lowered, Lang lang) {
   return it->second;
 }
 
-std::vector<Term> sentence_terms(std::string_view sentence, Lang lang) {
+std::vector<Term> sentence_terms(std::string_view sentence_text, Lang lang) {
+  const std::string masked = mask_references(sentence_text);
+  const std::string_view sentence = masked;
   // A shouted sentence (mostly capitals) says nothing about names by its capitals.
   int letters = 0, uppers = 0;
   for_each_token(sentence, [&](const Token &t) {
@@ -243,9 +311,10 @@ std::vector<Term> sentence_terms(std::string_view sentence, Lang lang) {
       if (is_stop(low, lang)) return;
       if (!t.has_digit && t.letters < 2) return;  // single letters: initials, split contractions
       auto nw = number_words().find(low);
-      if (nw != number_words().end()) {
+      std::string_view ordinal = lang == Lang::De ? german_ordinal(low) : std::string_view{};
+      if (nw != number_words().end() || !ordinal.empty()) {
         term.kind = TermKind::Number;
-        term.key = std::string(nw->second);
+        term.key = std::string(ordinal.empty() ? nw->second : ordinal);
         term.stem = term.key;
       } else {
         term.stem = fold(stem(low, lang));
@@ -270,6 +339,8 @@ DocIndex::DocIndex(std::string_view s, Lang lang) : lang_(lang) {
     }
     auto nw = number_words().find(low);
     if (nw != number_words().end()) exact_.insert(std::string(nw->second));
+    std::string_view ordinal = lang == Lang::De ? german_ordinal(low) : std::string_view{};
+    if (!ordinal.empty()) exact_.insert(std::string(ordinal));
     exact_.insert(fold(low));
     stems_.insert(fold(stem(low, lang)));
   });

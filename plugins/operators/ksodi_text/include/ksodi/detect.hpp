@@ -26,7 +26,7 @@
 
 namespace ksodi::detect {
 
-inline constexpr const char *kDetectorVersion = "ksodi-detectors-1.0";
+inline constexpr const char *kDetectorVersion = "ksodi-detectors-1.1";
 
 class KeywordSet {
  public:

@@ -1,0 +1,195 @@
+// The lexical support measure (ksodi/support.hpp) and O0 on it (alignment: support, the default).
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <set>
+#include <nlohmann/json.hpp>
+
+#include "helpers.hpp"
+#include "ksodi/support.hpp"
+#include "o0.hpp"
+#include "o0_calibration.hpp"
+
+using namespace ksodi::support;
+
+namespace {
+double sup(std::string_view sentence, std::string_view doc, Lang lang) {
+  return support_in(sentence_terms(sentence, lang), DocIndex(doc, lang));
+}
+std::vector<std::string> missing(std::string_view sentence, std::string_view doc, Lang lang) {
+  std::vector<DocIndex> d;
+  d.emplace_back(doc, lang);
+  return best_support(sentence_terms(sentence, lang), d).missing;
+}
+}  // namespace
+
+TEST_CASE("support: language from stop words", "[support]") {
+  CHECK(detect_language("Die Frist beträgt einen Monat und ist nicht verlängerbar.") == Lang::De);
+  CHECK(detect_language("The notice period is one month and it cannot be extended.") == Lang::En);
+  CHECK(detect_language("") == Lang::En);
+}
+
+TEST_CASE("support: stop words are not content, each term counts once", "[support]") {
+  auto t = sentence_terms("Die Kündigung ist in Textform möglich, und die Kündigung ist kostenlos.", Lang::De);
+  std::vector<std::string> shown;
+  for (const auto &x : t) shown.push_back(x.shown);
+  CHECK(shown == std::vector<std::string>{"Kündigung", "Textform", "möglich", "kostenlos"});
+  CHECK(sentence_terms("Yes, I think so.", Lang::En).size() == 1);  // "think"
+  CHECK(sentence_terms("Ja, das ist so.", Lang::De).empty());
+}
+
+TEST_CASE("support: Snowball stemming finds inflected forms, DE and EN", "[support]") {
+  CHECK(sup("Verträge werden monatlich gekündigt.", "Ein Vertrag kann monatlich gekündigt werden.", Lang::De) == 1.0);
+  CHECK(sup("The contracts were cancelled monthly.", "A contract can be cancelled monthly.", Lang::En) == 1.0);
+  CHECK(sup("Employees requested approvals.", "Each employee requests approval from a manager.", Lang::En) == 1.0);
+  // no stemming across unrelated words
+  CHECK(sup("Pinguine leben in der Antarktis.", "Ein Vertrag kann monatlich gekündigt werden.", Lang::De) == 0.0);
+}
+
+TEST_CASE("support: German compounds found through their parts, and parts in compounds", "[support]") {
+  const std::string doc = "Die Frist für eine Kündigung beträgt einen Monat. Das Formular steht im Portal.";
+  CHECK(sup("Die Kündigungsfrist beträgt einen Monat.", doc, Lang::De) == 1.0);   // Kündigung + s + Frist
+  CHECK(sup("Das Kündigungsformular steht im Portal.", doc, Lang::De) == 1.0);    // Kündigung + s + Formular
+  CHECK(sup("Die Frist beträgt einen Monat.", "Die Kündigungsfrist beträgt einen Monat.", Lang::De) == 1.0);  // head
+  // a compound whose parts are not both in the document is not found
+  CHECK(missing("Die Widerrufsfrist beträgt einen Monat.", doc, Lang::De) == std::vector<std::string>{"Widerrufsfrist"});
+}
+
+TEST_CASE("support: numbers must match exactly, number words are numbers", "[support]") {
+  const std::string doc = "Die Kündigungsfrist beträgt drei Monate. Der Tarif kostet 9,99 Euro im Monat.";
+  CHECK(sup("Die Frist beträgt 3 Monate.", doc, Lang::De) == 1.0);
+  CHECK(sup("Der Tarif kostet 9.99 Euro.", doc, Lang::De) == 1.0);
+  std::vector<DocIndex> d;
+  d.emplace_back(doc, Lang::De);
+  auto s = best_support(sentence_terms("Die Frist beträgt vier Monate.", Lang::De), d);
+  CHECK(s.exact_missing == std::vector<std::string>{"vier"});
+  auto p = best_support(sentence_terms("Der Tarif kostet 19,99 Euro im Monat.", Lang::De), d);
+  CHECK(p.exact_missing == std::vector<std::string>{"19,99"});
+  CHECK(p.support > 0.5);  // the other words match: a share alone would not catch it
+  CHECK(sentence_terms("am 01.03.2023 um 10:30", Lang::De)[0].key == "01.03.2023");
+  // "4th" = "fourth" (a number, weight 2) and "day" found, "starts" missing: 3 of 4
+  CHECK(sup("It starts on the 4th day.", "From the fourth day on.", Lang::En) == Approx(3.0 / 4.0));
+}
+
+TEST_CASE("support: names must match exactly", "[support]") {
+  const std::string doc = "Remote work is possible within the EU, for example in Portugal, with approval by HR.";
+  std::vector<DocIndex> d;
+  d.emplace_back(doc, Lang::En);
+  auto ok = best_support(sentence_terms("Remote work in Portugal needs approval by HR.", Lang::En), d);
+  CHECK(ok.exact_missing.empty());
+  auto swapped = best_support(sentence_terms("Remote work in Norway needs approval by HR.", Lang::En), d);
+  CHECK(swapped.exact_missing == std::vector<std::string>{"Norway"});
+  // German: capitals mark nouns, so only acronyms, inner capitals and letter-digit mixes are names
+  auto de = sentence_terms("Der NordFlex Tarif gilt für das Modell T3 und die EU.", Lang::De);
+  int names = 0;
+  for (const auto &t : de) names += t.kind == TermKind::Name ? 1 : 0;
+  CHECK(names == 3);  // NordFlex, T3, EU — not "Tarif", "Modell"
+  // a shouted sentence does not make every word a name
+  for (const auto &t : sentence_terms("WE ARE TALKING ABOUT THE MOVIE", Lang::En)) CHECK(t.kind == TermKind::Word);
+}
+
+TEST_CASE("support: source references are not claims", "[support]") {
+  CHECK(sup("Up to 5 days carry over [HB 4.2].", "Up to 5 days carry over to the next year.", Lang::En) == 1.0);
+  // "Laut" is an attribution word, "(Kap. 7.2)" a reference: Handbuch (1) missing, blinkt (1) and LED (a name, 2) found
+  CHECK(sup("Laut Handbuch (Kap. 7.2) blinkt die LED.", "Die LED blinkt blau.", Lang::De) == Approx(3.0 / 4.0));
+  // a parenthesis with content stays content
+  CHECK(missing("Zwei Batterien (1,5 V) halten lange.", "Zwei Batterien halten lange.", Lang::De) ==
+        std::vector<std::string>{"1,5"});
+}
+
+TEST_CASE("O0 support: an unsupported sentence between supported ones, with evidence", "[support][o0]") {
+  ksodi::O0Input in;
+  in.answer =
+      "Die Kündigungsfrist beträgt einen Monat zum Monatsende. Pinguine leben übrigens gern in der Antarktis. "
+      "Die Kündigung ist per E-Mail möglich.";
+  in.docs = {{"tarif", "Kündigung: Verträge können mit einer Frist von einem Monat zum Monatsende gekündigt werden."},
+             {"form", "Die Kündigung ist in Textform (E-Mail, Kundenportal oder Brief) möglich."}};
+  auto r = ksodi::compute_o0(in, {}, tfidf_fn());
+  REQUIRE(r.computed);
+  CHECK(r.embedding_model_id.empty());  // no embedding call
+  CHECK(r.language == "de");
+  REQUIRE(r.sentences.size() == 3);
+  CHECK(r.sentences[0].best_doc == 0);
+  CHECK_FALSE(r.sentences[0].unsupported);
+  CHECK(r.sentences[1].unsupported);
+  CHECK(r.sentences[1].align == 0.0);
+  CHECK(r.sentences[1].missing.size() == 4);  // Pinguine, leben, übrigens, Antarktis
+  CHECK(r.sentences[2].best_doc == 1);        // each sentence by its own best document
+  CHECK_FALSE(r.sentences[2].unsupported);
+  CHECK(r.U == Approx(1.0 / 3.0));
+  // Each sentence by its own best document: 3 of 4 terms ("beträgt" is not in "tarif"), 0 of 4, 3 of 4 ("per"
+  // is not in "form") → A_ret = 6/12, although the answer combines two documents.
+  CHECK(r.A_ret == Approx(0.5));
+  CHECK(r.O0 == Approx(std::clamp(0.6 * r.A_ret + 0.2 * r.T - 0.2 * r.U, 0.0, 1.0)).margin(1e-12));
+}
+
+TEST_CASE("O0 support: a swapped number makes a sentence unsupported, an attribution marker excuses it", "[support][o0]") {
+  ksodi::O0Input in;
+  in.docs = {{"d", "Die Kündigungsfrist beträgt drei Monate zum Monatsende."}};
+  ksodi::O0Params p;
+  p.alpha = 1.0;
+  in.answer = "Die Kündigungsfrist beträgt vier Monate zum Monatsende.";
+  auto r = ksodi::compute_o0(in, p, tfidf_fn());
+  CHECK(r.sentences[0].align > p.tau);  // most words match …
+  CHECK(r.sentences[0].unsupported);    // … but the number does not
+  CHECK(r.sentences[0].exact_missing == std::vector<std::string>{"vier"});
+  in.answer = "Laut Dokument beträgt die Kündigungsfrist vier Monate zum Monatsende.";
+  CHECK_FALSE(ksodi::compute_o0(in, p, tfidf_fn()).sentences[0].unsupported);  // the seed's rule: marker → not U
+}
+
+TEST_CASE("O0 support: nothing claimed → neutral A_ret and a flag; no docs → not computed", "[support][o0]") {
+  ksodi::O0Input in;
+  in.answer = "Ja, gerne!";
+  in.docs = {{"d", "Die Frist beträgt drei Monate."}};
+  auto r = ksodi::compute_o0(in, {}, tfidf_fn());
+  CHECK(r.no_content_terms);
+  CHECK(r.A_ret == 0.5);
+  CHECK(r.U == 0.0);
+  CHECK_FALSE(r.sentences[0].has_terms);
+  in.docs.clear();
+  CHECK_FALSE(ksodi::compute_o0(in, {}, tfidf_fn()).computed);
+}
+
+// The shipped sample (pipelines/data/ksodi_standard_sample.jsonl) says per unit whether its answer was written to
+// be grounded or drifting (field "grounding", labelled by reading the texts, see its "grounding_note"). With the
+// calibrated defaults every drifting answer must score O0 <= 0.25 and every grounded one O0 >= 0.5 — except the
+// known misses pinned below (a fix must remove them here; a new miss fails).
+TEST_CASE("O0 support: the sample's grounded answers score >= 0.5, its drifting ones <= 0.25", "[support][o0][sample]") {
+  const std::set<std::string> known_misses = {
+      "hr-008",   // a table whose "Section" column repeats the citation "HB 4.2" in every row (a name the docs lack)
+      "dev-001", "dev-002", "dev-004",  // answers that explain in their own words and in code identifiers
+      "dev-006",  // an answer that is a JSON object with Python code in a string
+      "dev-013",  // "Python" is only in the tool's name (run_python), not in its output
+  };
+  ksodi::O0Params p;
+  p.alpha = ksodi::kSupportCalibration.alpha;
+  p.beta = ksodi::kSupportCalibration.beta;
+  p.gamma = ksodi::kSupportCalibration.gamma;
+  p.tau = ksodi::kSupportCalibration.tau;
+  std::ifstream f(EVALGRAPH_SOURCE_DIR "/pipelines/data/ksodi_standard_sample.jsonl");
+  REQUIRE(f.good());
+  std::string line;
+  int grounded = 0, drifting = 0;
+  std::set<std::string> misses;
+  while (std::getline(f, line)) {
+    auto j = nlohmann::json::parse(line);
+    const std::string id = j["id"], g = j["grounding"];
+    if (g != "grounded" && g != "drifting") continue;
+    ksodi::O0Input in;
+    in.answer = j["assistant_text"];
+    in.docs = ksodi::parse_docs(j, "retrieved_docs", "doc_");
+    in.tool_outputs = ksodi::parse_docs(j, "tool_outputs", "tool_");
+    auto r = ksodi::compute_o0(in, p, tfidf_fn());
+    REQUIRE(r.computed);
+    INFO(id << " (" << g << "): O0 = " << r.O0);
+    if (g == "drifting") {
+      ++drifting;
+      CHECK(r.O0 <= 0.25);
+    } else {
+      ++grounded;
+      if (r.O0 < 0.5) misses.insert(id);
+    }
+  }
+  CHECK(drifting == 10);
+  CHECK(grounded == 34);
+  CHECK(misses == known_misses);
+}
