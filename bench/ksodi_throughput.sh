@@ -52,7 +52,7 @@ sinks:
 output: {dir: out}
 YAML
 printf "%-8s %-5s %10s %10s %14s %12s\n" units jobs seconds units/s CPU_us/unit peak_RSS_MB
-for n in 10000 100000; do
+for n in ${BENCH_SIZES:-10000 100000}; do
   gen "$n"
   rm -rf "$work/out"
   sync  # the previous run's output is flushed now, not while this run is timed

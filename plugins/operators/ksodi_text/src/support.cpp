@@ -381,13 +381,18 @@ bool DocIndex::contains(const Term &t) const {
   }
   if (stems_.count(t.stem) > 0) return true;
   if (lang_ != Lang::De) return false;
+  auto [it, inserted] = compound_seen_.try_emplace(t.stem, false);
+  if (!inserted) return it->second;
+  bool found = false;
   // German: a compound of the document ends in the word ("Frist" ← "Kündigungsfrist") …
   if (t.stem.size() >= 4) {
     for (const std::string &s : stems_)
-      if (s.size() >= t.stem.size() + 3 && s.compare(s.size() - t.stem.size(), t.stem.size(), t.stem) == 0) return true;
+      if (s.size() >= t.stem.size() + 3 && s.compare(s.size() - t.stem.size(), t.stem.size(), t.stem) == 0) found = true;
   }
   // … or the word is a compound of the document's words.
-  return compound_parts_found(fold(t.shown), 0);
+  if (!found) found = compound_parts_found(fold(t.shown), 0);
+  it->second = found;
+  return found;
 }
 
 double support_in(const std::vector<Term> &terms, const DocIndex &doc) {

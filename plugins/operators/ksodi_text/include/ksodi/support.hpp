@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -59,6 +60,9 @@ class DocIndex {
   Lang lang_;
   std::unordered_set<std::string> stems_;  // folded stems of every word token
   std::unordered_set<std::string> exact_;  // folded lowercase surfaces and canonical numbers
+  // German words not found by their stem, and whether the compound rules found them: a unit asks for the same
+  // word several times (per sentence, for its evidence, for the whole answer), and the rules are the costly part.
+  mutable std::unordered_map<std::string, bool> compound_seen_;
 };
 
 struct SentenceSupport {
