@@ -163,3 +163,275 @@ TEST_CASE("S0: weights, clipping and alpha per tool profile", "[s0]") {
   p.alpha_by_tool_profile["strict-json"] = 2.0;
   CHECK(ksodi::compute_s0(in, p, tfidf_fn()).S0 == 1.0);  // clipped
 }
+
+// ---- detector 1.1: a list block anywhere, ordered steps, requested counts, "asked for, not mentioned" ----------
+
+namespace {
+std::vector<std::string> expected(const std::string &user, const std::string &system = "") {
+  return run("x", system, user).expectations;
+}
+const ksodi::CountCheck &only_count(const ksodi::S0Result &r, const std::string &fmt) {
+  REQUIRE(r.format_counts.count(fmt) == 1);
+  REQUIRE(r.format_counts.at(fmt).size() == 1);
+  return r.format_counts.at(fmt).front();
+}
+}  // namespace
+
+TEST_CASE("S0: a list inside a dialogue satisfies LIST (a list block of >= 2 items anywhere)", "[s0][list]") {
+  const std::string answer =
+      "Gerne helfe ich Ihnen weiter. Ihre Rechnung wird jeden Monat automatisch erstellt.\n"
+      "Sie finden sie im Kundenportal, sobald sie bereitsteht.\n"
+      "Hier die wichtigsten Punkte:\n"
+      "- Erstellung: am 3. Werktag\n"
+      "- Ablage: im Kundenportal\n"
+      "- Einwände: acht Wochen lang\n"
+      "Wenn Sie Fragen zu einzelnen Posten haben, melden Sie sich gern.\n"
+      "Ich kann Ihnen auch erklären, wie sich der Betrag zusammensetzt.\n"
+      "Außerdem lässt sich die Rechnung als PDF herunterladen.\n"
+      "Einen schönen Tag noch!\n"
+      "Ihr NordNetz-Team";
+  auto r = run(answer, "", "Wann wird meine Rechnung erstellt? Antworte in Stichpunkten.");
+  REQUIRE(r.expectations == std::vector<std::string>{"LIST"});
+  CHECK(r.expectation_evidence.at("LIST") == "user_text: 'in stichpunkten'");
+  CHECK(r.format_passed.at("LIST"));  // 3 of 11 lines are items: fails the old 30 % share rule
+  const ksodi::FormatItems &it = r.format_items.at("LIST");
+  CHECK(it.n_items == 3);
+  CHECK(it.first_line == 4);
+  CHECK(it.last_line == 6);
+  CHECK(it.first_item == "Erstellung: am 3. Werktag");
+  CHECK(it.n_blocks == 1);
+  CHECK(r.format_evidence.at("LIST").find("3 item(s), lines 4-6") != std::string::npos);
+  // One item is no list; the old share rule is still available as an option.
+  CHECK_FALSE(run("Text.\n- nur ein Punkt\nMehr Text.", "", "Antworte in Stichpunkten.").format_passed.at("LIST"));
+  S0Params p;
+  p.list_min_share = 0.3;
+  CHECK_FALSE(run(answer, "", "Antworte in Stichpunkten.", p).format_passed.at("LIST"));
+}
+
+TEST_CASE("S0: list blocks — nesting, loose items, continuation, interrupted numbering", "[s0][list]") {
+  auto b = ksodi::list_blocks("Intro\n- a\n  - a1\n  - a2\n- b\n\n- c\n  more about c\n\nText\n\n1. x\n2. y");
+  REQUIRE(b.size() == 2);
+  CHECK(b[0].n_items == 3);  // a, b, c: nested a1/a2 and the indented line belong to their items
+  CHECK(b[0].first_line == 1);
+  CHECK(b[0].last_line == 6);  // the line of "- c": the last top-level item
+  CHECK(b[0].first_item == "a");
+  CHECK(b[1].n_items == 2);
+  // Numbered items separated by unindented explanations stay one list when the numbering continues.
+  auto n = ksodi::list_blocks("1. **Router neu starten**\n\nZiehen Sie den Stecker.\n\n2. **Kabel prüfen**\n\nDas Kabel muss fest sitzen.\n\n3. **Störung melden**");
+  REQUIRE(n.size() == 1);
+  CHECK(n[0].n_items == 3);
+  // Lazy continuation (no blank line, no indentation) keeps the item open; a blank line and prose end the list.
+  auto l = ksodi::list_blocks("- a\nweiter a\n- b\n\nProsa danach.\n- c");
+  REQUIRE(l.size() == 2);
+  CHECK(l[0].n_items == 2);
+  CHECK(l[1].n_items == 1);
+  std::string ev;
+  double share = 0;
+  CHECK(ksodi::check_list("A\nB\nC\nD\nE\nF\nG\n- x\n- y", 0.0, share, ev));  // no share rule by default
+}
+
+TEST_CASE("S0: a requested count is checked against the largest list block", "[s0][count]") {
+  const std::string three = "Kurz:\n- eins\n- zwei\n- drei\nDas war's.";
+  const std::string four = "Kurz:\n- eins\n- zwei\n- drei\n- vier";
+  SECTION("exactly 4 bullet points, 3 given") {
+    auto r = run(three, "", "Summarize the policy. Use exactly 4 bullet points.");
+    REQUIRE(r.expectations == std::vector<std::string>{"LIST"});
+    CHECK(r.expectation_evidence.at("LIST") == "user_text: 'use exactly 4 bullet points'");
+    CHECK_FALSE(r.format_passed.at("LIST"));
+    CHECK(r.F == 0.0);
+    const auto &c = only_count(r, "LIST");
+    CHECK(c.relation == "exactly");
+    CHECK(c.requested == 4);
+    CHECK(c.found == 3);
+    CHECK_FALSE(c.passed);
+    CHECK(c.phrase == "exactly 4 bullet points");
+    CHECK(c.source == "user_text");
+    CHECK(r.format_evidence.at("LIST").find("requested exactly 4") != std::string::npos);
+    CHECK(run(four, "", "Summarize the policy. Use exactly 4 bullet points.").format_passed.at("LIST"));
+  }
+  SECTION("genau drei Punkte, 4 given") {
+    auto r = run(four, "", "Fasse die Regeln in genau drei Punkten zusammen.");
+    REQUIRE(r.expectations == std::vector<std::string>{"LIST"});
+    const auto &c = only_count(r, "LIST");
+    CHECK(c.relation == "exactly");
+    CHECK(c.requested == 3);
+    CHECK(c.found == 4);
+    CHECK(c.phrase == "genau drei punkten");
+    CHECK_FALSE(r.format_passed.at("LIST"));
+    CHECK(run(three, "", "Fasse die Regeln in genau drei Punkten zusammen.").format_passed.at("LIST"));
+  }
+  SECTION("the largest block decides, not a smaller one that happens to fit") {
+    auto r = run("Optionen:\n- a\n- b\n- c\n- d\n- e\n\nHinweise:\n- x\n- y\n- z", "", "List exactly three options.");
+    CHECK(only_count(r, "LIST").found == 5);
+    CHECK_FALSE(r.format_passed.at("LIST"));
+  }
+  SECTION("a single requested item lowers the minimum to one") {
+    CHECK(run("- nur das", "", "Answer in exactly one bullet point.").format_passed.at("LIST"));
+  }
+}
+
+TEST_CASE("S0: at least / at most / up to / more than, DE and EN", "[s0][count]") {
+  auto list_of = [](int n) {
+    std::string s = "Antwort:\n";
+    for (int i = 1; i <= n; ++i) s += "- Punkt " + std::to_string(i) + "\n";
+    return s;
+  };
+  struct Case {
+    const char *prompt;
+    const char *relation;
+    int requested;
+    int pass_with, fail_with;
+  };
+  const Case cases[] = {
+      {"List at least five reasons.", "at least", 5, 5, 4},
+      {"Give me at least 3 bullet points.", "at least", 3, 4, 2},
+      {"Use no more than 4 bullet points.", "at most", 4, 4, 5},
+      {"Give me up to 5 bullet points.", "at most", 5, 2, 6},
+      {"Use more than 3 bullet points.", "at least", 4, 4, 3},
+      {"Gib mir höchstens vier Stichpunkte.", "at most", 4, 3, 5},
+      {"Nenne mindestens 5 Punkte als Liste.", "at least", 5, 6, 4},
+      {"Bitte nicht mehr als drei Stichpunkte.", "at most", 3, 3, 4},
+      {"Liste genau zwei Vorteile auf.", "exactly", 2, 2, 3},
+      {"Bitte eine Liste mit maximal 6 Einträgen.", "at most", 6, 6, 7},
+      {"Give me the top 3 tariffs.", "exactly", 3, 3, 4},
+      {"What are the top 5 features?", "exactly", 5, 5, 3},
+      {"Please answer with three or more bullet points.", "at least", 3, 3, 2},
+  };
+  for (const Case &c : cases) {
+    INFO(c.prompt);
+    auto ok = run(list_of(c.pass_with), "", c.prompt);
+    REQUIRE(ok.expectations == std::vector<std::string>{"LIST"});
+    const auto &k = only_count(ok, "LIST");
+    CHECK(k.relation == c.relation);
+    CHECK(k.requested == c.requested);
+    CHECK(ok.format_passed.at("LIST"));
+    auto bad = run(list_of(c.fail_with), "", c.prompt);
+    CHECK_FALSE(bad.format_passed.at("LIST"));
+    CHECK(only_count(bad, "LIST").found == c.fail_with);
+  }
+  // "one"/"ein" is a number only with a modifier: "a list" asks for no count.
+  CHECK(run(list_of(4), "", "Give me a list of the tariffs.").format_counts.empty());
+  CHECK(run(list_of(4), "", "Gib mir eine Liste der Tarife.").format_counts.empty());
+}
+
+TEST_CASE("S0: STEPS needs ordered steps; counts of steps", "[s0][steps]") {
+  std::string ev;
+  int n = 0;
+  CHECK(ksodi::check_steps("1. Öffnen\n2. Klicken\n3. Speichern", ev, n));
+  CHECK(n == 3);
+  CHECK(ev.find("3 numbered steps in ascending order (1-3), lines 1-3") != std::string::npos);
+  CHECK_FALSE(ksodi::check_steps("1. Öffnen\n3. Speichern\n2. Klicken", ev, n));  // not monotone
+  CHECK(ev.find("not in ascending order (1, 3, 2") != std::string::npos);
+  CHECK_FALSE(ksodi::check_steps("2. Zwei\n1. Eins", ev, n));
+  CHECK_FALSE(ksodi::check_steps("- erst das\n- dann das", ev, n));  // bullets are not ordered steps
+  CHECK(ksodi::check_steps("1) Öffnen\n2) Klicken", ev, n));
+  CHECK(ksodi::check_steps("Schritt 1: Öffnen\nSchritt 2: Klicken", ev, n));
+  CHECK(ksodi::check_steps("Step 1 - open\nStep 2 - click\nStep 3 - save", ev, n));
+  CHECK(n == 3);
+  CHECK(ksodi::check_steps("1. a\n   1. sub\n   2. sub\n2. b\n3. c", ev, n));  // sub-steps do not break the run
+  CHECK(n == 3);
+  CHECK(ksodi::check_steps("1. a\n1. b\n1. c", ev, n));  // markdown's lazy numbering
+  CHECK(ksodi::check_steps("Erst Schritt 1: öffnen, dann Schritt 2: speichern.", ev, n));
+  CHECK_FALSE(ksodi::check_steps("Erst Schritt 2: speichern, dann Schritt 1: öffnen.", ev, n));
+  // A second list that starts again at 1 is a new run; the longest ordered run counts.
+  CHECK(ksodi::check_steps("1. a\n2. b\n\nAlternativ:\n\n1. x\n2. y\n3. z", ev, n));
+  CHECK(n == 3);
+
+  const std::string four = "So geht's:\n1. a\n2. b\n3. c\n4. d";
+  auto r = run(four, "", "Erkläre das bitte in drei Schritten.");
+  REQUIRE(r.expectations == std::vector<std::string>{"STEPS"});
+  const auto &c = only_count(r, "STEPS");
+  CHECK(c.requested == 3);
+  CHECK(c.found == 4);
+  CHECK_FALSE(r.format_passed.at("STEPS"));
+  CHECK(r.format_items.at("STEPS").n_items == 4);
+  CHECK(r.format_items.at("STEPS").first_item == "a");
+  CHECK(run(four, "", "Explain it in at most 5 steps.").format_passed.at("STEPS"));
+  CHECK_FALSE(run("1. a\n3. b\n2. c", "", "Give me step-by-step instructions.").format_passed.at("STEPS"));
+}
+
+TEST_CASE("S0: a noun in passing raises no expectation (DE and EN)", "[s0][false-expectation]") {
+  const char *ordinary[] = {
+      "The list of changes was long, so I stopped reading.",
+      "My shopping list is on the fridge.",
+      "I took steps to fix it, but the router still blinks.",
+      "The next steps were unclear after the call.",
+      "Die Liste ist lang.",
+      "Meine Einkaufsliste liegt auf dem Tisch.",
+      "Die nächsten Schritte waren unklar.",
+      "Ich habe alle Schritte aus der Anleitung befolgt.",
+      "Ich habe das Schritt für Schritt gelernt.",
+      "I learned it step by step.",
+      "We sat at the kitchen table and talked.",
+      "I love table tennis.",
+      "The periodic table has 118 elements.",
+      "Laut Tabelle im Handbuch kostet es 5 Euro.",
+      "In the table below you can see the prices.",
+      "Create a table in Postgres with an id column.",
+      "Is Python hard to learn?",
+      "I saw a python at the zoo.",
+      "How do I parse JSON in Go?",
+      "The heading of the article was misleading.",
+      "Data structures such as lists and tables are useful.",
+      "Ich mag Tabellen lieber als Listen.",
+      "Did you list the flat on the website?",
+      "I want to list my flat online.",
+      "Please note the list of changes.",
+      "What steps did you take?",
+      "It was in the top 10 of the charts.",
+      "Ich habe drei Punkte bekommen.",
+      "Show me the table from yesterday.",
+      "I need a table for four at 8 pm.",
+      "I put the results in a table yesterday.",
+      "Bitte keine Tabelle, nur Fließtext.",
+      "Don't use bullet points.",
+  };
+  for (const char *u : ordinary) {
+    INFO(u);
+    auto r = run("Antwort.", "", u);
+    CHECK(r.expectations.empty());
+    CHECK(r.no_explicit_format);
+  }
+}
+
+TEST_CASE("S0: format requests raise expectations, with the words that asked (DE and EN)", "[s0][requests]") {
+  struct Case {
+    const char *prompt, *format, *evidence;
+  };
+  const Case cases[] = {
+      {"List three reasons why cats purr.", "LIST", "user_text: 'list three reasons why'"},
+      {"Liste alle Tarife auf.", "LIST", "user_text: 'liste alle tarife auf'"},
+      {"Use bullet points.", "LIST", "user_text: 'use bullet points'"},
+      {"Please answer as a bulleted list.", "LIST", "user_text: 'as a bulleted list'"},
+      {"Bitte als Liste.", "LIST", "user_text: 'als liste'"},
+      {"Kannst du mir eine Liste geben?", "LIST", "user_text: 'liste geben'"},
+      {"Could you list the options?", "LIST", "user_text: 'list the options'"},
+      {"Kannst du die Tarife auflisten?", "LIST", "user_text: 'kannst du die tarife auflisten'"},
+      {"Erkläre es Schritt für Schritt.", "STEPS", "user_text: 'schritt für schritt'"},
+      {"Give me step-by-step instructions to reset the router.", "STEPS", "user_text: 'step-by-step'"},
+      {"Give me the steps.", "STEPS", "user_text: 'give me the steps'"},
+      {"What are the steps to reset my router?", "STEPS", "user_text: 'what are the steps'"},
+      {"Mein Router blinkt rot. Bitte in Schritten.", "STEPS", "user_text: 'in schritten'"},
+      {"Return the result as JSON.", "JSON", "user_text: 'as json'"},
+      {"Output: valid JSON only.", "JSON", "user_text: 'output: valid json'"},
+      {"Compare them in a table.", "TABLE", "user_text: 'in a table'"},
+      {"Stelle das tabellarisch dar.", "TABLE", "user_text: 'tabellarisch'"},
+      {"I'd like it as a table.", "TABLE", "user_text: 'as a table'"},
+      {"Write a Python script that renames files.", "CODEBLOCK", "user_text: 'python'"},
+      {"Zeig mir den Bash-Befehl dafür.", "CODEBLOCK", "user_text: 'bash'"},
+      {"Use headings for each topic.", "HEADINGS", "user_text: 'use headings'"},
+      {"Gliedere mit Überschriften.", "HEADINGS", "user_text: 'mit überschriften'"},
+  };
+  for (const Case &c : cases) {
+    INFO(c.prompt);
+    auto r = run("Antwort.", "", c.prompt);
+    REQUIRE(r.expectations == std::vector<std::string>{c.format});
+    CHECK(r.expectation_evidence.at(c.format) == c.evidence);
+  }
+  // System prompt and tool profile are read by the same rules.
+  CHECK(expected("", "Erkläre Lösungen in nummerierten Schritten und zeige danach Code in einem Codeblock.") ==
+        std::vector<std::string>{"STEPS", "CODEBLOCK"});
+  CHECK(expected("", "Output: a JSON object with the keys \"answer\" and \"sections\".") == std::vector<std::string>{"JSON"});
+  CHECK(expected("", "Answer with a markdown table when the user asks for settings.") == std::vector<std::string>{"TABLE"});
+  CHECK(expected("", "You are a Python developer.").empty());  // the language alone asks for no code block
+}

@@ -20,7 +20,7 @@ constexpr const char *kSchema = R"schema({
     "gamma": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of the redundancy penalty R_red (seed: 0.2)"},
     "K": {"type": "number", "exclusiveMinimum": 0, "maximum": 1000, "description": "G_str normaliser: G_str = clip((headings + numbered + bullets + min(paragraphs,3)) / K) (seed: 10)"},
     "f_neutral": {"type": "number", "minimum": 0, "maximum": 1, "description": "F when no output format is expected (seed: 0.5)"},
-    "list_min_share": {"type": "number", "minimum": 0, "maximum": 1, "description": "LIST passes with >= 2 list lines making up at least this share of the non-blank lines (default 0.3)"},
+    "list_min_share": {"type": "number", "minimum": 0, "maximum": 1, "description": "Optional extra LIST condition: list items make up at least this share of the non-blank lines (default 0 = off: a list block of >= 2 items anywhere passes)"},
     "short_answer_min": {"type": "number", "minimum": 0, "maximum": 1, "description": "Guardrail: G_str floor for a non-empty answer of at most one sentence without structure markers (default 0.2)"},
     "use_user_text": {"type": "boolean", "description": "Also read format wishes from the user text (default true)"},
     "redundancy": {"type": "string", "enum": ["embedding", "jaccard"], "description": "R_red similarity: cosine of paragraph embeddings (host service; default provider TF-IDF) or token-set Jaccard (default embedding)"},
@@ -37,7 +37,7 @@ class S0Node : public evalgraph::RawNode {
     p_.gamma = ksodi::param_num(params, "gamma", 0.2, 0, 10);
     p_.K = ksodi::param_num(params, "K", 10, 1e-9, 1000);
     p_.f_neutral = ksodi::param_num(params, "f_neutral", 0.5, 0, 1);
-    p_.list_min_share = ksodi::param_num(params, "list_min_share", 0.3, 0, 1);
+    p_.list_min_share = ksodi::param_num(params, "list_min_share", 0.0, 0, 1);
     p_.short_answer_min = ksodi::param_num(params, "short_answer_min", 0.2, 0, 1);
     p_.use_user_text = ksodi::param_bool(params, "use_user_text", true);
     std::string red = params.value("redundancy", std::string("embedding"));
@@ -104,7 +104,38 @@ class S0Node : public evalgraph::RawNode {
     w.begin_array();
     for (const auto &e : r.expectations) w.string(e);
     w.end_array();
+    w.key("format_counts");  // LIST / STEPS → [{found, passed, phrase, relation, requested, source}]
+    w.begin_object();
+    for (const auto &[f, checks] : r.format_counts) {
+      w.key(f);
+      w.begin_array();
+      for (const auto &c : checks) {
+        w.begin_object();
+        w.member("found", c.found);
+        w.member("passed", c.passed);
+        w.member("phrase", c.phrase);
+        w.member("relation", c.relation);
+        w.member("requested", c.requested);
+        w.member("source", c.source);
+        w.end_object();
+      }
+      w.end_array();
+    }
+    w.end_object();
     string_map("format_evidence", r.format_evidence);
+    w.key("format_items");  // LIST / STEPS → the items counted
+    w.begin_object();
+    for (const auto &[f, it] : r.format_items) {
+      w.key(f);
+      w.begin_object();
+      w.member("first_item", it.first_item);
+      w.member("first_line", it.first_line);
+      w.member("last_line", it.last_line);
+      w.member("n_blocks", it.n_blocks);
+      w.member("n_items", it.n_items);
+      w.end_object();
+    }
+    w.end_object();
     string_map("format_passed_map", r.format_passed);
     w.member("n_bullets", r.n_bullets);
     w.member("n_headings", r.n_headings);
@@ -153,7 +184,7 @@ EVALGRAPH_PLUGIN("ksodi_s0", "1.0.0", "KSODI-Standard S0: observable structure",
                                                kSchema, {"answer"},
                                                {"system_prompt", "tool_profile", "user_text", "tool_profile_id"},
                                                {"S0", "F", "G_str", "R_red", "no_explicit_format", "expectations_detected",
-                                                "expectation_evidence", "format_passed_map", "format_evidence",
+                                                "expectation_evidence", "format_passed_map", "format_evidence", "format_items", "format_counts",
                                                 "n_paragraphs", "n_bullets", "n_numbered", "n_headings", "n_sentences",
                                                 "short_answer_guardrail", "paragraph_similarities", "parameters"},
                                                EG_FLAG_THREAD_SAFE | EG_FLAG_USES_EMBEDDINGS}))

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
+#include "expect.hpp"
 #include "ksodi/detect.hpp"
 #include "ksodi/text.hpp"
 
@@ -16,33 +17,6 @@ using text::Line;
 using text::LineKind;
 
 namespace {
-
-// Format expectation keywords (versioned with detect::kDetectorVersion).
-const KeywordSet &kw_json() {
-  static const KeywordSet k{"json", "jsonschema", "json-schema"};
-  return k;
-}
-const KeywordSet &kw_list() {
-  static const KeywordSet k{"list", "bullet*", "itemize*", "itemise*", "liste", "listet", "listenform", "auflist*",
-                            "stichpunkt*", "aufzählung*"};
-  return k;
-}
-const KeywordSet &kw_steps() {
-  static const KeywordSet k{"steps", "step by step", "schritte", "schritt für schritt", "schrittweise"};
-  return k;
-}
-const KeywordSet &kw_table() {
-  static const KeywordSet k{"table", "tables", "tabelle", "tabellen", "tabellarisch*", "tabellenform", "spalten"};
-  return k;
-}
-const KeywordSet &kw_code() {
-  static const KeywordSet k{"code block", "code blocks", "codeblock*", "python", "bash"};
-  return k;
-}
-const KeywordSet &kw_headings() {
-  static const KeywordSet k{"überschrift*", "zwischenüberschrift*", "heading*"};
-  return k;
-}
 
 // "```" / "##" count as a format wish only where they are *mentioned* inside a line ("wrap code in ```"),
 // not where a prompt merely uses markdown itself (a line starting with ``` or ##).
@@ -114,60 +88,233 @@ bool json_check(std::string_view answer, const std::vector<Line> &lines, std::st
   return false;
 }
 
-bool list_check(const std::vector<Line> &lines, double min_share, double &share, std::string &ev) {
-  int non_blank = 0, items = 0;
+std::string item_text(std::string_view s) { return std::string(text::utf8_prefix(s, 60)); }
+
+std::vector<ListBlock> find_list_blocks(const std::vector<Line> &lines) {
+  struct B {
+    ListBlock b;
+    int first_num = -1, last_num = -1;  // numbers of the first / last top-level item (-1: a bullet)
+  };
+  std::vector<B> out;
+  bool active = false, blank_pending = false, fence_inside = false;
+  int base = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const Line &L = lines[i];
+    const bool item = L.kind == LineKind::Bullet || L.kind == LineKind::Numbered;
+    if (fence_inside) {  // a fenced block that belongs to an item
+      if (L.kind == LineKind::FenceClose) fence_inside = false;
+      continue;
+    }
+    if (item) {
+      const int num = L.kind == LineKind::Numbered ? L.number : -1;
+      if (!active) {
+        active = true;
+        base = L.indent;
+        B nb;
+        nb.b.n_items = 1;
+        nb.b.first_line = nb.b.last_line = i;
+        nb.b.first_item = L.content;
+        nb.first_num = nb.last_num = num;
+        out.push_back(nb);
+      } else if (L.indent <= base + 1) {
+        B &cur = out.back();
+        ++cur.b.n_items;
+        cur.b.last_line = i;
+        cur.last_num = num;
+        base = std::min(base, L.indent);
+      }  // else: a nested item, part of the item above
+      blank_pending = false;
+      continue;
+    }
+    if (!active) continue;
+    if (L.kind == LineKind::Blank) {
+      blank_pending = true;
+      continue;
+    }
+    if (L.indent > base) {  // indented continuation (text, code, a nested fence)
+      if (L.kind == LineKind::FenceOpen) fence_inside = true;
+      continue;
+    }
+    if (!blank_pending && L.kind == LineKind::Text) continue;  // lazy continuation of the item's paragraph
+    active = false;
+    blank_pending = false;
+  }
+  // A numbered list interrupted by prose continues where its numbering does: "1. … 2. … <text> 3. …".
+  std::vector<ListBlock> merged;
+  int last_num = -2;
+  for (const B &x : out) {
+    if (!merged.empty() && x.first_num >= 2 && x.first_num == last_num + 1) {
+      merged.back().n_items += x.b.n_items;
+      merged.back().last_line = x.b.last_line;
+    } else {
+      merged.push_back(x.b);
+    }
+    last_num = x.last_num;
+  }
+  return merged;
+}
+
+// LIST: the largest list block has >= min_items items (2; 1 when the request allows a single item), and,
+// only if list_min_share > 0, that share of the non-blank lines outside code are items.
+bool list_check(const std::vector<Line> &lines, double min_share, int min_items, double &share, std::string &ev,
+                FormatItems *items) {
+  int non_blank = 0, n_item_lines = 0;
   for (const Line &L : lines) {
     if (L.kind == LineKind::Blank || L.kind == LineKind::Code || L.kind == LineKind::FenceOpen || L.kind == LineKind::FenceClose) continue;
     ++non_blank;
-    if (L.kind == LineKind::Bullet || L.kind == LineKind::Numbered) ++items;
+    if (L.kind == LineKind::Bullet || L.kind == LineKind::Numbered) ++n_item_lines;
   }
-  share = non_blank > 0 ? static_cast<double>(items) / non_blank : 0.0;
-  bool ok = items >= 2 && share >= min_share;
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%d of %d non-blank lines are list items (share %.3f, needs >= 2 items and >= %.2f)", items,
-                non_blank, share, min_share);
-  ev = buf;
+  share = non_blank > 0 ? static_cast<double>(n_item_lines) / non_blank : 0.0;
+  const std::vector<ListBlock> blocks = find_list_blocks(lines);
+  const ListBlock *best = nullptr;
+  for (const ListBlock &b : blocks)
+    if (best == nullptr || b.n_items > best->n_items) best = &b;
+  const int n = best != nullptr ? best->n_items : 0;
+  bool ok = n >= min_items;
+  if (best == nullptr) {
+    ev = "no list block (no line starting with -, *, •, 1. …)";
+  } else {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "largest list block: %d item(s), lines %zu-%zu", n, best->first_line + 1, best->last_line + 1);
+    ev = buf;
+    ev += " (first: '" + item_text(best->first_item) + "'); " + std::to_string(blocks.size()) + " block(s); needs >= " +
+          std::to_string(min_items) + " items";
+  }
+  if (min_share > 0) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "; item share %.3f of %d non-blank lines, needs >= %.2f", share, non_blank, min_share);
+    ev += buf;
+    ok = ok && share >= min_share;
+  }
+  if (items != nullptr) {
+    items->n_items = n;
+    items->n_blocks = static_cast<int>(blocks.size());
+    if (best != nullptr) {
+      items->first_line = static_cast<int>(best->first_line) + 1;
+      items->last_line = static_cast<int>(best->last_line) + 1;
+      items->first_item = item_text(best->first_item);
+    }
+  }
   return ok;
 }
 
-bool steps_check(std::string_view answer, const std::vector<Line> &lines, std::string &ev) {
-  int prev = -1;
-  for (const Line &L : lines) {
-    if (L.kind != LineKind::Numbered) continue;
-    if (prev >= 0 && L.number == prev + 1) {
-      ev = "numbered lines in ascending order (" + std::to_string(prev) + ", " + std::to_string(L.number) + ")";
-      return true;
+// Runs of step numbers in text order: a run goes on with n+1 (or "1." again under markdown's lazy numbering
+// 1. 1. 1.), a 1 starts a new run, any other number makes the run unordered.
+struct StepRun {
+  std::vector<int> numbers;
+  std::vector<std::size_t> at;  // line index of each number
+  bool ordered = true;
+};
+std::vector<StepRun> step_runs(const std::vector<int> &nums, const std::vector<std::size_t> &at) {
+  std::vector<StepRun> runs;
+  for (std::size_t k = 0; k < nums.size(); ++k) {
+    const int n = nums[k];
+    if (!runs.empty()) {
+      StepRun &r = runs.back();
+      const int prev = r.numbers.back();
+      const bool all_ones = std::all_of(r.numbers.begin(), r.numbers.end(), [](int v) { return v == 1; });
+      if (n == prev + 1 || (n == 1 && all_ones)) {
+        r.numbers.push_back(n);
+        r.at.push_back(at[k]);
+        continue;
+      }
+      if (n != 1) {
+        r.numbers.push_back(n);
+        r.at.push_back(at[k]);
+        r.ordered = false;
+        continue;
+      }
     }
-    prev = L.number;
+    runs.push_back({{n}, {at[k]}, true});
   }
-  // Inline enumerations: "Schritt 1 … Schritt 2", "Step 1 … Step 2", "1) … 2)" (outside code).
+  return runs;
+}
+const StepRun *best_ordered(const std::vector<StepRun> &runs) {
+  const StepRun *best = nullptr;
+  for (const StepRun &r : runs)
+    if (r.ordered && r.numbers.size() >= 2 && (best == nullptr || r.numbers.size() > best->numbers.size())) best = &r;
+  return best;
+}
+std::string join_numbers(const std::vector<int> &v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size() && i < 12; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  if (v.size() > 12) s += ", …";
+  return s;
+}
+
+// STEPS: >= 2 numbered steps in ascending order — numbered lines (1. 2. / 1) 2) / Schritt 1: / Step 2 -), or
+// inline markers in the prose (Schritt 1 … Schritt 2, Step 1 … Step 2, 1) … 2)). Sub-steps (more indented
+// numbered lines) are not part of the top-level run.
+bool steps_check(const std::vector<Line> &lines, std::string &ev, FormatItems *items) {
   std::vector<int> nums;
-  for (const Line &L : lines) {
+  std::vector<std::size_t> at;
+  int base = -1;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const Line &L = lines[i];
+    if (L.kind != LineKind::Numbered) continue;
+    if (base >= 0 && L.indent > base + 1) continue;  // a nested sub-step
+    base = L.indent;
+    nums.push_back(L.number);
+    at.push_back(i);
+  }
+  std::vector<StepRun> runs = step_runs(nums, at);
+  if (const StepRun *b = best_ordered(runs)) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%zu numbered steps in ascending order (%d-%d), lines %zu-%zu", b->numbers.size(),
+                  b->numbers.front(), b->numbers.back(), b->at.front() + 1, b->at.back() + 1);
+    ev = buf;
+    ev += " (first: '" + item_text(lines[b->at.front()].content) + "')";
+    if (items != nullptr) *items = {static_cast<int>(b->numbers.size()), static_cast<int>(b->at.front()) + 1,
+                                    static_cast<int>(b->at.back()) + 1, item_text(lines[b->at.front()].content),
+                                    static_cast<int>(runs.size())};
+    return true;
+  }
+  std::string line_reason;
+  for (const StepRun &r : runs)
+    if (!r.ordered) {
+      line_reason = "numbered lines not in ascending order (" + join_numbers(r.numbers) + ", lines " +
+                    std::to_string(r.at.front() + 1) + "-" + std::to_string(r.at.back() + 1) + ")";
+      break;
+    }
+  // Inline enumerations: "Schritt 1 … Schritt 2", "Step 1 … Step 2", "1) … 2)" (outside code).
+  std::vector<int> inl;
+  std::vector<std::size_t> inl_at;
+  for (std::size_t li = 0; li < lines.size(); ++li) {
+    const Line &L = lines[li];
     if (L.kind == LineKind::Code || L.kind == LineKind::FenceOpen || L.kind == LineKind::FenceClose) continue;
     text::TokenizedText t;
     t.assign(L.raw);
+    std::vector<std::pair<std::size_t, int>> found;  // byte offset in the line, number
     for (std::size_t i = 0; i + 1 < t.size(); ++i) {
       std::string_view w = t.token(i), d = t.token(i + 1);
       if ((w == "schritt" || w == "step") && d.size() <= 2 && std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        nums.push_back(std::stoi(std::string(d)));
+        found.emplace_back(t.tokens[i].off, std::stoi(std::string(d)));
     }
     std::string_view r = L.raw;
     for (std::size_t i = 0; i < r.size(); ++i) {
       if (r[i] < '0' || r[i] > '9' || (i > 0 && r[i - 1] != ' ' && r[i - 1] != '(')) continue;
       std::size_t j = i;
       while (j < r.size() && j - i < 3 && r[j] >= '0' && r[j] <= '9') ++j;
-      if (j < r.size() && r[j] == ')' && (i == 0 || r[i - 1] == ' ') && j - i <= 2) nums.push_back(std::stoi(std::string(r.substr(i, j - i))));
+      if (j < r.size() && r[j] == ')' && (i == 0 || r[i - 1] == ' ') && j - i <= 2) found.emplace_back(i, std::stoi(std::string(r.substr(i, j - i))));
       i = j;
     }
+    std::sort(found.begin(), found.end());
+    for (const auto &f : found) {
+      inl.push_back(f.second);
+      inl_at.push_back(li);
+    }
   }
-  for (std::size_t a = 0; a < nums.size(); ++a)
-    for (std::size_t b = a + 1; b < nums.size(); ++b)
-      if (nums[b] == nums[a] + 1) {
-        ev = "inline step markers in ascending order (" + std::to_string(nums[a]) + ", " + std::to_string(nums[b]) + ")";
-        return true;
-      }
-  (void)answer;
-  ev = "no ascending numbering (1. 2. / 1) 2) / Schritt 1, Schritt 2)";
+  std::vector<StepRun> iruns = step_runs(inl, inl_at);
+  if (const StepRun *b = best_ordered(iruns)) {
+    ev = "inline step markers in ascending order (" + join_numbers(b->numbers) + "), lines " + std::to_string(b->at.front() + 1) +
+         "-" + std::to_string(b->at.back() + 1);
+    if (items != nullptr) *items = {static_cast<int>(b->numbers.size()), static_cast<int>(b->at.front()) + 1,
+                                    static_cast<int>(b->at.back()) + 1, item_text(text::trim(lines[b->at.front()].raw)),
+                                    static_cast<int>(iruns.size())};
+    return true;
+  }
+  if (items != nullptr) *items = {0, 0, 0, "", static_cast<int>(runs.size())};
+  ev = !line_reason.empty() ? line_reason : "no ascending numbering (1. 2. / 1) 2) / Schritt 1, Schritt 2)";
   return false;
 }
 
@@ -229,9 +376,16 @@ int count_kind(const std::vector<Line> &lines, LineKind k) {
 
 bool check_json(std::string_view answer, std::string &evidence) { return json_check(answer, text::classify_lines(answer), evidence); }
 bool check_list(std::string_view answer, double min_share, double &share, std::string &evidence) {
-  return list_check(text::classify_lines(answer), min_share, share, evidence);
+  return list_check(text::classify_lines(answer), min_share, 2, share, evidence, nullptr);
 }
-bool check_steps(std::string_view answer, std::string &evidence) { return steps_check(answer, text::classify_lines(answer), evidence); }
+std::vector<ListBlock> list_blocks(std::string_view answer) { return find_list_blocks(text::classify_lines(answer)); }
+bool check_steps(std::string_view answer, std::string &evidence) { return steps_check(text::classify_lines(answer), evidence, nullptr); }
+bool check_steps(std::string_view answer, std::string &evidence, int &n_steps) {
+  FormatItems it;
+  bool ok = steps_check(text::classify_lines(answer), evidence, &it);
+  n_steps = it.n_items;
+  return ok;
+}
 bool check_table(std::string_view answer, std::string &evidence) { return table_check(text::classify_lines(answer), evidence); }
 bool check_codeblock(std::string_view answer, std::string &evidence) { return code_check(text::classify_lines(answer), evidence); }
 bool check_headings(std::string_view answer, std::string &evidence) {
@@ -250,31 +404,32 @@ S0Result compute_s0(const S0Input &in, const S0Params &p, const EmbedFn &embed) 
   std::vector<Source> sources{{"system_prompt", &in.system_prompt}, {"tool_profile", &in.tool_profile}};
   if (p.use_user_text) sources.push_back({"user_text", &in.user_text});
   std::vector<text::TokenizedText> tt(sources.size());
-  for (std::size_t i = 0; i < sources.size(); ++i) tt[i].assign(*sources[i].text);
-  auto detect = [&](const char *fmt, const KeywordSet &kw, const char *raw_marker) {
-    for (std::size_t i = 0; i < sources.size(); ++i) {
-      const char *hit = kw.find(tt[i], true);
-      std::string ev;
-      if (hit != nullptr) ev = std::string(sources[i].name) + ": '" + hit + "'";
-      else if (raw_marker != nullptr && mentions_marker(*sources[i].text, raw_marker)) ev = std::string(sources[i].name) + ": '" + raw_marker + "'";
-      // "schema" alone means JSON only where the source also spells out a structure ({...}).
-      else if (std::string_view(fmt) == "JSON" && sources[i].text->find('{') != std::string::npos) {
-        static const KeywordSet schema{"schema"};
-        if (const char *s = schema.find(tt[i], true)) ev = std::string(sources[i].name) + ": '" + s + "' with an inline {…} structure";
-      }
-      if (!ev.empty()) {
-        r.expectations.push_back(fmt);
-        r.expectation_evidence[fmt] = ev;
-        return;
-      }
+  FormatRequests req;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const std::string &src = *sources[i].text;
+    if (src.empty()) continue;
+    tt[i].assign(src);
+    // What the source asks for (request phrases, cues, counts; expect.cpp).
+    detect_format_requests(sources[i].name, src, tt[i], req);
+    auto raise = [&](int f, std::string ev) {
+      if (req[static_cast<std::size_t>(f)].raised) return;
+      req[static_cast<std::size_t>(f)].raised = true;
+      req[static_cast<std::size_t>(f)].evidence = std::string(sources[i].name) + ": " + ev;
+    };
+    // "```" / "##" mentioned inside a line ("wrap code in ```", "Überschriften (##)").
+    if (mentions_marker(src, "```")) raise(kFmtCode, "'```'");
+    if (mentions_marker(src, "##")) raise(kFmtHeadings, "'##'");
+    // "schema" alone means JSON only where the source also spells out a structure ({...}).
+    if (src.find('{') != std::string::npos) {
+      static const KeywordSet schema{"schema"};
+      if (const char *sh = schema.find(tt[i], true)) raise(kFmtJson, std::string("'") + sh + "' with an inline {…} structure");
     }
-  };
-  detect("JSON", kw_json(), nullptr);
-  detect("LIST", kw_list(), nullptr);
-  detect("STEPS", kw_steps(), nullptr);
-  detect("TABLE", kw_table(), nullptr);
-  detect("CODEBLOCK", kw_code(), "```");
-  detect("HEADINGS", kw_headings(), "##");
+  }
+  for (int f = 0; f < kNumFormats; ++f) {
+    if (!req[static_cast<std::size_t>(f)].raised) continue;
+    r.expectations.push_back(kFormats[f]);
+    r.expectation_evidence[kFormats[f]] = req[static_cast<std::size_t>(f)].evidence;
+  }
 
   // 2. Format conformance F.
   const std::string_view answer = in.answer;
@@ -283,15 +438,35 @@ S0Result compute_s0(const S0Input &in, const S0Params &p, const EmbedFn &embed) 
   for (const std::string &f : r.expectations) {
     std::string ev;
     bool ok = false;
+    const int fi = f == "LIST" ? kFmtList : f == "STEPS" ? kFmtSteps : -1;
+    const std::vector<CountRequirement> *counts = fi >= 0 ? &req[static_cast<std::size_t>(fi)].counts : nullptr;
     if (f == "JSON") ok = json_check(answer, lines, ev);
-    else if (f == "LIST") ok = list_check(lines, p.list_min_share, r.list_share, ev);
-    else if (f == "STEPS") ok = steps_check(answer, lines, ev);
+    else if (f == "LIST") {
+      // A request that allows a single item ("exactly one bullet point", "at most 1") lowers the minimum to 1.
+      int min_items = 2;
+      for (const CountRequirement &c : *counts)
+        if (c.n <= 1 && c.rel != CountRel::AtLeast) min_items = 1;
+      ok = list_check(lines, p.list_min_share, min_items, r.list_share, ev, &r.format_items[f]);
+    } else if (f == "STEPS") ok = steps_check(lines, ev, &r.format_items[f]);
     else if (f == "TABLE") ok = table_check(lines, ev);
     else if (f == "CODEBLOCK") ok = code_check(lines, ev);
     else if (f == "HEADINGS") {
       int n = count_kind(lines, LineKind::Heading);
       ok = n >= 1;
       ev = std::to_string(n) + " heading line(s)";
+    }
+    // Requested counts: every one must hold for the items counted above (LIST: the largest list block —
+    // the answer's main list; STEPS: the best ordered run).
+    if (counts != nullptr && !counts->empty()) {
+      const int found = r.format_items[f].n_items;
+      std::vector<CountCheck> &cc = r.format_counts[f];
+      for (const CountRequirement &c : *counts) {
+        CountCheck k{count_rel_name(c.rel), c.n, found, count_holds(c.rel, c.n, found), c.phrase, c.source};
+        ev += "; requested " + k.relation + " " + std::to_string(c.n) + " (" + c.source + ": '" + c.phrase + "'), found " +
+              std::to_string(found) + (k.passed ? " - ok" : " - fails");
+        ok = ok && k.passed;
+        cc.push_back(std::move(k));
+      }
     }
     r.format_passed[f] = ok;
     r.format_evidence[f] = ev;

@@ -1,0 +1,40 @@
+// S0 — which output formats a prompt *asks for* (not merely mentions), and requested item counts.
+//
+// Hand-written token scanner over ksodi::text::TokenizedText (no regex). The rules are documented in
+// README.md ("Expectations E"); they are versioned with detect::kDetectorVersion.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ksodi/text.hpp"
+
+namespace ksodi {
+
+// Index order = kFormats in s0.hpp: JSON, LIST, STEPS, TABLE, CODEBLOCK, HEADINGS.
+enum FormatIndex : int { kFmtJson = 0, kFmtList, kFmtSteps, kFmtTable, kFmtCode, kFmtHeadings, kNumFormats };
+
+enum class CountRel { Exact, AtLeast, AtMost };
+const char *count_rel_name(CountRel r);  // "exactly", "at least", "at most"
+bool count_holds(CountRel r, int requested, int found);
+
+struct CountRequirement {
+  CountRel rel = CountRel::Exact;
+  int n = 0;           // "more than 3" is stored as at least 4, "fewer than 3" as at most 2
+  std::string phrase;  // the words that stated it, lowercased ("genau drei punkte")
+  std::string source;  // system_prompt / tool_profile / user_text
+};
+
+struct FormatRequest {
+  bool raised = false;
+  std::string evidence;                   // "user_text: 'antworte in stichpunkten'" (the first source that asked)
+  std::vector<CountRequirement> counts;   // LIST and STEPS only; every one must hold
+};
+using FormatRequests = std::array<FormatRequest, kNumFormats>;
+
+// Adds what `raw` (tokenised as `t`) asks for to `out`. Earlier calls take precedence for the evidence.
+void detect_format_requests(const char *source_name, std::string_view raw, const text::TokenizedText &t, FormatRequests &out);
+
+}  // namespace ksodi
