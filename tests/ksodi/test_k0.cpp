@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "k0.hpp"
+#include "ksodi/detect.hpp"
 
 
 namespace {
@@ -70,4 +71,30 @@ TEST_CASE("K0: weights", "[k0]") {
   p = {};
   p.interpretable_min = 0.5;
   CHECK(run("", "", "Erkläre mir das.", 3, p).not_interpretable);  // 2/6 < 0.5
+}
+
+TEST_CASE("K0: Z needs a named task, not a question mark", "[k0][z]") {
+  // A question that names what it asks about.
+  auto r = run("", "", "Wie kann ich meinen Vertrag kündigen?", 0);
+  CHECK(r.present[0]);
+  CHECK(r.evidence[0] == "user_text: question 'wie kann ich meinen vertrag kündigen?' names 'vertrag'");
+  CHECK(run("", "", "Which tariff suits a family with four phones?", 0).present[0]);
+  // Bare follow-ups name nothing: no Z (no system prompt, no docs).
+  for (const char *u : {"Und was ist damit?", "What about that?", "Und jetzt?", "Why?", "Und wie?", "Was meinst du damit?",
+                        "How about you?", "Really?", "Great. You?"}) {
+    INFO(u);
+    auto q = run("", "", u, 0);
+    CHECK_FALSE(q.present[0]);
+    CHECK(q.evidence[0].find("names nothing") != std::string::npos);
+    CHECK(q.K0 == 0.0);
+  }
+  // A question whose subject the same user text names before it.
+  auto ctx = run("", "", "Mein Router blinkt rot. Was soll ich tun?", 0);
+  CHECK(ctx.present[0]);
+  CHECK(ctx.evidence[0] == "user_text: question 'was soll ich tun?' about 'router', named before it in the user text");
+  // Task verbs still name the goal without a question.
+  CHECK(run("", "", "Erkläre mir die Kündigungsfrist.", 0).evidence[0] == "user_text: 'erkläre*'");
+  // No question and no task verb.
+  CHECK(run("", "", "router geht nicht", 0).evidence[0] == "no task verb or question in user_text/system_prompt");
+  CHECK(std::string(ksodi::detect::kDetectorVersion) == "ksodi-detectors-1.1");
 }

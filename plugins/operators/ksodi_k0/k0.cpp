@@ -1,5 +1,8 @@
 #include "k0.hpp"
 
+#include <algorithm>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "ksodi/detect.hpp"
@@ -80,6 +83,114 @@ const KeywordSet &kw_tools() {
   return k;
 }
 
+// Words that do not name what a question asks about (DE/EN): pronouns, articles, particles, auxiliaries and
+// modals, light verbs (do, go, mean, tun, machen, passiert), question words, conjunctions, prepositions,
+// interjections and vague nouns (thing, Sache). A question with any other word names its subject.
+bool function_word(std::string_view w) {
+  static const std::unordered_set<std::string_view> exact{
+      // English
+      "i", "me", "my", "mine", "myself", "you", "your", "yours", "yourself", "he", "him", "his", "she", "her", "hers",
+      "it", "its", "itself", "we", "us", "our", "ours", "they", "them", "their", "theirs", "this", "that", "these",
+      "those", "there", "here", "what", "which", "who", "whom", "whose", "why", "how", "when", "where", "whether",
+      "a", "an", "the", "and", "or", "but", "so", "then", "now", "just", "also", "too", "again", "still", "yet",
+      "already", "about", "with", "of", "to", "for", "from", "in", "on", "at", "by", "as", "into", "over", "after",
+      "before", "up", "down", "out", "off", "than", "if", "is", "am", "are", "was", "were", "be", "been", "being",
+      "do", "does", "did", "done", "doing", "have", "has", "had", "having", "can", "could", "will", "would",
+      "shall", "should", "may", "might", "must", "not", "no", "yes", "yeah", "yep", "nope", "ok", "okay", "oh",
+      "well", "hmm", "hm", "huh", "wow", "lol", "really", "right", "sure", "please", "thanks", "thank", "s", "t",
+      "re", "ve", "ll", "d", "m", "one", "ones", "thing", "things", "stuff", "something", "anything", "everything",
+      "nothing", "else", "more", "less", "some", "any", "all", "both", "each", "other", "another", "such", "same",
+      "very", "much", "many", "mean", "meant", "think", "say", "said", "know", "go", "going", "goes", "get", "got",
+      "happen", "happened", "happens", "hey", "hi", "hello", "like", "way", "though", "anyway", "exactly", "either",
+      "neither", "only", "even",
+      // evaluations that answer the previous turn ("Great. You?", "That is insane. How could that happen?")
+      "good", "great", "cool", "nice", "fine", "awesome", "interesting", "true", "sad", "funny", "amazing", "insane",
+      "crazy", "wonderful", "terrible", "bad", "perfect", "correct", "wrong", "weird", "strange", "glad", "sorry",
+      // German
+      "ich", "mich", "mir", "du", "dich", "dir", "er", "ihn", "ihm", "sie", "ihr", "es", "wir", "uns", "euch",
+      "man", "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines", "und",
+      "oder", "aber", "doch", "denn", "dann", "jetzt", "nun", "noch", "schon", "auch", "nur", "so", "da", "dort",
+      "hier", "damit", "dazu", "davon", "darüber", "daran", "darauf", "dafür", "dabei", "dagegen", "danach",
+      "davor", "darum", "deshalb", "dran", "drauf", "was", "wer", "wen", "wem", "wessen", "wie", "wo", "wann",
+      "warum", "wieso", "weshalb", "woher", "wohin", "womit", "wozu", "worüber", "woran", "worum", "ob", "ist",
+      "bin", "bist", "sind", "seid", "war", "waren", "wäre", "wären", "sein", "hat", "habe", "hast", "haben",
+      "habt", "hatte", "hätte", "wird", "werde", "wirst", "werden", "wurde", "kann", "kannst", "können", "könnte",
+      "muss", "musst", "müssen", "soll", "sollte", "sollen", "darf", "will", "willst", "möchte", "mag", "tun",
+      "tut", "tue", "machen", "macht", "mache", "gehen", "geht", "los", "passiert", "meinst", "meint", "sagst",
+      "sagen", "weißt", "wissen", "gibt", "nicht", "ja", "nein", "na", "ach", "mal", "eigentlich", "etwa", "wohl",
+      "bitte", "danke", "hallo", "genau", "echt", "wirklich", "etwas", "alles", "nichts", "mit", "von", "zu", "für",
+      "über", "bei", "nach", "aus", "an", "auf", "im", "am", "um", "vor", "als", "bis", "ohne", "gegen", "sache",
+      "sachen", "ding", "dinge", "ganze", "ganz", "sonst", "halt", "eben", "gerade", "immer", "trotzdem", "gut",
+      "super", "toll", "schön", "interessant", "klar", "prima", "stimmt", "richtig", "falsch", "schade", "lustig",
+      "komisch", "seltsam", "krass", "verrückt", "perfekt", "okay", "alles"};
+  static constexpr std::string_view prefixes[] = {"mein", "dein", "sein", "unser", "euer", "eure", "ihr", "dies",
+                                                  "jen", "welch", "kein"};
+  if (w.size() <= 1) return true;
+  if (std::all_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; })) return true;  // "Und 5?"
+  if (exact.count(w) != 0) return true;
+  for (std::string_view p : prefixes)
+    if (w.substr(0, p.size()) == p && w.size() <= p.size() + 2) return true;  // meinen, dieser, welches, keine
+  return false;
+}
+
+// Z by a question: a sentence of the user text ending in '?' that names what it asks about — a content word in
+// the question, or (for "Mein Router blinkt rot. Was soll ich tun?") in a sentence of this user text before it.
+// A question made only of function words ("Und was ist damit?", "What about that?", "Why?") refers to
+// something outside this unit and names no task.
+bool question_goal(const text::TokenizedText &t, std::string &ev) {
+  const std::string_view low(t.lowered);
+  struct Sent {
+    std::size_t first, last;  // token range
+    bool question;
+  };
+  std::vector<Sent> sents;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (sents.empty() || sents.back().last + 1 != i) sents.push_back({i, i, false});
+    sents.back().last = i;
+    std::size_t gb = t.tokens[i].off + t.tokens[i].len;
+    std::size_t ge = i + 1 < t.size() ? t.tokens[i + 1].off : low.size();
+    std::string_view gap = low.substr(gb, ge - gb);
+    if (gap.find_first_of(".!?\n") != std::string_view::npos) {
+      sents.back().question = gap.find('?') != std::string_view::npos;
+      sents.push_back({i + 1, i, false});  // closed: the next token opens a new sentence
+    }
+  }
+  if (!sents.empty() && sents.back().first > sents.back().last) sents.pop_back();
+  auto snippet = [&](const Sent &s) {
+    std::size_t b = t.tokens[s.first].off, e = t.tokens[s.last].off + t.tokens[s.last].len;
+    std::size_t q = low.find('?', e);
+    if (q != std::string_view::npos && q - e <= 3) e = q + 1;
+    return std::string(text::utf8_prefix(low.substr(b, e - b), 60));
+  };
+  auto content = [&](const Sent &s) -> std::string_view {
+    for (std::size_t i = s.first; i <= s.last; ++i)
+      if (!function_word(t.token(i))) return t.token(i);
+    return {};
+  };
+  const Sent *empty_q = nullptr;
+  std::string_view antecedent;  // a content word of a sentence before the question
+  for (const Sent &s : sents) {
+    std::string_view w = content(s);
+    if (!s.question) {
+      if (antecedent.empty()) antecedent = w;
+      continue;
+    }
+    if (!w.empty()) {
+      ev = "user_text: question '" + snippet(s) + "' names '" + std::string(w) + "'";
+      return true;
+    }
+    if (!antecedent.empty()) {
+      ev = "user_text: question '" + snippet(s) + "' about '" + std::string(antecedent) + "', named before it in the user text";
+      return true;
+    }
+    if (empty_q == nullptr) empty_q = &s;
+  }
+  if (empty_q == nullptr) return false;
+  ev = "no task verb; the question '" + snippet(*empty_q) +
+       "' names nothing (only pronouns, particles, auxiliaries, question words) and the unit names no subject";
+  return false;
+}
+
 bool tool_profile_given(const std::string &tp) {
   std::string t = text::to_lower(text::trim(tp));
   return !(t.empty() || t == "none" || t == "keine" || t == "n/a" || t == "-" || t == "null" || t == "[]" || t == "{}" ||
@@ -108,13 +219,11 @@ K0Result compute_k0(const K0Input &in, const K0Params &p) {
     return false;
   };
   std::array<std::string, 6> &ev = r.evidence;
-  // Z — goal: task verbs in the user text or the system prompt, or a question in the user text.
+  // Z — goal: task verbs in the user text or the system prompt, or a question in the user text that names
+  // what it asks about (not a bare follow-up such as "Und was ist damit?").
   r.present[0] = first_hit(kw_goal(), {&user, &sys}, false, ev[0]);
-  if (!r.present[0] && in.user_text.find('?') != std::string::npos) {
-    r.present[0] = true;
-    ev[0] = "user_text: question mark";
-  }
-  if (!r.present[0]) ev[0] = "no task verb or question in user_text/system_prompt";
+  if (!r.present[0] && in.user_text.find('?') != std::string::npos) r.present[0] = question_goal(user.t, ev[0]);
+  if (!r.present[0] && ev[0].empty()) ev[0] = "no task verb or question in user_text/system_prompt";
   // R — role: explicit role phrases, or "als"/"as" followed by a role noun within three tokens.
   r.present[1] = first_hit(kw_role(), {&sys, &tool, &user}, false, ev[1]);
   if (!r.present[1]) {
