@@ -442,7 +442,7 @@ struct Scanner {
           CountRel rel;
           std::size_t from = j;
           if (number_at(j, n, rel, from)) {
-            add_count(fmt, rel, n, i, j);
+            add_count(fmt, rel, n, i, j + 1 < t.size() && same_clause(j + 1, end) ? j + 1 : j);  // "… mit maximal 5 punkten"
             return true;
           }
         }
@@ -664,6 +664,21 @@ struct Scanner {
   }
 };
 
+// Whether any token can start a request at all (a form noun, a list verb, a cue): most prompts have none, and
+// then the scanner's per-token tables are not built.
+bool has_candidate(const text::TokenizedText &t) {
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (form_noun(t, i).fmt >= 0) return true;
+    std::string_view w = t.token(i);
+    if (w == "list" || w == "enumerate" || w == "itemize" || w == "itemise" || w == "liste" || w == "listet" ||
+        w == "z\xc3\xa4hle" || w == "z\xc3\xa4hl" || w == "auflisten" || w == "aufz\xc3\xa4hlen" || w == "aufzulisten" ||
+        w == "aufzuz\xc3\xa4hlen" || w == "top" || w == "python" || w == "bash" || w == "step" || w == "schritt" ||
+        w == "schrittweise" || w == "stichpunktartig" || w == "tabular" || starts(w, "tabellarisch"))
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 const char *count_rel_name(CountRel r) {
@@ -685,7 +700,7 @@ bool count_holds(CountRel r, int requested, int found) {
 }
 
 void detect_format_requests(const char *source_name, std::string_view raw, const text::TokenizedText &t, FormatRequests &out) {
-  if (t.size() == 0) return;
+  if (t.size() == 0 || !has_candidate(t)) return;
   Scanner s(source_name, raw, t, out);
   s.run();
 }

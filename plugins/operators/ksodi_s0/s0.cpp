@@ -177,8 +177,8 @@ bool list_check(const std::vector<Line> &lines, double min_share, int min_items,
     char buf[96];
     std::snprintf(buf, sizeof buf, "largest list block: %d item(s), lines %zu-%zu", n, best->first_line + 1, best->last_line + 1);
     ev = buf;
-    ev += " (first: '" + item_text(best->first_item) + "'); " + std::to_string(blocks.size()) + " block(s); needs >= " +
-          std::to_string(min_items) + " items";
+    ev += " (first: '" + item_text(best->first_item) + "'), " + std::to_string(blocks.size()) + " block(s)";
+    if (!ok) ev += "; needs >= " + std::to_string(min_items) + " items";
   }
   if (min_share > 0) {
     char buf[96];
@@ -462,8 +462,8 @@ S0Result compute_s0(const S0Input &in, const S0Params &p, const EmbedFn &embed) 
       std::vector<CountCheck> &cc = r.format_counts[f];
       for (const CountRequirement &c : *counts) {
         CountCheck k{count_rel_name(c.rel), c.n, found, count_holds(c.rel, c.n, found), c.phrase, c.source};
-        ev += "; requested " + k.relation + " " + std::to_string(c.n) + " (" + c.source + ": '" + c.phrase + "'), found " +
-              std::to_string(found) + (k.passed ? " - ok" : " - fails");
+        ev += "; requested " + k.relation + " " + std::to_string(c.n) + " ('" + c.phrase + "'), found " + std::to_string(found) +
+              (k.passed ? "" : ": count not met");
         ok = ok && k.passed;
         cc.push_back(std::move(k));
       }
