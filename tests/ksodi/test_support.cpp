@@ -65,7 +65,7 @@ TEST_CASE("support: numbers must match exactly, number words are numbers", "[sup
   auto p = best_support(sentence_terms("Der Tarif kostet 19,99 Euro im Monat.", Lang::De), d);
   CHECK(p.exact_missing == std::vector<std::string>{"19,99"});
   CHECK(p.support > 0.5);  // the other words match: a share alone would not catch it
-  CHECK(sentence_terms("am 01.03.2023 um 10:30", Lang::De)[0].key == "01.03.2023");
+  CHECK(sentence_terms("am 01.03.2023 um 10:30", Lang::De)[0].key() == "01.03.2023");
   // "4th" = "fourth" (a number, weight 2) and "day" found, "starts" missing: 3 of 4
   CHECK(sup("It starts on the 4th day.", "From the fourth day on.", Lang::En) == Approx(3.0 / 4.0));
 }

@@ -132,6 +132,7 @@ namespace {
 void support_alignment(O0Result &r, std::string_view answer, const std::vector<std::string_view> &sents,
                        const std::vector<std::string_view> &doc_texts, const O0Params &p) {
   using namespace support;
+  begin_unit();
   // One language per unit: the answer's stop words decide (the documents', when the answer has none).
   int en = 0, de = 0;
   count_stop_words(answer, en, de);
@@ -164,7 +165,7 @@ void support_alignment(O0Result &r, std::string_view answer, const std::vector<s
     weight += ss.weight;
     for (Term &t : terms) {
       bool dup = false;
-      for (const Term &a : all) dup |= a.kind == t.kind && a.key == t.key;
+      for (const Term &a : all) dup |= a.kind == t.kind && a.key_id == t.key_id;
       if (!dup) all.push_back(std::move(t));
     }
   }

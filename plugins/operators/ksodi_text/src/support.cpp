@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ksodi/text.hpp"
 
@@ -89,6 +90,7 @@ std::string_view german_ordinal(std::string_view low) {
 // (not a markdown link) or a parenthesis of at most 40 bytes that starts with a reference word or holds an id
 // (letters and digits joined by - or _).
 std::string mask_references(std::string_view s) {
+  if (s.find_first_of("[(") == std::string_view::npos) return std::string(s);
   static constexpr std::string_view heads[] = {"kap", "kapitel", "s.", "seite", "abschnitt", "abs.", "section", "sec.",
                                                "p.", "pp.", "page", "doc", "dokument", "quelle", "source", "ref",
                                                "vgl", "cf.", "art.", "anhang", "appendix", "chapter", "siehe", "see", "§"};
@@ -139,12 +141,30 @@ struct Token {
 
 // Tokens = maximal runs of word code points; a token starting with a digit also runs through . , : / between
 // digits ("9,99", "01.03.2023", "10:30", "24/7").
+// One code point at i: ASCII inline (the common case), the rest through ksodi::text.
+struct Cp {
+  char32_t cp, lower;
+  int len;
+  bool word;
+};
+inline Cp cp_at(std::string_view s, std::size_t i) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) {
+    const bool upper = c >= 'A' && c <= 'Z';
+    const bool word = upper || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    return {c, upper ? static_cast<char32_t>(c + 32) : c, 1, word};
+  }
+  text::Decoded d = text::decode(s, i);
+  const char32_t l = text::lower_cp(d.cp);
+  return {d.cp, l, d.len, text::is_word_cp(l)};
+}
+
 template <class F> void for_each_token(std::string_view s, F &&f) {
   std::size_t i = 0, n = s.size(), idx = 0;
   while (i < n) {
-    text::Decoded d = text::decode(s, i);
-    if (!text::is_word_cp(text::lower_cp(d.cp))) {
-      i += static_cast<std::size_t>(d.len);
+    Cp c = cp_at(s, i);
+    if (!c.word) {
+      i += static_cast<std::size_t>(c.len);
       continue;
     }
     Token t;
@@ -152,9 +172,8 @@ template <class F> void for_each_token(std::string_view s, F &&f) {
     const bool numeric_start = is_digit(s[i]);
     bool first = true;
     while (i < n) {
-      d = text::decode(s, i);
-      char32_t l = text::lower_cp(d.cp);
-      if (!text::is_word_cp(l)) {
+      c = cp_at(s, i);
+      if (!c.word) {
         if (numeric_start && (s[i] == '.' || s[i] == ',' || s[i] == ':' || s[i] == '/') && i + 1 < n && is_digit(s[i + 1]) &&
             is_digit(s[i - 1])) {
           ++i;
@@ -162,19 +181,19 @@ template <class F> void for_each_token(std::string_view s, F &&f) {
         }
         break;
       }
-      const bool digit = d.cp < 0x80 && is_digit(static_cast<char>(d.cp));
+      const bool digit = c.cp < 0x80 && is_digit(static_cast<char>(c.cp));
       t.has_digit |= digit;
       if (!digit) {
         ++t.letters;
         t.has_letter = true;
-        if (l != d.cp) {
+        if (c.lower != c.cp) {
           ++t.uppers;
           if (first) t.first_upper = true;
           else t.inner_upper = true;
         }
       }
       first = false;
-      i += static_cast<std::size_t>(d.len);
+      i += static_cast<std::size_t>(c.len);
     }
     t.surface = s.substr(start, i - start);
     t.index = idx++;
@@ -206,6 +225,39 @@ struct Stemmers {
   Stemmers(const Stemmers &) = delete;
   Stemmers &operator=(const Stemmers &) = delete;
 };
+Stemmers &stemmers() {
+  thread_local Stemmers st;
+  return st;
+}
+
+// What a token (as written) is for matching, per language; computed once per distinct token and thread.
+struct Analysis {
+  enum Class : std::uint8_t { Stop, Digits, NumberWord, Word } cls = Word;
+  std::uint32_t key = 0;    // Digits/NumberWord: canonical number; Word/Stop: folded stem
+  std::uint32_t exact = 0;  // folded lowercase surface (Digits: the canonical number)
+};
+
+// Hash maps keyed by std::string that are looked up with string_views (no key string built per lookup).
+struct SvHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+template <class V> using SvMap = std::unordered_map<std::string, V, SvHash, std::equal_to<>>;
+
+struct Vocab {
+  SvMap<std::uint32_t> ids;
+  std::vector<std::string> strings;
+  SvMap<Analysis> analysed[2];
+  SvMap<std::vector<CompoundSplit>> compounds;  // German words → their splits (compound_splits)
+  // per id: (the DocIndex build that saw it last) << 2 | 1 (in its exact list) | 2 (in its stem list) — dedup
+  // without sorting duplicates
+  std::vector<std::uint64_t> stamp;
+  std::uint64_t builds = 0;
+};
+Vocab &vocab() {
+  thread_local Vocab v;
+  return v;
+}
 
 void append_folded(std::string &out, char32_t cp) {
   cp = text::lower_cp(cp);
@@ -237,13 +289,14 @@ void append_folded(std::string &out, char32_t cp) {
 
 const char *lang_name(Lang l) { return l == Lang::De ? "de" : "en"; }
 
+namespace {
+const Analysis &analyse(std::string_view surface, Lang lang);
+}
+
 void count_stop_words(std::string_view s, int &en, int &de) {
-  std::string low;
   for_each_token(s, [&](const Token &t) {
-    low.clear();
-    text::to_lower_append(t.surface, low);
-    en += stop_en().count(low) > 0 ? 1 : 0;
-    de += stop_de().count(low) > 0 ? 1 : 0;
+    en += analyse(t.surface, Lang::En).cls == Analysis::Stop ? 1 : 0;
+    de += analyse(t.surface, Lang::De).cls == Analysis::Stop ? 1 : 0;
   });
 }
 
@@ -271,11 +324,10 @@ std::string fold(std::string_view w) {
 }
 
 std::string_view stem(std::string_view lowered, Lang lang) {
-  thread_local Stemmers st;
+  Stemmers &st = stemmers();
   sb_stemmer *s = lang == Lang::De ? st.de : st.en;
   if (s == nullptr) return lowered;  // no stemmer for the language: the word itself
   auto &cache = st.cache[lang == Lang::De ? 1 : 0];
-  if (cache.size() > 200000) cache.clear();  // bounded: a long run over many texts does not grow it forever
   auto [it, inserted] = cache.try_emplace(std::string(lowered));
   if (inserted) {
     const sb_symbol *r = sb_stemmer_stem(s, reinterpret_cast<const sb_symbol *>(lowered.data()), static_cast<int>(lowered.size()));
@@ -284,6 +336,64 @@ std::string_view stem(std::string_view lowered, Lang lang) {
   }
   return it->second;
 }
+
+std::uint32_t intern(std::string_view str) {
+  Vocab &v = vocab();
+  if (auto it = v.ids.find(str); it != v.ids.end()) return it->second;
+  const auto id = static_cast<std::uint32_t>(v.strings.size());
+  v.ids.emplace(std::string(str), id);
+  v.strings.emplace_back(str);
+  return id;
+}
+
+std::string_view interned(std::uint32_t id) { return vocab().strings[id]; }
+
+std::string_view Term::key() const { return interned(key_id); }
+
+void begin_unit() {
+  Vocab &v = vocab();
+  if (v.strings.size() > 1000000 || v.analysed[0].size() + v.analysed[1].size() + v.compounds.size() > 500000) {
+    v.ids.clear();
+    v.strings.clear();
+    v.analysed[0].clear();
+    v.analysed[1].clear();
+    v.compounds.clear();
+    v.stamp.clear();
+  }
+  Stemmers &st = stemmers();
+  for (auto &c : st.cache)
+    if (c.size() > 500000) c.clear();
+}
+
+namespace {
+
+const Analysis &analyse(std::string_view surface, Lang lang) {
+  auto &cache = vocab().analysed[lang == Lang::De ? 1 : 0];
+  auto it = cache.find(surface);
+  if (it != cache.end()) return it->second;
+  Analysis a;
+  if (is_digit(surface[0])) {
+    a.cls = Analysis::Digits;
+    a.key = a.exact = intern(number_key(surface));
+  } else {
+    std::string low;
+    text::to_lower_append(surface, low);
+    const std::string folded_stem = fold(stem(low, lang));
+    a.key = intern(folded_stem);
+    a.exact = intern(fold(low));
+    auto nw = number_words().find(low);
+    std::string_view ordinal = lang == Lang::De ? german_ordinal(low) : std::string_view{};
+    if (is_stop(low, lang)) {
+      a.cls = Analysis::Stop;
+    } else if (nw != number_words().end() || !ordinal.empty()) {
+      a.cls = Analysis::NumberWord;
+      a.key = intern(ordinal.empty() ? nw->second : ordinal);
+    }
+  }
+  return cache.emplace(std::string(surface), a).first->second;
+}
+
+}  // namespace
 
 std::vector<Term> sentence_terms(std::string_view sentence_text, Lang lang) {
   const std::string masked = mask_references(sentence_text);
@@ -296,76 +406,95 @@ std::vector<Term> sentence_terms(std::string_view sentence_text, Lang lang) {
   });
   const bool shouted = letters >= 12 && uppers * 10 >= letters * 7;
   std::vector<Term> out;
-  std::unordered_set<std::string> seen;
-  std::string low;
   for_each_token(sentence, [&](const Token &t) {
-    low.clear();
-    text::to_lower_append(t.surface, low);
+    const Analysis &a = analyse(t.surface, lang);
     Term term;
-    term.shown = std::string(t.surface);
-    if (is_digit(t.surface[0])) {
-      term.kind = TermKind::Number;
-      term.key = number_key(t.surface);
-      term.stem = term.key;
-    } else {
-      if (is_stop(low, lang)) return;
-      if (!t.has_digit && t.letters < 2) return;  // single letters: initials, split contractions
-      auto nw = number_words().find(low);
-      std::string_view ordinal = lang == Lang::De ? german_ordinal(low) : std::string_view{};
-      if (nw != number_words().end() || !ordinal.empty()) {
+    switch (a.cls) {
+      case Analysis::Stop:
+        return;
+      case Analysis::Digits:
+      case Analysis::NumberWord:
         term.kind = TermKind::Number;
-        term.key = std::string(ordinal.empty() ? nw->second : ordinal);
-        term.stem = term.key;
-      } else {
-        term.stem = fold(stem(low, lang));
+        term.key_id = term.stem_id = a.key;
+        break;
+      case Analysis::Word: {
+        if (!t.has_digit && t.letters < 2) return;  // single letters: initials, split contractions
         const bool name = t.has_digit || (!shouted && (t.inner_upper || (lang == Lang::En && t.first_upper && t.index > 0)));
         term.kind = name ? TermKind::Name : TermKind::Word;
-        term.key = name ? fold(low) : term.stem;
+        term.stem_id = a.key;
+        term.key_id = name ? a.exact : a.key;
+        break;
       }
     }
-    if (seen.insert(std::string(1, static_cast<char>(term.kind)) + term.key).second) out.push_back(std::move(term));
+    for (const Term &o : out)
+      if (o.kind == term.kind && o.key_id == term.key_id) return;  // each term once (sentences are short)
+    term.shown = std::string(t.surface);
+    out.push_back(std::move(term));
   });
   return out;
 }
 
 DocIndex::DocIndex(std::string_view s, Lang lang) : lang_(lang) {
-  std::string low;
+  Vocab &v = vocab();
+  const std::uint64_t build = ++v.builds << 2;
+  auto add = [&](std::vector<std::uint32_t> &to, std::uint32_t id, std::uint64_t mark) {
+    if (v.stamp.size() <= id) v.stamp.resize(std::max<std::size_t>(id + 1, v.stamp.size() * 2), 0);
+    std::uint64_t &st = v.stamp[id];
+    if ((st & ~std::uint64_t{3}) != build) st = build;
+    else if ((st & mark) != 0) return;  // already in this list
+    st |= mark;
+    to.push_back(id);
+  };
   for_each_token(s, [&](const Token &t) {
-    low.clear();
-    text::to_lower_append(t.surface, low);
-    if (is_digit(t.surface[0])) {
-      exact_.insert(number_key(t.surface));
-      return;
-    }
-    auto nw = number_words().find(low);
-    if (nw != number_words().end()) exact_.insert(std::string(nw->second));
-    std::string_view ordinal = lang == Lang::De ? german_ordinal(low) : std::string_view{};
-    if (!ordinal.empty()) exact_.insert(std::string(ordinal));
-    exact_.insert(fold(low));
-    stems_.insert(fold(stem(low, lang)));
+    const Analysis &a = analyse(t.surface, lang);
+    add(exact_, a.exact, 1);
+    if (a.cls == Analysis::NumberWord) add(exact_, a.key, 1);
+    else if (a.cls != Analysis::Digits) add(stems_, a.key, 2);
   });
+  std::sort(stems_.begin(), stems_.end());
+  std::sort(exact_.begin(), exact_.end());
 }
 
-// A German compound found through its parts: <left><right> with both parts in the document (the left one
-// possibly with a linking element: Kündigung-s-frist), the right one possibly a compound itself.
-bool DocIndex::compound_parts_found(std::string_view w, int depth) const {
+namespace {
+
+// The ways a German word splits into a modifier and a head, each part by its interned exact form and stem,
+// computed once per word and thread: <left><right>, the left part possibly with a linking element removed
+// (Kündigung-s-frist), the right part possibly split once more.
+std::vector<CompoundSplit> split_compound(std::string_view w, int depth) {
   constexpr std::size_t kMinPart = 3;
-  if (w.size() < 2 * kMinPart) return false;
-  auto part_found = [&](std::string_view p) {
-    if (exact_.count(std::string(p)) > 0) return true;
-    std::string low(p);
-    return has_stem(fold(stem(low, lang_)));
+  std::vector<CompoundSplit> out;
+  auto part = [](std::string_view p) {
+    return CompoundPart{intern(p), intern(fold(stem(std::string(p), Lang::De)))};
   };
-  for (std::size_t i = kMinPart; i + kMinPart <= w.size(); ++i) {
+  for (std::size_t i = kMinPart; w.size() >= 2 * kMinPart && i + kMinPart <= w.size(); ++i) {
     if ((static_cast<unsigned char>(w[i]) & 0xC0) == 0x80) continue;  // not inside a UTF-8 sequence
     std::string_view left = w.substr(0, i), right = w.substr(i);
-    if (!(part_found(right) || (depth == 0 && compound_parts_found(right, depth + 1)))) continue;
-    if (part_found(left)) return true;
-    for (std::string_view link : {"s", "es", "n", "en", "e"}) {
-      if (left.size() >= kMinPart + link.size() && left.substr(left.size() - link.size()) == link &&
-          part_found(left.substr(0, left.size() - link.size())))
-        return true;
-    }
+    CompoundSplit sp;
+    sp.lefts.push_back(part(left));
+    for (std::string_view link : {"s", "es", "n", "en", "e"})
+      if (left.size() >= kMinPart + link.size() && left.substr(left.size() - link.size()) == link)
+        sp.lefts.push_back(part(left.substr(0, left.size() - link.size())));
+    sp.right = part(right);
+    if (depth == 0) sp.inner = split_compound(right, 1);
+    out.push_back(std::move(sp));
+  }
+  return out;
+}
+
+const std::vector<CompoundSplit> &compound_splits(std::string_view w) {
+  Vocab &v = vocab();
+  if (auto it = v.compounds.find(w); it != v.compounds.end()) return it->second;
+  return v.compounds.emplace(std::string(w), split_compound(w, 0)).first->second;
+}
+
+}  // namespace
+
+bool DocIndex::compound_found(const std::vector<CompoundSplit> &splits) const {
+  auto found = [&](const CompoundPart &p) { return has_exact(p.exact) || has_stem(p.stem); };
+  for (const CompoundSplit &s : splits) {
+    if (!(found(s.right) || compound_found(s.inner))) continue;
+    for (const CompoundPart &l : s.lefts)
+      if (found(l)) return true;
   }
   return false;
 }
@@ -373,25 +502,31 @@ bool DocIndex::compound_parts_found(std::string_view w, int depth) const {
 bool DocIndex::contains(const Term &t) const {
   switch (t.kind) {
     case TermKind::Number:
-      return exact_.count(t.key) > 0;
+      return has_exact(t.key_id);
     case TermKind::Name:
-      return exact_.count(t.key) > 0 || stems_.count(t.stem) > 0;
+      return has_exact(t.key_id) || has_stem(t.stem_id);
     case TermKind::Word:
       break;
   }
-  if (stems_.count(t.stem) > 0) return true;
+  if (has_stem(t.stem_id)) return true;
   if (lang_ != Lang::De) return false;
-  auto [it, inserted] = compound_seen_.try_emplace(t.stem, false);
-  if (!inserted) return it->second;
+  for (const auto &[id, found] : compound_seen_)
+    if (id == t.stem_id) return found;
   bool found = false;
   // German: a compound of the document ends in the word ("Frist" ← "Kündigungsfrist") …
-  if (t.stem.size() >= 4) {
-    for (const std::string &s : stems_)
-      if (s.size() >= t.stem.size() + 3 && s.compare(s.size() - t.stem.size(), t.stem.size(), t.stem) == 0) found = true;
+  const std::string_view st = interned(t.stem_id);
+  if (st.size() >= 4) {
+    for (std::uint32_t id : stems_) {
+      const std::string_view s = interned(id);
+      if (s.size() >= st.size() + 3 && s.substr(s.size() - st.size()) == st) {
+        found = true;
+        break;
+      }
+    }
   }
   // … or the word is a compound of the document's words.
-  if (!found) found = compound_parts_found(fold(t.shown), 0);
-  it->second = found;
+  if (!found) found = compound_found(compound_splits(fold(t.shown)));
+  compound_seen_.emplace_back(t.stem_id, found);
   return found;
 }
 

@@ -17,11 +17,10 @@
 // Everything is versioned by kSupportVersion: any change to a list or a rule must bump it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace ksodi::support {
@@ -38,31 +37,44 @@ void count_stop_words(std::string_view text, int &en, int &de);
 
 enum class TermKind : std::uint8_t { Word, Number, Name };
 struct Term {
-  std::string key;    // Word: folded stem; Number: canonical digits; Name: folded lowercase surface
-  std::string stem;   // folded stem (Names match by it too; equals key for Words)
-  std::string shown;  // the token as written (for the audit)
+  // Interned strings (see intern()/interned()): valid within one unit (begin_unit() may clear them between units).
+  std::uint32_t key_id = 0;   // Word: folded stem; Number: canonical digits; Name: folded lowercase surface
+  std::uint32_t stem_id = 0;  // folded stem (Names match by it too; equals key_id for Words)
+  std::string shown;          // the token as written (for the audit)
   TermKind kind = TermKind::Word;
   double weight() const { return kind == TermKind::Word ? 1.0 : kExactWeight; }
+  std::string_view key() const;
 };
 
 // The content terms of one sentence, in order of first occurrence, each key once.
 std::vector<Term> sentence_terms(std::string_view sentence, Lang lang);
 
-// The terms a document offers for matching.
+// How a German compound may split (see support.cpp): parts by their interned exact form and stem.
+struct CompoundPart {
+  std::uint32_t exact, stem;
+};
+struct CompoundSplit {
+  std::vector<CompoundPart> lefts;   // the modifier, with and without a linking element
+  CompoundPart right{};              // the head …
+  std::vector<CompoundSplit> inner;  // … or the head split once more
+};
+
+// The terms a document offers for matching: sorted ids of its stems and of its exact forms.
 class DocIndex {
  public:
   DocIndex(std::string_view text, Lang lang);
   bool contains(const Term &t) const;
 
  private:
-  bool has_stem(std::string_view s) const { return stems_.count(std::string(s)) > 0; }
-  bool compound_parts_found(std::string_view folded, int depth) const;
+  bool has_stem(std::uint32_t id) const { return std::binary_search(stems_.begin(), stems_.end(), id); }
+  bool has_exact(std::uint32_t id) const { return std::binary_search(exact_.begin(), exact_.end(), id); }
+  bool compound_found(const std::vector<CompoundSplit> &splits) const;
   Lang lang_;
-  std::unordered_set<std::string> stems_;  // folded stems of every word token
-  std::unordered_set<std::string> exact_;  // folded lowercase surfaces and canonical numbers
+  std::vector<std::uint32_t> stems_;  // folded stems of every word token
+  std::vector<std::uint32_t> exact_;  // folded lowercase surfaces and canonical numbers
   // German words not found by their stem, and whether the compound rules found them: a unit asks for the same
   // word several times (per sentence, for its evidence, for the whole answer), and the rules are the costly part.
-  mutable std::unordered_map<std::string, bool> compound_seen_;
+  mutable std::vector<std::pair<std::uint32_t, bool>> compound_seen_;
 };
 
 struct SentenceSupport {
@@ -78,6 +90,13 @@ struct SentenceSupport {
 SentenceSupport best_support(const std::vector<Term> &terms, const std::vector<DocIndex> &docs);
 // The support of `terms` by one document (the weighted share found).
 double support_in(const std::vector<Term> &terms, const DocIndex &doc);
+
+// Strings are interned per thread: a term or document entry is an integer, so matching is integer search.
+std::uint32_t intern(std::string_view s);
+std::string_view interned(std::uint32_t id);
+// Call before each unit: bounds the per-thread vocabulary and caches (clears them when they have grown large;
+// ids of an earlier unit are then invalid).
+void begin_unit();
 
 // Folding used for matching: lowercase (ksodi::text::lower_cp) and Latin accents removed (ä→a, ß→ss, é→e).
 std::string fold(std::string_view word);
