@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -244,10 +245,76 @@ struct SvHash {
 };
 template <class V> using SvMap = std::unordered_map<std::string, V, SvHash, std::equal_to<>>;
 
+// A short-string hash (words are a few bytes): 8 bytes at a time, mixed.
+inline std::uint64_t hash_bytes(std::string_view s) {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ s.size();
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  }
+  std::uint64_t w = 0;
+  std::memcpy(&w, s.data() + i, s.size() - i);
+  h = (h ^ w) * 0x94D049BB133111EBull;
+  return h ^ (h >> 29);
+}
+
+// Token → Analysis, open addressing (the hottest lookup: once per token of every answer and document).
+class AnalysisTable {
+ public:
+  const Analysis *find(std::string_view k, std::uint64_t h) const {
+    if (slots_.empty()) return nullptr;
+    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const Slot &sl = slots_[i];
+      if (sl.index == kEmpty) return nullptr;
+      if (sl.hash == h && keys_[sl.index] == k) return &values_[sl.index];
+    }
+  }
+  void insert(std::string_view k, std::uint64_t h, const Analysis &a) {
+    if (2 * (keys_.size() + 1) > slots_.size()) grow();
+    std::size_t i = h & mask_;
+    while (slots_[i].index != kEmpty) i = (i + 1) & mask_;
+    slots_[i] = {h, static_cast<std::uint32_t>(keys_.size())};
+    keys_.emplace_back(k);
+    values_.push_back(a);
+  }
+  std::size_t size() const { return keys_.size(); }
+  void clear() {
+    slots_.clear();
+    keys_.clear();
+    values_.clear();
+    mask_ = 0;
+  }
+
+ private:
+  static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
+  struct Slot {
+    std::uint64_t hash = 0;
+    std::uint32_t index = kEmpty;
+  };
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
+    mask_ = slots_.size() - 1;
+    for (const Slot &sl : old) {
+      if (sl.index == kEmpty) continue;
+      std::size_t i = sl.hash & mask_;
+      while (slots_[i].index != kEmpty) i = (i + 1) & mask_;
+      slots_[i] = sl;
+    }
+  }
+  std::vector<Slot> slots_;
+  std::vector<std::string> keys_;
+  std::vector<Analysis> values_;
+  std::size_t mask_ = 0;
+};
+
 struct Vocab {
   SvMap<std::uint32_t> ids;
   std::vector<std::string> strings;
-  SvMap<Analysis> analysed[2];
+  AnalysisTable analysed[2];
   SvMap<std::vector<CompoundSplit>> compounds;  // German words → their splits (compound_splits)
   // per id: (the DocIndex build that saw it last) << 2 | 1 (in its exact list) | 2 (in its stem list) — dedup
   // without sorting duplicates
@@ -290,10 +357,13 @@ void append_folded(std::string &out, char32_t cp) {
 const char *lang_name(Lang l) { return l == Lang::De ? "de" : "en"; }
 
 namespace {
-const Analysis &analyse(std::string_view surface, Lang lang);
+Analysis analyse(std::string_view surface, Lang lang);
 }
 
 void count_stop_words(std::string_view s, int &en, int &de) {
+  // The first ~100 words tell the language; a cut inside a word or a UTF-8 sequence only drops that word.
+  constexpr std::size_t kSample = 640;
+  if (s.size() > kSample) s = s.substr(0, kSample);
   for_each_token(s, [&](const Token &t) {
     en += analyse(t.surface, Lang::En).cls == Analysis::Stop ? 1 : 0;
     de += analyse(t.surface, Lang::De).cls == Analysis::Stop ? 1 : 0;
@@ -367,10 +437,10 @@ void begin_unit() {
 
 namespace {
 
-const Analysis &analyse(std::string_view surface, Lang lang) {
-  auto &cache = vocab().analysed[lang == Lang::De ? 1 : 0];
-  auto it = cache.find(surface);
-  if (it != cache.end()) return it->second;
+Analysis analyse(std::string_view surface, Lang lang) {
+  AnalysisTable &cache = vocab().analysed[lang == Lang::De ? 1 : 0];
+  const std::uint64_t h = hash_bytes(surface);
+  if (const Analysis *found = cache.find(surface, h)) return *found;
   Analysis a;
   if (is_digit(surface[0])) {
     a.cls = Analysis::Digits;
@@ -390,7 +460,8 @@ const Analysis &analyse(std::string_view surface, Lang lang) {
       a.key = intern(ordinal.empty() ? nw->second : ordinal);
     }
   }
-  return cache.emplace(std::string(surface), a).first->second;
+  cache.insert(surface, h, a);
+  return a;
 }
 
 }  // namespace
@@ -407,7 +478,7 @@ std::vector<Term> sentence_terms(std::string_view sentence_text, Lang lang) {
   const bool shouted = letters >= 12 && uppers * 10 >= letters * 7;
   std::vector<Term> out;
   for_each_token(sentence, [&](const Token &t) {
-    const Analysis &a = analyse(t.surface, lang);
+    const Analysis a = analyse(t.surface, lang);
     Term term;
     switch (a.cls) {
       case Analysis::Stop:
@@ -434,9 +505,22 @@ std::vector<Term> sentence_terms(std::string_view sentence_text, Lang lang) {
   return out;
 }
 
+void IdSet::build(const std::vector<std::uint32_t> &ids) {
+  std::size_t cap = 16;
+  while (cap < 2 * ids.size()) cap *= 2;  // load <= 1/2: short probe runs
+  slots_.assign(cap, kEmpty);
+  mask_ = cap - 1;
+  for (std::uint32_t id : ids) {
+    std::size_t i = slot(id);
+    while (slots_[i] != kEmpty && slots_[i] != id) i = (i + 1) & mask_;
+    slots_[i] = id;
+  }
+}
+
 DocIndex::DocIndex(std::string_view s, Lang lang) : lang_(lang) {
   Vocab &v = vocab();
   const std::uint64_t build = ++v.builds << 2;
+  std::vector<std::uint32_t> exact;
   auto add = [&](std::vector<std::uint32_t> &to, std::uint32_t id, std::uint64_t mark) {
     if (v.stamp.size() <= id) v.stamp.resize(std::max<std::size_t>(id + 1, v.stamp.size() * 2), 0);
     std::uint64_t &st = v.stamp[id];
@@ -446,13 +530,13 @@ DocIndex::DocIndex(std::string_view s, Lang lang) : lang_(lang) {
     to.push_back(id);
   };
   for_each_token(s, [&](const Token &t) {
-    const Analysis &a = analyse(t.surface, lang);
-    add(exact_, a.exact, 1);
-    if (a.cls == Analysis::NumberWord) add(exact_, a.key, 1);
+    const Analysis a = analyse(t.surface, lang);
+    add(exact, a.exact, 1);
+    if (a.cls == Analysis::NumberWord) add(exact, a.key, 1);
     else if (a.cls != Analysis::Digits) add(stems_, a.key, 2);
   });
-  std::sort(stems_.begin(), stems_.end());
-  std::sort(exact_.begin(), exact_.end());
+  stem_set_.build(stems_);
+  exact_set_.build(exact);
 }
 
 namespace {

@@ -32,7 +32,8 @@ enum class Lang { En, De };
 const char *lang_name(Lang l);  // "en" / "de"
 // The language whose stop words occur more often in `text` (German on a tie only when it has any).
 Lang detect_language(std::string_view text);
-// How often the stop words of each language occur in `text` (for combining several texts).
+// How often the stop words of each language occur in `text` (for combining several texts); only its first
+// ~100 words are read.
 void count_stop_words(std::string_view text, int &en, int &de);
 
 enum class TermKind : std::uint8_t { Word, Number, Name };
@@ -59,19 +60,38 @@ struct CompoundSplit {
   std::vector<CompoundSplit> inner;  // … or the head split once more
 };
 
-// The terms a document offers for matching: sorted ids of its stems and of its exact forms.
+// A set of interned ids: open addressing, for membership tests in a few nanoseconds.
+class IdSet {
+ public:
+  void build(const std::vector<std::uint32_t> &ids);
+  bool contains(std::uint32_t id) const {
+    if (slots_.empty()) return false;
+    for (std::size_t i = slot(id);; i = (i + 1) & mask_) {
+      if (slots_[i] == id) return true;
+      if (slots_[i] == kEmpty) return false;
+    }
+  }
+
+ private:
+  static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
+  std::size_t slot(std::uint32_t id) const { return (id * 0x9E3779B1u) & mask_; }
+  std::vector<std::uint32_t> slots_;
+  std::size_t mask_ = 0;
+};
+
+// The terms a document offers for matching: the ids of its stems and of its exact forms.
 class DocIndex {
  public:
   DocIndex(std::string_view text, Lang lang);
   bool contains(const Term &t) const;
 
  private:
-  bool has_stem(std::uint32_t id) const { return std::binary_search(stems_.begin(), stems_.end(), id); }
-  bool has_exact(std::uint32_t id) const { return std::binary_search(exact_.begin(), exact_.end(), id); }
+  bool has_stem(std::uint32_t id) const { return stem_set_.contains(id); }
+  bool has_exact(std::uint32_t id) const { return exact_set_.contains(id); }
   bool compound_found(const std::vector<CompoundSplit> &splits) const;
   Lang lang_;
-  std::vector<std::uint32_t> stems_;  // folded stems of every word token
-  std::vector<std::uint32_t> exact_;  // folded lowercase surfaces and canonical numbers
+  std::vector<std::uint32_t> stems_;  // folded stems of every word token, each once (for compound heads)
+  IdSet stem_set_, exact_set_;        // stems; folded lowercase surfaces and canonical numbers
   // German words not found by their stem, and whether the compound rules found them: a unit asks for the same
   // word several times (per sentence, for its evidence, for the whole answer), and the rules are the costly part.
   mutable std::vector<std::pair<std::uint32_t, bool>> compound_seen_;
