@@ -319,6 +319,7 @@ struct Vocab {
   // per id: (the DocIndex build that saw it last) << 2 | 1 (in its exact list) | 2 (in its stem list) — dedup
   // without sorting duplicates
   std::vector<std::uint64_t> stamp;
+  std::vector<std::uint64_t> term_stamp;  // per id: (sentence pass) << 3 | kinds already taken (sentence_terms)
   std::uint64_t builds = 0;
 };
 Vocab &vocab() {
@@ -429,6 +430,7 @@ void begin_unit() {
     v.analysed[1].clear();
     v.compounds.clear();
     v.stamp.clear();
+    v.term_stamp.clear();
   }
   Stemmers &st = stemmers();
   for (auto &c : st.cache)
@@ -467,29 +469,33 @@ Analysis analyse(std::string_view surface, Lang lang) {
 }  // namespace
 
 std::vector<Term> sentence_terms(std::string_view sentence_text, Lang lang) {
+  Vocab &v = vocab();
   const std::string masked = mask_references(sentence_text);
-  const std::string_view sentence = masked;
-  // A shouted sentence (mostly capitals) says nothing about names by its capitals.
+  thread_local std::vector<Token> tokens;
+  tokens.clear();
   int letters = 0, uppers = 0;
-  for_each_token(sentence, [&](const Token &t) {
+  for_each_token(masked, [&](const Token &t) {
     letters += t.letters;
     uppers += t.uppers;
+    tokens.push_back(t);
   });
+  // A shouted sentence (mostly capitals) says nothing about names by its capitals.
   const bool shouted = letters >= 12 && uppers * 10 >= letters * 7;
+  const std::uint64_t pass = ++v.builds << 3;  // marks (kind bits) for "this term is already in `out`"
   std::vector<Term> out;
-  for_each_token(sentence, [&](const Token &t) {
+  for (const Token &t : tokens) {
     const Analysis a = analyse(t.surface, lang);
     Term term;
     switch (a.cls) {
       case Analysis::Stop:
-        return;
+        continue;
       case Analysis::Digits:
       case Analysis::NumberWord:
         term.kind = TermKind::Number;
         term.key_id = term.stem_id = a.key;
         break;
       case Analysis::Word: {
-        if (!t.has_digit && t.letters < 2) return;  // single letters: initials, split contractions
+        if (!t.has_digit && t.letters < 2) continue;  // single letters: initials, split contractions
         const bool name = t.has_digit || (!shouted && (t.inner_upper || (lang == Lang::En && t.first_upper && t.index > 0)));
         term.kind = name ? TermKind::Name : TermKind::Word;
         term.stem_id = a.key;
@@ -497,11 +503,16 @@ std::vector<Term> sentence_terms(std::string_view sentence_text, Lang lang) {
         break;
       }
     }
-    for (const Term &o : out)
-      if (o.kind == term.kind && o.key_id == term.key_id) return;  // each term once (sentences are short)
+    // each term once: a mark per (key, kind) in this pass (linear in the sentence, however long it is)
+    if (v.term_stamp.size() <= term.key_id) v.term_stamp.resize(std::max<std::size_t>(term.key_id + 1, v.term_stamp.size() * 2), 0);
+    std::uint64_t &st = v.term_stamp[term.key_id];
+    const std::uint64_t bit = std::uint64_t{1} << static_cast<unsigned>(term.kind);
+    if ((st & ~std::uint64_t{7}) != pass) st = pass;
+    else if ((st & bit) != 0) continue;
+    st |= bit;
     term.shown = std::string(t.surface);
     out.push_back(std::move(term));
-  });
+  }
   return out;
 }
 
