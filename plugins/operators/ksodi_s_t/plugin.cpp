@@ -30,7 +30,7 @@ ksodi::S0Params s0_params(const json &p) {
   s.gamma = ksodi::param_num(p, "gamma", 0.2, 0, 10);
   s.K = ksodi::param_num(p, "K", 10, 1e-9, 1000);
   s.f_neutral = ksodi::param_num(p, "f_neutral", 0.5, 0, 1);
-  s.list_min_share = ksodi::param_num(p, "list_min_share", 0.3, 0, 1);
+  s.list_min_share = ksodi::param_num(p, "list_min_share", 0.0, 0, 1);  // as ksodi.s0: a list block anywhere passes
   s.short_answer_min = ksodi::param_num(p, "short_answer_min", 0.2, 0, 1);
   s.use_user_text = ksodi::param_bool(p, "use_user_text", true);
   std::string red = p.value("redundancy", std::string("embedding"));
