@@ -193,3 +193,26 @@ TEST_CASE("O0 support: the sample's grounded answers score >= 0.5, its drifting 
   CHECK(grounded == 34);
   CHECK(misses == known_misses);
 }
+
+// Hostile sizes: a 300 KB "word" and an answer of 20,000 distinct words against a large document must stay
+// (near) linear — quadratic rules would hang here. No time is asserted; ctest's timeout bounds the run.
+TEST_CASE("support: a huge word and many distinct words stay linear", "[support]") {
+  std::string word(300000, 'a');
+  for (std::size_t i = 0; i < word.size(); i += 7) word[i] = static_cast<char>('b' + i % 20);
+  auto letters = [](int i) {  // a distinct lowercase letter string per i (no digits: digits make names)
+    std::string s;
+    for (; i > 0 || s.empty(); i /= 26) s.push_back(static_cast<char>('a' + i % 26));
+    return s;
+  };
+  std::string many, doc;
+  for (int i = 0; i < 20000; ++i) {
+    many += "kündigungs" + letters(i) + "wort ";  // compounds whose parts the document lacks
+    doc += "vertrags" + letters(i) + "frist ";
+  }
+  std::vector<DocIndex> d;
+  d.emplace_back(doc, Lang::De);
+  auto a = best_support(sentence_terms("Das " + word + " gilt.", Lang::De), d);
+  CHECK(a.missing.size() == 2);  // the huge word and "gilt"
+  auto b = best_support(sentence_terms(many, Lang::De), d);
+  CHECK(b.missing.size() == 20000);
+}

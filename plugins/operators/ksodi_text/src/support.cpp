@@ -594,6 +594,11 @@ bool DocIndex::compound_found(const std::vector<CompoundSplit> &splits) const {
   return false;
 }
 
+namespace {
+constexpr std::size_t kMinHead = 4;       // bytes of a word that may be found as a compound's head
+constexpr std::size_t kMaxCompound = 64;  // bytes of the longest word split into compound parts
+}  // namespace
+
 bool DocIndex::contains(const Term &t) const {
   switch (t.kind) {
     case TermKind::Number:
@@ -605,24 +610,32 @@ bool DocIndex::contains(const Term &t) const {
   }
   if (has_stem(t.stem_id)) return true;
   if (lang_ != Lang::De) return false;
-  for (const auto &[id, found] : compound_seen_)
-    if (id == t.stem_id) return found;
-  bool found = false;
+  auto [it, inserted] = compound_seen_.try_emplace(t.stem_id, false);
+  if (!inserted) return it->second;
   // German: a compound of the document ends in the word ("Frist" ← "Kündigungsfrist") …
   const std::string_view st = interned(t.stem_id);
-  if (st.size() >= 4) {
-    for (std::uint32_t id : stems_) {
-      const std::string_view s = interned(id);
-      if (s.size() >= st.size() + 3 && s.substr(s.size() - st.size()) == st) {
-        found = true;
-        break;
-      }
+  bool found = st.size() >= kMinHead && std::binary_search(heads().begin(), heads().end(), hash_bytes(st));
+  // … or the word is a compound of the document's words (words longer than any real compound are not split:
+  // a hostile 1 MB "word" would otherwise cost quadratic time).
+  if (!found && t.shown.size() <= kMaxCompound) found = compound_found(compound_splits(fold(t.shown)));
+  it->second = found;
+  return found;
+}
+
+// The hashes of every head a document compound can have: each stem's suffixes of >= kMinHead bytes that leave
+// >= 3 bytes in front. Built on the first German word the stems do not find; sorted for binary search.
+const std::vector<std::uint64_t> &DocIndex::heads() const {
+  if (heads_built_) return heads_;
+  heads_built_ = true;
+  for (std::uint32_t id : stems_) {
+    const std::string_view s = interned(id);
+    for (std::size_t k = kMinHead; k + 3 <= s.size(); ++k) {
+      if ((static_cast<unsigned char>(s[s.size() - k]) & 0xC0) == 0x80) continue;  // inside a UTF-8 sequence
+      heads_.push_back(hash_bytes(s.substr(s.size() - k)));
     }
   }
-  // … or the word is a compound of the document's words.
-  if (!found) found = compound_found(compound_splits(fold(t.shown)));
-  compound_seen_.emplace_back(t.stem_id, found);
-  return found;
+  std::sort(heads_.begin(), heads_.end());
+  return heads_;
 }
 
 double support_in(const std::vector<Term> &terms, const DocIndex &doc) {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace ksodi::support {
@@ -94,7 +95,10 @@ class DocIndex {
   IdSet stem_set_, exact_set_;        // stems; folded lowercase surfaces and canonical numbers
   // German words not found by their stem, and whether the compound rules found them: a unit asks for the same
   // word several times (per sentence, for its evidence, for the whole answer), and the rules are the costly part.
-  mutable std::vector<std::pair<std::uint32_t, bool>> compound_seen_;
+  mutable std::unordered_map<std::uint32_t, bool> compound_seen_;
+  const std::vector<std::uint64_t> &heads() const;
+  mutable std::vector<std::uint64_t> heads_;  // hashes of the stems' possible compound heads (lazily)
+  mutable bool heads_built_ = false;
 };
 
 struct SentenceSupport {
