@@ -435,3 +435,31 @@ TEST_CASE("S0: format requests raise expectations, with the words that asked (DE
   CHECK(expected("", "Answer with a markdown table when the user asks for settings.") == std::vector<std::string>{"TABLE"});
   CHECK(expected("", "You are a Python developer.").empty());  // the language alone asks for no code block
 }
+
+TEST_CASE("S0: any counted noun of a sentence that asks for a list counts its items; units do not", "[s0][count]") {
+  const std::string three = "- sauber\n- günstig\n- leise";
+  const std::string four = three + "\n- modern";
+  auto r = run(four, "", "Nenne genau drei Vorteile von Solarenergie in Stichpunkten.");
+  REQUIRE(r.expectations == std::vector<std::string>{"LIST"});
+  const auto &c = only_count(r, "LIST");
+  CHECK(c.requested == 3);
+  CHECK(c.phrase == "genau drei vorteile");
+  CHECK_FALSE(r.format_passed.at("LIST"));
+  CHECK(run(three, "", "Nenne genau drei Vorteile von Solarenergie in Stichpunkten.").format_passed.at("LIST"));
+  CHECK(only_count(run(four, "", "Give me 5 tips for the next 2 weeks as a bulleted list."), "LIST").requested == 5);
+  // a unit or a qualifying count is not the number of items
+  CHECK(run(three, "", "Fasse die 2 Jahre Garantie in Stichpunkten zusammen.").format_counts.empty());
+  CHECK(run(three, "", "Write at most 100 words as a bulleted list.").format_counts.empty());
+  CHECK(run(three, "", "List the planets with more than 2 moons as bullet points.").format_counts.empty());
+}
+
+TEST_CASE("S0: a list verb names the task where JSON or a table is asked for", "[s0]") {
+  auto r = run("```json\n{\"planets\": [\"Mercury\", \"Venus\"]}\n```", "", "List the planets. Entire output should be wrapped in JSON format.");
+  CHECK(r.expectations == std::vector<std::string>{"JSON"});
+  CHECK(r.F == 1.0);
+  auto t = run("| Tarif | Preis |\n|---|---|\n| S | 10 |", "", "Liste die Tarife als Tabelle auf.");
+  CHECK(t.expectations == std::vector<std::string>{"TABLE"});
+  // a list asked for by its form stays a list
+  CHECK(run("- a\n- b", "", "List the planets as bullet points and add a JSON summary.").expectations ==
+        std::vector<std::string>{"JSON", "LIST"});
+}

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ksodi/detect.hpp"
 
@@ -229,6 +230,19 @@ struct Tok {
   bool newline_after = false;
 };
 
+// Nouns after a number that measure something rather than name the items of a list.
+bool is_unit_word(std::string_view w) {
+  static const std::unordered_set<std::string_view> units{
+      "million", "millions", "millionen", "billion", "billions", "milliarde", "milliarden", "thousand", "thousands",
+      "tausend", "hundred", "hundert", "percent", "prozent", "euro", "euros", "eur", "dollar", "dollars", "usd",
+      "year", "years", "jahr", "jahre", "jahren", "month", "months", "monat", "monate", "monaten", "week", "weeks",
+      "woche", "wochen", "day", "days", "tag", "tage", "tagen", "hour", "hours", "stunde", "stunden", "minute",
+      "minutes", "minuten", "second", "seconds", "sekunden", "word", "words", "wort", "wörter", "wörtern",
+      "sentence", "sentences", "satz", "sätze", "sätzen", "character", "characters", "zeichen", "paragraph",
+      "paragraphs", "absatz", "absätze", "absätzen", "page", "pages", "seite", "seiten", "times", "mal"};
+  return units.count(w) > 0;
+}
+
 struct Scanner {
   const char *source;
   std::string_view raw;
@@ -346,11 +360,15 @@ struct Scanner {
     return std::string(text::utf8_prefix(std::string_view(t.lowered).substr(s, e - s), 80));
   }
 
-  void raise(int fmt, std::size_t a, std::size_t b) {
+  void raise(int fmt, std::size_t a, std::size_t b, bool task_verb = false) {
     raised_in.emplace_back(fmt, static_cast<std::size_t>(tk[std::max(a, b)].sentence));
     FormatRequest &f = out[static_cast<std::size_t>(fmt)];
-    if (f.raised) return;
+    if (f.raised) {
+      f.by_task_verb = f.by_task_verb && task_verb;
+      return;
+    }
     f.raised = true;
+    f.by_task_verb = task_verb;
     f.evidence = std::string(source) + ": '" + phrase(a, b) + "'";
   }
 
@@ -567,7 +585,7 @@ struct Scanner {
         if ((clause_first || after_req || modal_you) && !noun_next && !negated(i)) {
           std::size_t e = i;
           while (e + 1 < n && e < i + 3 && same_clause(i, e + 1)) ++e;
-          raise(kFmtList, i, e);
+          raise(kFmtList, i, e, true);
           matched_noun[i] = true;
           count_after_verb(kFmtList, i);
           continue;
@@ -586,7 +604,7 @@ struct Scanner {
           for (std::size_t q = i + 1; q < n && tk[q].sentence == tk[i].sentence; ++q)
             if (tok(q) == "auf") auf = q;
           if (auf != 0) {
-            raise(kFmtList, i, auf);
+            raise(kFmtList, i, auf, true);
             matched_noun[i] = true;
             count_after_verb(kFmtList, i);
             continue;
@@ -596,7 +614,7 @@ struct Scanner {
       if ((w == "auflisten" || w == "aufzählen" || w == "aufzulisten" || w == "aufzuzählen") && !negated(i) &&
           sent_request[static_cast<std::size_t>(tk[i].sentence)]) {
         std::size_t from = static_cast<std::size_t>(clause_start[static_cast<std::size_t>(tk[i].clause)]);
-        raise(kFmtList, from, i);
+        raise(kFmtList, from, i, true);
         for (std::size_t q = from; q < i; ++q) {
           int cn = 0;
           CountRel rel;
@@ -621,7 +639,7 @@ struct Scanner {
             qword = qword || ((fl(q) & W_QWORD) && (tok(q + 1) == "are" || tok(q + 1) == "were" || tok(q + 1) == "sind"));
           if (from == static_cast<std::size_t>(-1) && question && qword) from = i;  // "what are the top 5 …?"
           if (from != static_cast<std::size_t>(-1)) {
-            raise(kFmtList, from, i + 1);
+            raise(kFmtList, from, i + 1, true);
             add_count(kFmtList, CountRel::Exact, cnt, i, i + 1);
             matched_noun[i] = true;
           }
@@ -660,6 +678,26 @@ struct Scanner {
           count_near_noun(pd.fmt, pd.i, pd.end);
           break;
         }
+    }
+    // Any counted noun in a sentence that asks for a list or steps by its frame alone: "Nenne genau drei Vorteile
+    // in Stichpunkten", "Give me 5 tips as a bulleted list" — the first "N <noun>" of that sentence counts its
+    // items, unless the noun is a unit ("2 Jahre", "100 words") or the count qualifies something ("more than 2").
+    for (const auto &[f, s] : raised_in) {
+      if ((f != kFmtList && f != kFmtSteps) || !out[static_cast<std::size_t>(f)].counts.empty()) continue;
+      for (std::size_t q = 0; q + 1 < t.size(); ++q) {
+        if (static_cast<std::size_t>(tk[q].sentence) != s) continue;
+        int cn = 0;
+        CountRel rel;
+        std::size_t cf = q;
+        if (!number_at(q, cn, rel, cf)) continue;
+        bool nm = false;
+        const std::string_view nx = tok(q + 1), before = q > 0 ? tok(q - 1) : std::string_view{};
+        if (static_cast<std::size_t>(tk[q + 1].sentence) != s || !same_clause(q, q + 1) || number_word(nx, nm) > 0 ||
+            is_unit_word(nx) || before == "than" || before == "als" || cn < 2 || cn > 100)
+          break;
+        add_count(f, rel, cn, cf, q + 1);
+        break;
+      }
     }
   }
 };

@@ -31,6 +31,7 @@ struct FormatRequest {
   bool raised = false;
   std::string evidence;                   // "user_text: 'antworte in stichpunkten'" (the first source that asked)
   std::vector<CountRequirement> counts;   // LIST and STEPS only; every one must hold
+  bool by_task_verb = false;              // LIST raised only by a task verb ("list …", "liste … auf", "top 3")
 };
 using FormatRequests = std::array<FormatRequest, kNumFormats>;
 

@@ -425,6 +425,13 @@ S0Result compute_s0(const S0Input &in, const S0Params &p, const EmbedFn &embed) 
       if (const char *sh = schema.find(tt[i], true)) raise(kFmtJson, std::string("'") + sh + "' with an inline {…} structure");
     }
   }
+  // "List the planets. Answer in JSON." / "Liste die Tarife als Tabelle auf": where a prompt asks for JSON or a
+  // table, a list *verb* names the task, and the JSON array or the table is the list — no LIST of its own.
+  FormatRequest &list = req[static_cast<std::size_t>(kFmtList)];
+  if (list.raised && list.by_task_verb && (req[static_cast<std::size_t>(kFmtJson)].raised || req[static_cast<std::size_t>(kFmtTable)].raised)) {
+    list.raised = false;
+    list.counts.clear();
+  }
   for (int f = 0; f < kNumFormats; ++f) {
     if (!req[static_cast<std::size_t>(f)].raised) continue;
     r.expectations.push_back(kFormats[f]);
