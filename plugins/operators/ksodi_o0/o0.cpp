@@ -142,7 +142,7 @@ void support_alignment(O0Result &r, std::string_view answer, const std::vector<s
   r.language = lang_name(lang);
   std::vector<DocIndex> docs;
   docs.reserve(doc_texts.size());
-  for (auto d : doc_texts) docs.emplace_back(d, lang);
+  for (std::size_t i = 0; i < doc_texts.size(); ++i) docs.emplace_back(doc_texts[i], lang, r.doc_ids[i]);
   r.computed = true;
   std::vector<Term> all;  // the answer's terms, for the per-document alignment of the whole answer
   double weighted = 0, weight = 0;

@@ -528,7 +528,18 @@ void IdSet::build(const std::vector<std::uint32_t> &ids) {
   }
 }
 
-DocIndex::DocIndex(std::string_view s, Lang lang) : lang_(lang) {
+namespace {
+// doc_<n> / tool_<n>: the ids the readers make up for documents that came without one.
+bool generated_id(std::string_view id) {
+  for (std::string_view p : {"doc_", "tool_"}) {
+    if (id.size() <= p.size() || id.compare(0, p.size(), p) != 0) continue;
+    return std::all_of(id.begin() + static_cast<std::ptrdiff_t>(p.size()), id.end(), [](char c) { return is_digit(c); });
+  }
+  return false;
+}
+}  // namespace
+
+DocIndex::DocIndex(std::string_view s, Lang lang, std::string_view doc_id) : lang_(lang) {
   Vocab &v = vocab();
   const std::uint64_t build = ++v.builds << 2;
   std::vector<std::uint32_t> exact;
@@ -540,12 +551,14 @@ DocIndex::DocIndex(std::string_view s, Lang lang) : lang_(lang) {
     st |= mark;
     to.push_back(id);
   };
-  for_each_token(s, [&](const Token &t) {
+  auto index = [&](const Token &t) {
     const Analysis a = analyse(t.surface, lang);
     add(exact, a.exact, 1);
     if (a.cls == Analysis::NumberWord) add(exact, a.key, 1);
     else if (a.cls != Analysis::Digits) add(stems_, a.key, 2);
-  });
+  };
+  if (!doc_id.empty() && !generated_id(doc_id)) for_each_token(doc_id, index);
+  for_each_token(s, index);
   stem_set_.build(stems_);
   exact_set_.build(exact);
 }

@@ -80,10 +80,12 @@ class IdSet {
   std::size_t mask_ = 0;
 };
 
-// The terms a document offers for matching: the ids of its stems and of its exact forms.
+// The terms a document offers for matching: the ids of its stems and of its exact forms. A document's own id is
+// part of what it states when given (`kb-tarif-014`, `run_python`): answers cite it, and a tool's name says what
+// its output is. Generated ids (`doc_3`, `tool_1`) carry nothing and are skipped.
 class DocIndex {
  public:
-  DocIndex(std::string_view text, Lang lang);
+  DocIndex(std::string_view text, Lang lang, std::string_view id = {});
   bool contains(const Term &t) const;
 
  private:
