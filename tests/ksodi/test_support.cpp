@@ -146,6 +146,23 @@ TEST_CASE("O0 support: a swapped number makes a sentence unsupported, an attribu
   CHECK_FALSE(ksodi::compute_o0(in, p, tfidf_fn()).sentences[0].unsupported);  // the seed's rule: marker → not U
 }
 
+TEST_CASE("O0 support: sentences of courtesy claim nothing", "[support][o0]") {
+  CHECK(courtesy_only(sentence_terms("Let me know if you need anything else.", Lang::En)));
+  CHECK(courtesy_only(sentence_terms("Sure! Here you go:", Lang::En)));
+  CHECK(courtesy_only(sentence_terms("Ich hoffe, das hilft! Melden Sie sich gern bei weiteren Fragen.", Lang::De)));
+  CHECK_FALSE(courtesy_only(sentence_terms("The help desk is open until 5 pm.", Lang::En)));
+  CHECK_FALSE(courtesy_only(sentence_terms("Sure, the Kündigung is free.", Lang::En)));
+  ksodi::O0Input in;
+  in.answer = "Die Frist beträgt drei Monate. Ich hoffe, das hilft!";
+  in.docs = {{"d", "Die Frist beträgt drei Monate."}};
+  auto r = ksodi::compute_o0(in, {}, tfidf_fn());
+  REQUIRE(r.sentences.size() == 2);
+  CHECK_FALSE(r.sentences[1].has_terms);
+  CHECK_FALSE(r.sentences[1].unsupported);
+  CHECK(r.U == 0.0);
+  CHECK(r.A_ret == 1.0);
+}
+
 TEST_CASE("O0 support: nothing claimed → neutral A_ret and a flag; no docs → not computed", "[support][o0]") {
   ksodi::O0Input in;
   in.answer = "Ja, gerne!";

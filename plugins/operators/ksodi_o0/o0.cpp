@@ -149,7 +149,7 @@ void support_alignment(O0Result &r, std::string_view answer, const std::vector<s
   for (std::size_t j = 0; j < sents.size(); ++j) {
     O0Sentence &os = r.sentences[j];
     std::vector<Term> terms = sentence_terms(sents[j], lang);
-    if (terms.empty()) {  // nothing claimed: neither supported nor unsupported
+    if (terms.empty() || courtesy_only(terms)) {  // nothing claimed: neither supported nor unsupported
       os.has_terms = false;
       continue;
     }

@@ -516,6 +516,26 @@ std::vector<Term> sentence_terms(std::string_view sentence_text, Lang lang) {
   return out;
 }
 
+bool courtesy_only(const std::vector<Term> &terms) {
+  // Folded lowercase forms. Words that also carry content elsewhere ("help" in "help desk") only count here when
+  // the whole sentence consists of such words.
+  static const std::unordered_set<std::string_view> words{
+      // English
+      "sure", "certainly", "course", "glad", "happy", "help", "helps", "helped", "helpful", "hope", "let", "know",
+      "need", "anything", "else", "question", "questions", "feel", "free", "ask", "reach", "welcome", "go", "great",
+      "good", "luck", "day", "nice", "hear", "sorry", "apologies", "problem", "pleasure", "assist", "further",
+      "hesitate", "contact", "regards",
+      // German (folded: ä → a, ö → o, ü → u, ß → ss)
+      "gerngeschehen", "hoffe", "hilft", "weiterhilft", "helfen", "geholfen", "weitere", "weiteren", "fragen",
+      "frage", "melden", "jederzeit", "freue", "freut", "schonen", "schoner", "tag", "viel", "erfolg", "klar",
+      "naturlich", "selbstverstandlich", "super", "prima", "leid", "tut", "entschuldigung", "wenden", "bescheid",
+      "sagen", "geben", "gruße", "grussen", "freundlichen", "unterstutzen", "unterstutzung", "kein", "keine"};
+  if (terms.empty()) return false;
+  for (const Term &t : terms)
+    if (t.kind != TermKind::Word || words.count(fold(t.shown)) == 0) return false;
+  return true;
+}
+
 void IdSet::build(const std::vector<std::uint32_t> &ids) {
   std::size_t cap = 16;
   while (cap < 2 * ids.size()) cap *= 2;  // load <= 1/2: short probe runs

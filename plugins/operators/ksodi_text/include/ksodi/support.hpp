@@ -50,6 +50,10 @@ struct Term {
 
 // The content terms of one sentence, in order of first occurrence, each key once.
 std::vector<Term> sentence_terms(std::string_view sentence, Lang lang);
+// True when every term is a word of courtesy or conversation management ("Sure! Here you go:", "Let me know if
+// you need anything else.", "Gern geschehen, melden Sie sich bei weiteren Fragen."): such a sentence claims
+// nothing a document could support.
+bool courtesy_only(const std::vector<Term> &terms);
 
 // How a German compound may split (see support.cpp): parts by their interned exact form and stem.
 struct CompoundPart {
