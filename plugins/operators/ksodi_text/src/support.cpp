@@ -34,6 +34,12 @@ const std::unordered_set<std::string_view> &stop_en() {
       "where", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "wo", "won", "would",
       "wouldn", "yes", "yet", "you", "your", "yours", "yourself", "yourselves", "oh", "ok", "okay", "hi",
       "hello", "hey", "well", "please", "thanks", "thank",
+      // more function words: conjunctions, adverbs of connection, prepositions, modal forms
+      "however", "therefore", "hence", "although", "though", "since", "unless", "whereas", "may", "still",
+      "already", "instead", "etc", "via", "within", "without", "across", "along", "among", "around", "behind",
+      "beyond", "despite", "except", "inside", "outside", "toward", "towards", "onto", "throughout", "whatever",
+      "whenever", "wherever", "whoever", "moreover", "furthermore", "nevertheless", "otherwise", "meanwhile",
+      "anyway", "else", "upon", "per", "s", "t", "d", "m",
       // attribution words: they point at a source (O0's T counts them), they state nothing themselves
       "according", "see", "cf"};
   return s;
@@ -55,6 +61,16 @@ const std::unordered_set<std::string_view> &stop_de() {
       "welcher", "welches", "wenn", "wer", "werde", "werden", "wie", "wieder", "will", "wir", "wird", "wirst",
       "wo", "wurde", "wurden", "zu", "zum", "zur", "zwar", "zwischen", "bitte", "danke", "gern", "gerne", "mal",
       "eben", "schon", "hallo",
+      // more function words: conjunctions, adverbs of connection, prepositions, pronominal adverbs, modal forms
+      "sowie", "sowohl", "bzw", "beziehungsweise", "allerdings", "außerdem", "zudem", "somit", "bereits", "immer",
+      "sodass", "falls", "sofern", "solange", "obwohl", "während", "nachdem", "bevor", "seit", "seitdem",
+      "innerhalb", "außerhalb", "gegenüber", "statt", "anstatt", "trotz", "wegen", "ans", "aufs", "übers", "dazu",
+      "darüber", "davon", "dafür", "dagegen", "daran", "daraus", "hierzu", "hierfür", "wobei", "womit", "wodurch",
+      "worauf", "worden", "wäre", "wären", "würde", "würden", "hätte", "hätten", "sei", "seien", "könnten",
+      "müsste", "sollen", "sollten", "darf", "dürfen", "mag", "möchte", "möchten", "wollen", "etwas", "einige",
+      "einigen", "einiger", "mehrere", "beide", "beiden", "ganz", "gar", "eher", "sogar", "erst", "dich", "dir",
+      "dein", "deine", "deinen", "deinem", "deiner", "euren", "eurem", "unseren", "unserem", "unserer", "hast",
+      "habt", "seid", "wart", "wirst", "werdet", "kein", "keine", "keinen", "keinem", "keiner", "keines",
       // attribution words (see above)
       "laut", "gemäß", "zufolge", "siehe", "vgl"};
   return s;
