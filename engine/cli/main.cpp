@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "chatbot/experiment.h"
+#include "compare/compare.h"
 #include "config/pipeline.h"
 #include "exec/executor.h"
 #include "graph/plan.h"
@@ -45,6 +46,7 @@ const char *kUsage =
     "  evalgraph validate PIPELINE.yaml          check a pipeline without running it\n"
     "  evalgraph graph PIPELINE.yaml             print the pipeline's DAG as Graphviz DOT\n"
     "  evalgraph plugins [--json]                list the loaded plugins and node types\n"
+    "  evalgraph compare RUN_A RUN_B [--json] [-o DIR]   paired statistics of two results folders\n"
     "  evalgraph run --config-dir DIR [--only-transform]   a chatbot evaluation from seed-004 config files\n"
     "  evalgraph combine-experiments [FOLDER...] [-o RESULTS]   merge chatbot evaluation results\n"
     "  evalgraph create-dataset --config-dir DIR   generate a data set from create_dataset.yaml\n"
@@ -306,6 +308,7 @@ int main(int argc, char **argv) {
     if (cmd == "plugins") return cmd_plugins(dirs, vm.count("json") != 0);
     if (cmd == "run" && vm.count("config-dir") && args.empty()) return cmd_chatbot_run(vm, dirs);
     if (cmd == "combine-experiments") return cmd_combine(args, vm, dirs);
+    if (cmd == "compare") return compare::run_compare(args, vm.count("json") != 0, vm.count("output") ? vm["output"].as<std::string>() : "");
     if (cmd == "create-dataset") return cmd_create_dataset(vm);
     if (cmd == "run" || cmd == "validate" || cmd == "graph") {
       if (cmd == "run" && vm.count("resume") && args.empty()) return cmd_run("", vm, dirs);
@@ -326,7 +329,7 @@ int main(int argc, char **argv) {
       return kExitOk;
     }
     std::fprintf(stderr, "evalgraph: unknown command '%s'%s\n\n%s", cmd.c_str(),
-                 did_you_mean(cmd, {"run", "validate", "graph", "plugins", "combine-experiments", "create-dataset"}).c_str(), kUsage);
+                 did_you_mean(cmd, {"run", "validate", "graph", "plugins", "compare", "combine-experiments", "create-dataset"}).c_str(), kUsage);
     return kExitUsage;
   } catch (const ConfigError &e) {
     return print_config_error(e);

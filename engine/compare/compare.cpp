@@ -1,0 +1,530 @@
+#include "compare/compare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "compare/stats.h"
+#include "util/atomic_file.h"
+
+namespace evalgraph::compare {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr std::size_t kChangedRecords = 20;
+constexpr int kMaxDepth = 3;  // node.field.sub.sub: deeper values are evidence, not metrics
+
+// Fields that identify a record, tried in this order; the first set that is present in every record of
+// both runs and unique within each run pairs them. Otherwise records pair by their position.
+const std::vector<std::vector<std::string>> kKeySets = {
+    {"id"}, {"record_id"}, {"unit_id"}, {"uid"}, {"example_id"}, {"conversation_id", "turn"},
+    {"data_file", "row", "transformation"}};
+
+struct Metric {
+  std::string node, field;
+  bool any_number = false, any_bool = false;
+  std::vector<double> values;  // per record, NaN where the record has no such value
+};
+
+struct Run {
+  fs::path dir;
+  json info;  // run.json
+  fs::path records_file;
+  std::vector<std::string> nodes;
+  std::vector<json> ids;  // per record: the identifying fields it has (kKeySets' union), and _replication
+  std::vector<Metric> metrics;
+  std::unordered_map<std::string, std::size_t> metric_index;  // "node\tfield" -> metrics[]
+  std::size_t records = 0;
+};
+
+void collect(Run &run, std::size_t rec, const std::string &node, const std::string &field, const json &v, int depth) {
+  if (v.is_object()) {
+    if (depth >= kMaxDepth) return;
+    for (const auto &[k, sub] : v.items()) {
+      if (k == "parameters" || (!k.empty() && k[0] == '_')) continue;  // constants of the run, host fields
+      collect(run, rec, node, field.empty() ? k : field + "." + k, sub, depth + 1);
+    }
+    return;
+  }
+  if (!v.is_number() && !v.is_boolean()) return;
+  std::string name = node + "\t" + field;
+  auto it = run.metric_index.find(name);
+  if (it == run.metric_index.end()) {
+    it = run.metric_index.emplace(name, run.metrics.size()).first;
+    run.metrics.push_back({node, field.empty() ? "value" : field, false, false, {}});
+  }
+  Metric &m = run.metrics[it->second];
+  if (m.values.size() <= rec) m.values.resize(rec + 1, kNaN);
+  if (v.is_boolean()) {
+    m.any_bool = true;
+    m.values[rec] = v.get<bool>() ? 1.0 : 0.0;
+  } else {
+    m.any_number = true;
+    m.values[rec] = v.get<double>();
+  }
+}
+
+fs::path records_file_of(const fs::path &dir, const json &info) {
+  if (info.contains("sinks") && info["sinks"].is_object()) {
+    for (const auto &[id, s] : info["sinks"].items()) {
+      std::string uses = s.value("uses", "");
+      if (uses == "sink.jsonl") {
+        std::string file = "records.jsonl";
+        if (s.contains("with") && s["with"].is_object() && s["with"].contains("file") && s["with"]["file"].is_string())
+          file = s["with"]["file"].get<std::string>();
+        if (fs::exists(dir / file)) return dir / file;
+      }
+      if (uses == "chatbot.report" && fs::exists(dir / "detailed_results.jsonl")) return dir / "detailed_results.jsonl";
+    }
+  }
+  for (const char *f : {"detailed.jsonl", "detailed_results.jsonl", "records.jsonl"})
+    if (fs::exists(dir / f)) return dir / f;
+  return {};
+}
+
+Run load_run(const fs::path &dir) {
+  Run run;
+  run.dir = dir;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw CompareError(2, fmt::format("{}: no such folder (give two results folders of `evalgraph run`)", dir.string()));
+  fs::path rj = dir / "run.json";
+  if (!fs::exists(rj)) {
+    std::string why = fs::exists(dir / "progress")
+                          ? fmt::format("the run did not finish; finish it with `evalgraph run --resume {}`", dir.string())
+                          : "a results folder of `evalgraph run` holds run.json, pipeline.yaml and the sinks' files";
+    throw CompareError(2, fmt::format("{}: not a results folder: no run.json in it ({})", dir.string(), why));
+  }
+  std::ifstream in(rj, std::ios::binary);
+  run.info = json::parse(in, nullptr, false);
+  if (run.info.is_discarded() || !run.info.is_object())
+    throw CompareError(3, fmt::format("{}: not valid JSON; the results folder is damaged", rj.string()));
+  if (run.info.contains("nodes") && run.info["nodes"].is_object())
+    for (const auto &[id, _] : run.info["nodes"].items()) run.nodes.push_back(id);
+  run.records_file = records_file_of(dir, run.info);
+  if (run.records_file.empty())
+    throw CompareError(2, fmt::format("{}: no records to compare: the run wrote no JSONL records (add `- uses: sink.jsonl` "
+                                      "with `file: detailed.jsonl` to the pipeline's sinks)",
+                                      dir.string()));
+  std::ifstream rin(run.records_file, std::ios::binary);
+  if (!rin) throw CompareError(3, fmt::format("{}: cannot open", run.records_file.string()));
+  std::set<std::string> id_fields;
+  for (const auto &ks : kKeySets) id_fields.insert(ks.begin(), ks.end());
+  std::string line;
+  std::size_t lineno = 0;
+  while (std::getline(rin, line)) {
+    ++lineno;
+    if (line.empty() || line == "\r") continue;
+    json rec = json::parse(line, nullptr, false);
+    if (rec.is_discarded() || !rec.is_object())
+      throw CompareError(3, fmt::format("{}:{}: not a JSON object; the results file is damaged", run.records_file.string(), lineno));
+    const std::size_t i = run.records++;
+    json ids = json::object();
+    for (const auto &f : id_fields)
+      if (auto it = rec.find(f); it != rec.end() && (it->is_string() || it->is_number())) ids[f] = it->is_string() ? it->get<std::string>() : it->dump();
+    if (auto it = rec.find("_replication"); it != rec.end()) ids["_replication"] = it->is_string() ? it->get<std::string>() : it->dump();
+    run.ids.push_back(std::move(ids));
+    for (const auto &node : run.nodes)
+      if (auto it = rec.find(node); it != rec.end()) collect(run, i, node, "", *it, 0);
+  }
+  for (auto &m : run.metrics) m.values.resize(run.records, kNaN);
+  return run;
+}
+
+std::string key_of(const json &ids, const std::vector<std::string> &set, std::size_t index) {
+  std::string k;
+  if (set.empty()) {
+    k = fmt::format("#{}", index + 1);
+  } else {
+    for (const auto &f : set) {
+      if (!k.empty()) k += "/";
+      k += ids[f].get<std::string>();
+    }
+  }
+  if (ids.contains("_replication")) k += " (replication " + ids["_replication"].get<std::string>() + ")";
+  return k;
+}
+
+// The first key set that every record of both runs has and that is unique within each run.
+std::vector<std::string> choose_key(const Run &a, const Run &b, std::string &name) {
+  for (const auto &set : kKeySets) {
+    bool ok = true;
+    for (const Run *r : {&a, &b}) {
+      std::set<std::string> seen;
+      for (std::size_t i = 0; i < r->records && ok; ++i) {
+        for (const auto &f : set) ok = ok && r->ids[i].contains(f);
+        if (ok) ok = seen.insert(key_of(r->ids[i], set, i)).second;
+      }
+      if (!ok) break;
+    }
+    if (ok && a.records > 0) {
+      name = fmt::format("{}", fmt::join(set, " + "));
+      return set;
+    }
+  }
+  name = "record position (no id field is present and unique in both runs)";
+  return {};
+}
+
+json run_summary(const Run &r) {
+  return {{"path", r.dir.string()},
+          {"pipeline", r.info.value("pipeline", "")},
+          {"records", r.records},
+          {"records_file", r.records_file.filename().string()},
+          {"engine_version", r.info.value("engine_version", "")}};
+}
+
+// What differs between the two runs' settings: pipeline, dataset, replications, embedding model, and per
+// node its type, plugin version and parameters (as JSON-pointer paths).
+json parameter_differences(const Run &a, const Run &b) {
+  auto settings = [](const json &info) {
+    json s = json::object();
+    for (const char *k : {"pipeline", "dataset", "replications", "embedding_model"})
+      if (info.contains(k)) s[k] = info[k];
+    json nodes = json::object();
+    if (info.contains("nodes") && info["nodes"].is_object())
+      for (const auto &[id, n] : info["nodes"].items())
+        nodes[id] = {{"uses", n.value("uses", "")}, {"plugin_version", n.value("plugin_version", "")},
+                     {"with", n.contains("with") ? n["with"] : json::object()}};
+    s["nodes"] = nodes;
+    return s;
+  };
+  json sa = settings(a.info), sb = settings(b.info);
+  json out = json::array();
+  for (const auto &op : json::diff(sa, sb)) {
+    std::string path = op["path"].get<std::string>();
+    json::json_pointer ptr(path);
+    json item = {{"path", path}};
+    item["a"] = sa.contains(ptr) ? sa[ptr] : json(nullptr);
+    item["b"] = sb.contains(ptr) ? sb[ptr] : json(nullptr);
+    if (op["op"] == "add") item["a"] = nullptr;
+    out.push_back(item);
+  }
+  return out;
+}
+
+std::string num(double v, int prec = 4) {
+  if (std::isnan(v)) return "-";
+  std::string s = fmt::format("{:.{}f}", v, prec);
+  return s == "-0.0000" ? "0.0000" : s;
+}
+
+std::string pval(double p) { return p < 0.0001 ? fmt::format("{:.1e}", p) : fmt::format("{:.4f}", p); }
+
+std::string esc(const std::string &s) {
+  std::string o;
+  o.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+std::string show(const json &v) {
+  if (v.is_null()) return "(absent)";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return num(v.get<double>());
+  return v.dump();
+}
+
+}  // namespace
+
+json compare_runs(const fs::path &pa, const fs::path &pb) {
+  Run a = load_run(pa), b = load_run(pb);
+  std::string key_name;
+  std::vector<std::string> key = choose_key(a, b, key_name);
+  std::unordered_map<std::string, std::size_t> b_index;
+  for (std::size_t j = 0; j < b.records; ++j) b_index.emplace(key_of(b.ids[j], key, j), j);
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  std::vector<std::string> pair_keys;
+  json unpaired_a = json::array(), unpaired_b = json::array();
+  std::vector<bool> b_used(b.records, false);
+  for (std::size_t i = 0; i < a.records; ++i) {
+    std::string k = key_of(a.ids[i], key, i);
+    auto it = b_index.find(k);
+    if (it == b_index.end() || b_used[it->second]) {
+      unpaired_a.push_back(k);
+      continue;
+    }
+    b_used[it->second] = true;
+    pairs.emplace_back(i, it->second);
+    pair_keys.push_back(k);
+  }
+  for (std::size_t j = 0; j < b.records; ++j)
+    if (!b_used[j]) unpaired_b.push_back(key_of(b.ids[j], key, j));
+
+  json metrics = json::array();
+  json only_in = json::array();
+  struct Change {
+    double score = 0;
+    json values = json::array();
+  };
+  std::vector<Change> changes(pairs.size());
+  for (const auto &ma : a.metrics) {
+    auto it = b.metric_index.find(ma.node + "\t" + (ma.field == "value" ? std::string() : ma.field));
+    if (it == b.metric_index.end()) it = b.metric_index.find(ma.node + "\t" + ma.field);
+    if (it == b.metric_index.end()) {
+      only_in.push_back({{"node", ma.node}, {"field", ma.field}, {"in", "a"}});
+      continue;
+    }
+    const Metric &mb = b.metrics[it->second];
+    const bool boolean = !ma.any_number && !mb.any_number;
+    std::vector<double> va, vb, d;
+    std::uint64_t only_a_true = 0, only_b_true = 0;
+    for (std::size_t p = 0; p < pairs.size(); ++p) {
+      double x = ma.values[pairs[p].first], y = mb.values[pairs[p].second];
+      if (std::isnan(x) || std::isnan(y)) continue;
+      va.push_back(x);
+      vb.push_back(y);
+      d.push_back(y - x);
+      if (boolean) {
+        only_a_true += (x == 1 && y == 0);
+        only_b_true += (x == 0 && y == 1);
+      }
+      if (x != y) {
+        double s = std::fabs(y - x);
+        changes[p].score = std::max(changes[p].score, s);
+        if (boolean) changes[p].values.push_back({{"node", ma.node}, {"field", ma.field}, {"a", x == 1}, {"b", y == 1}});
+        else changes[p].values.push_back({{"node", ma.node}, {"field", ma.field}, {"a", x}, {"b", y}});
+      }
+    }
+    json m = {{"node", ma.node}, {"field", ma.field}, {"type", boolean ? "boolean" : "number"}, {"n", d.size()}};
+    if (d.empty()) {
+      m.update({{"mean_a", nullptr}, {"mean_b", nullptr}, {"diff", nullptr}, {"ci_low", nullptr}, {"ci_high", nullptr},
+                {"p_value", nullptr}, {"test", "none (no record has a value in both runs)"}});
+      metrics.push_back(m);
+      continue;
+    }
+    stats::Interval ci = stats::paired_bootstrap_ci(d);
+    double diff = stats::mean(vb) - stats::mean(va);
+    if (std::all_of(d.begin(), d.end(), [](double x) { return x == 0; })) diff = 0;
+    m["mean_a"] = stats::mean(va);
+    m["mean_b"] = stats::mean(vb);
+    m["diff"] = diff;
+    m["ci_low"] = ci.low;
+    m["ci_high"] = ci.high;
+    if (boolean) {
+      m["p_value"] = stats::mcnemar_exact_p(only_a_true, only_b_true);
+      m["test"] = "mcnemar_exact";
+      m["discordant"] = {{"a_only", only_a_true}, {"b_only", only_b_true}};
+    } else {
+      m["p_value"] = stats::wilcoxon_signed_rank_p(d);
+      m["test"] = "wilcoxon_signed_rank";
+    }
+    metrics.push_back(m);
+  }
+  for (const auto &mb : b.metrics)
+    if (a.metric_index.find(mb.node + "\t" + (mb.field == "value" ? std::string() : mb.field)) == a.metric_index.end() &&
+        a.metric_index.find(mb.node + "\t" + mb.field) == a.metric_index.end())
+      only_in.push_back({{"node", mb.node}, {"field", mb.field}, {"in", "b"}});
+
+  std::vector<std::size_t> order;
+  for (std::size_t p = 0; p < pairs.size(); ++p)
+    if (!changes[p].values.empty()) order.push_back(p);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    if (changes[x].score != changes[y].score) return changes[x].score > changes[y].score;
+    return changes[x].values.size() > changes[y].values.size();
+  });
+  json changed = json::array();
+  for (std::size_t k = 0; k < order.size() && k < kChangedRecords; ++k) {
+    const std::size_t p = order[k];
+    changed.push_back({{"id", pair_keys[p]}, {"max_abs_diff", changes[p].score}, {"n_changed", changes[p].values.size()},
+                       {"values", changes[p].values}});
+  }
+  return {{"a", run_summary(a)},
+          {"b", run_summary(b)},
+          {"paired_by", key_name},
+          {"n_paired", pairs.size()},
+          {"unpaired_a", unpaired_a.size()},
+          {"unpaired_b", unpaired_b.size()},
+          {"unpaired_a_ids", unpaired_a},
+          {"unpaired_b_ids", unpaired_b},
+          {"records_changed", order.size()},
+          {"bootstrap", {{"resamples", stats::kBootstrapResamples}, {"seed", stats::kBootstrapSeed}, {"level", 0.95},
+                         {"method", "percentile interval of the mean paired difference (b - a)"}}},
+          {"parameter_differences", parameter_differences(a, b)},
+          {"metrics", metrics},
+          {"metrics_in_one_run_only", only_in},
+          {"changed", changed}};
+}
+
+std::string text_report(const json &c) {
+  std::string o;
+  o += fmt::format("A: {} ({}, {} records)\n", c["a"]["path"].get<std::string>(), c["a"]["pipeline"].get<std::string>(),
+                   c["a"]["records"].get<std::size_t>());
+  o += fmt::format("B: {} ({}, {} records)\n", c["b"]["path"].get<std::string>(), c["b"]["pipeline"].get<std::string>(),
+                   c["b"]["records"].get<std::size_t>());
+  o += fmt::format("paired by {}: {} pairs; unpaired: {} only in A, {} only in B\n", c["paired_by"].get<std::string>(),
+                   c["n_paired"].get<std::size_t>(), c["unpaired_a"].get<std::size_t>(), c["unpaired_b"].get<std::size_t>());
+  for (const char *side : {"a", "b"}) {
+    const json &ids = c[std::string("unpaired_") + side + "_ids"];
+    if (ids.empty()) continue;
+    std::string list;
+    for (std::size_t i = 0; i < ids.size() && i < 10; ++i) list += (i ? ", " : "") + ids[i].get<std::string>();
+    if (ids.size() > 10) list += fmt::format(", ... and {} more (--json lists all)", ids.size() - 10);
+    o += fmt::format("  only in {}: {}\n", side[0] == 'a' ? "A" : "B", list);
+  }
+  if (!c["parameter_differences"].empty()) {
+    o += "settings that differ (A -> B):\n";
+    for (const auto &d : c["parameter_differences"]) o += fmt::format("  {}: {} -> {}\n", d["path"].get<std::string>(), show(d["a"]), show(d["b"]));
+  } else {
+    o += "settings: identical (pipeline, dataset, node types, plugin versions, parameters)\n";
+  }
+  o += fmt::format("\n95% CI: paired bootstrap, {} resamples, seed {}; p: Wilcoxon signed-rank (numbers), exact McNemar (booleans)\n\n",
+                   c["bootstrap"]["resamples"].get<int>(), c["bootstrap"]["seed"].get<std::uint64_t>());
+  std::size_t w = 6;
+  for (const auto &m : c["metrics"]) w = std::max(w, m["node"].get<std::string>().size() + 1 + m["field"].get<std::string>().size());
+  w = std::min<std::size_t>(w, 48);
+  o += fmt::format("{:<{}}  {:>6}  {:>8}  {:>8}  {:>8}  {:>20}  {:>8}  {}\n", "metric", w, "n", "mean_a", "mean_b", "diff", "95% CI", "p", "test");
+  for (const auto &m : c["metrics"]) {
+    std::string name = m["node"].get<std::string>() + "." + m["field"].get<std::string>();
+    if (m["diff"].is_null()) {
+      o += fmt::format("{:<{}}  {:>6}  (no paired values)\n", name, w, 0);
+      continue;
+    }
+    std::string ci = fmt::format("[{}, {}]", num(m["ci_low"].get<double>()), num(m["ci_high"].get<double>()));
+    double p = m["p_value"].get<double>();
+    o += fmt::format("{:<{}}  {:>6}  {:>8}  {:>8}  {:>8}  {:>20}  {:>8}{} {}\n", name, w, m["n"].get<std::size_t>(),
+                     num(m["mean_a"].get<double>()), num(m["mean_b"].get<double>()), num(m["diff"].get<double>()), ci,
+                     pval(p), p < 0.05 ? "*" : " ", m["test"].get<std::string>() == "mcnemar_exact" ? "McNemar" : "Wilcoxon");
+  }
+  o += fmt::format("(* p < 0.05; {} paired records changed in at least one value)\n", c["records_changed"].get<std::size_t>());
+  if (!c["changed"].empty()) {
+    o += "\nchanged most:\n";
+    for (const auto &ch : c["changed"]) {
+      std::string vals;
+      std::size_t k = 0;
+      for (const auto &v : ch["values"]) {
+        if (k++ == 4) {
+          vals += fmt::format(" ... ({} in all)", ch["values"].size());
+          break;
+        }
+        vals += fmt::format("  {}.{} {} -> {}", v["node"].get<std::string>(), v["field"].get<std::string>(), show(v["a"]), show(v["b"]));
+      }
+      o += fmt::format("  {}:{}\n", ch["id"].get<std::string>(), vals);
+    }
+  }
+  return o;
+}
+
+std::string html_report(const json &c) {
+  std::string o = R"(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>evalgraph compare</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+header{background:#1d2330;color:#fff;padding:14px 24px}header h1{margin:0;font-size:20px}header .sub{opacity:.8;font-size:13px}
+main{padding:16px 24px;max-width:1400px}section{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:12px 16px;margin-bottom:16px}
+h2{font-size:16px;margin:0 0 8px}table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #eef0f3;vertical-align:top}
+th{background:#f0f2f5;font-weight:600}td.n{text-align:right;font-variant-numeric:tabular-nums}.sig{font-weight:700;color:#b3261e}
+.up{color:#1b7f3b}.down{color:#b3261e}code{background:#f0f2f5;padding:1px 4px;border-radius:3px}.muted{color:#667085}
+</style></head><body>
+<header><h1>evalgraph compare</h1><div class="sub">)";
+  o += esc(fmt::format("A: {} — B: {}", c["a"]["path"].get<std::string>(), c["b"]["path"].get<std::string>()));
+  o += "</div></header><main>\n<section id=\"runs\"><h2>Runs</h2><table><tr><th></th><th>folder</th><th>pipeline</th><th>records</th></tr>";
+  for (const char *s : {"a", "b"})
+    o += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td class=\"n\">{}</td></tr>", s[0] == 'a' ? "A" : "B",
+                     esc(c[s]["path"].get<std::string>()), esc(c[s]["pipeline"].get<std::string>()), c[s]["records"].get<std::size_t>());
+  o += fmt::format("</table><p>Paired by <b>{}</b>: <b id=\"n-paired\">{}</b> pairs; unpaired: {} only in A, {} only in B.</p>",
+                   esc(c["paired_by"].get<std::string>()), c["n_paired"].get<std::size_t>(), c["unpaired_a"].get<std::size_t>(),
+                   c["unpaired_b"].get<std::size_t>());
+  for (const char *side : {"a", "b"}) {
+    const json &ids = c[std::string("unpaired_") + side + "_ids"];
+    if (ids.empty()) continue;
+    o += fmt::format("<details><summary>only in {} ({})</summary><p>", side[0] == 'a' ? "A" : "B", ids.size());
+    for (std::size_t i = 0; i < ids.size(); ++i) o += (i ? ", " : "") + esc(ids[i].get<std::string>());
+    o += "</p></details>";
+  }
+  o += "</section>\n<section id=\"settings\"><h2>Settings that differ (A → B)</h2>";
+  if (c["parameter_differences"].empty()) o += "<p class=\"muted\">none: same pipeline, dataset, node types, plugin versions and parameters</p>";
+  else {
+    o += "<table><tr><th>setting</th><th>A</th><th>B</th></tr>";
+    for (const auto &d : c["parameter_differences"])
+      o += fmt::format("<tr><td><code>{}</code></td><td>{}</td><td>{}</td></tr>", esc(d["path"].get<std::string>()), esc(show(d["a"])),
+                       esc(show(d["b"])));
+    o += "</table>";
+  }
+  o += "</section>\n<section id=\"metrics\"><h2>Metrics</h2>";
+  o += fmt::format("<p class=\"muted\">diff = mean B − mean A over the paired records; 95 % interval: paired bootstrap ({} resamples, seed {}); "
+                   "p: Wilcoxon signed-rank for numbers, exact McNemar for booleans. The bar shows the interval, the dot the diff; "
+                   "the grey line is 0.</p>",
+                   c["bootstrap"]["resamples"].get<int>(), c["bootstrap"]["seed"].get<std::uint64_t>());
+  double span = 1e-9;
+  for (const auto &m : c["metrics"])
+    if (!m["diff"].is_null()) span = std::max({span, std::fabs(m["ci_low"].get<double>()), std::fabs(m["ci_high"].get<double>())});
+  o += "<table><tr><th>node</th><th>field</th><th>n</th><th>mean A</th><th>mean B</th><th>diff</th><th>95 % CI</th><th></th><th>p</th><th>test</th></tr>";
+  for (const auto &m : c["metrics"]) {
+    o += fmt::format("<tr class=\"metric\"><td>{}</td><td>{}</td><td class=\"n\">{}</td>", esc(m["node"].get<std::string>()),
+                     esc(m["field"].get<std::string>()), m["n"].get<std::size_t>());
+    if (m["diff"].is_null()) {
+      o += "<td colspan=\"7\" class=\"muted\">no record has a value in both runs</td></tr>";
+      continue;
+    }
+    double lo = m["ci_low"].get<double>(), hi = m["ci_high"].get<double>(), df = m["diff"].get<double>(), p = m["p_value"].get<double>();
+    auto x = [&](double v) { return 100 + v / span * 95; };
+    std::string svg = fmt::format(
+        "<svg width=\"200\" height=\"16\" viewBox=\"0 0 200 16\"><line x1=\"100\" y1=\"0\" x2=\"100\" y2=\"16\" stroke=\"#bbb\"/>"
+        "<rect x=\"{:.1f}\" y=\"5\" width=\"{:.1f}\" height=\"6\" fill=\"{}\" opacity=\".5\"/><circle cx=\"{:.1f}\" cy=\"8\" r=\"3.5\" fill=\"{}\"/></svg>",
+        x(lo), std::max(1.0, x(hi) - x(lo)), p < 0.05 ? "#b3261e" : "#5b6b8c", x(df), p < 0.05 ? "#b3261e" : "#1d2330");
+    o += fmt::format("<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n {}\">{}</td><td class=\"n\">[{}, {}]</td><td>{}</td>"
+                     "<td class=\"n{}\">{}</td><td>{}</td></tr>",
+                     num(m["mean_a"].get<double>()), num(m["mean_b"].get<double>()), df > 0 ? "up" : (df < 0 ? "down" : ""), num(df), num(lo),
+                     num(hi), svg, p < 0.05 ? " sig" : "", pval(p), m["test"].get<std::string>() == "mcnemar_exact" ? "exact McNemar" : "Wilcoxon signed-rank");
+  }
+  o += "</table></section>\n<section id=\"changed\"><h2>Records that changed most</h2>";
+  if (c["changed"].empty()) o += "<p class=\"muted\">no paired record changed in any value</p>";
+  for (const auto &ch : c["changed"]) {
+    o += fmt::format("<details class=\"changed\"><summary><b>{}</b> — {} value(s) changed, largest |Δ| {}</summary>"
+                     "<table><tr><th>node.field</th><th>A</th><th>B</th></tr>",
+                     esc(ch["id"].get<std::string>()), ch["n_changed"].get<std::size_t>(), num(ch["max_abs_diff"].get<double>()));
+    for (const auto &v : ch["values"])
+      o += fmt::format("<tr><td>{}.{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>", esc(v["node"].get<std::string>()),
+                       esc(v["field"].get<std::string>()), esc(show(v["a"])), esc(show(v["b"])));
+    o += "</table></details>";
+  }
+  o += "</section>\n<script>document.querySelectorAll('details.changed').forEach((d,i)=>{if(i<3)d.open=true;});</script>\n</main></body></html>\n";
+  return o;
+}
+
+int run_compare(const std::vector<std::string> &args, bool as_json, const std::string &out_dir) {
+  if (args.size() != 2) {
+    std::fprintf(stderr, "evalgraph compare: give two results folders: evalgraph compare RUN_A RUN_B [--json] [-o DIR]\n");
+    return 2;
+  }
+  try {
+    json c = compare_runs(args[0], args[1]);
+    if (as_json) std::cout << c.dump(2) << "\n";
+    else std::cout << text_report(c);
+    if (!out_dir.empty()) {
+      fs::create_directories(out_dir);
+      write_file_atomically(fs::path(out_dir) / "compare.json", c.dump(2) + "\n");
+      write_file_atomically(fs::path(out_dir) / "compare.html", html_report(c));
+      std::fprintf(stderr, "evalgraph compare: wrote %s and %s\n", (fs::path(out_dir) / "compare.html").c_str(),
+                   (fs::path(out_dir) / "compare.json").c_str());
+    }
+    return 0;
+  } catch (const CompareError &e) {
+    std::fprintf(stderr, "evalgraph compare: %s\n", e.what());
+    return e.exit_code();
+  }
+}
+
+}  // namespace evalgraph::compare
