@@ -27,7 +27,7 @@ TEST_CASE("K0: all six dimensions present → 1.0", "[k0]") {
   CHECK(r.evidence[1] == "system_prompt: 'du bist'");
   CHECK(r.evidence[2] == "retrieved_docs: 2");
   CHECK(r.evidence[3] == "system_prompt: 'nur'");
-  CHECK(r.evidence[4] == "system_prompt: 'tabelle'");
+  CHECK(r.evidence[4] == "system_prompt: 'als tabelle'");
   CHECK(r.evidence[5] == "tool_profile: non-empty");
 }
 
@@ -97,4 +97,16 @@ TEST_CASE("K0: Z needs a named task, not a question mark", "[k0][z]") {
   // No question and no task verb.
   CHECK(run("", "", "router geht nicht", 0).evidence[0] == "no task verb or question in user_text/system_prompt");
   CHECK(std::string(ksodi::detect::kDetectorVersion) == "ksodi-detectors-1.1");
+}
+
+TEST_CASE("K0: E needs an output form asked for, not a form noun in passing", "[k0]") {
+  auto e = [](const std::string &sys, const std::string &user) { return run(sys, "", user, 0).present[4]; };
+  CHECK(e("Antworte als Liste.", ""));
+  CHECK(e("", "Erkläre das bitte in Stichpunkten."));
+  CHECK(e("You are a helper. Answer in JSON.", ""));
+  CHECK(e("Output: one sentence.", ""));
+  CHECK_FALSE(e("", "Die Liste der Änderungen war lang. Was ist neu?"));
+  CHECK_FALSE(e("", "I took several steps to fix the router, but the table lamp still flickers."));
+  auto r = run("", "", "Meine Einkaufsliste ist weg, die Liste war lang.", 0);
+  CHECK(r.evidence[4].find("no output form") == 0);
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ksodi/detect.hpp"
+#include "ksodi/format_requests.hpp"
 #include "ksodi/text.hpp"
 
 namespace ksodi {
@@ -66,14 +67,14 @@ const KeywordSet &kw_constraints() {
       "do not", "don t", "avoid", "exactly", "rule:", "rules:", "constraint*", "forbidden", "not allowed"};
   return k;
 }
+// E: phrases and labels that state the output besides the formats S0 knows (those come from the shared format
+// request detector, so a noun in passing — "the list was long" — does not count).
 const KeywordSet &kw_expected() {
   static const KeywordSet k{
-      "json", "tabelle", "tabellarisch*", "liste", "listenform", "schritte", "stichpunkt*", "überschrift*",
       "output:", "ausgabe:", "ausgabeformat", "antwortformat", "format:", "ergebnis:", "markdown", "csv", "yaml",
-      "xml", "table", "list", "steps", "bullet*", "heading*", "code block", "codeblock*", "respond with",
-      "respond in", "answer in", "reply in", "return a", "return the", "return only", "antworte in", "antworte mit",
-      "in einem satz", "in einem absatz", "in one sentence", "in one paragraph", "response format",
-      "output format", "expected output", "erwartete ausgabe", "result:"};
+      "xml", "respond with", "respond in", "answer in", "reply in", "return a", "return the", "return only",
+      "antworte in", "antworte mit", "in einem satz", "in einem absatz", "in one sentence", "in one paragraph",
+      "response format", "output format", "expected output", "erwartete ausgabe", "result:"};
   return k;
 }
 const KeywordSet &kw_tools() {
@@ -203,9 +204,10 @@ K0Result compute_k0(const K0Input &in, const K0Params &p) {
   K0Result r;
   struct Src {
     const char *name;
+    std::string_view raw;
     text::TokenizedText t;
   };
-  Src sys{"system_prompt", {}}, tool{"tool_profile", {}}, user{"user_text", {}};
+  Src sys{"system_prompt", in.system_prompt, {}}, tool{"tool_profile", in.tool_profile, {}}, user{"user_text", in.user_text, {}};
   sys.t.assign(in.system_prompt);
   tool.t.assign(in.tool_profile);
   user.t.assign(in.user_text);
@@ -269,8 +271,22 @@ K0Result compute_k0(const K0Input &in, const K0Params &p) {
   r.present[3] = first_hit(kw_constraints(), {&sys, &tool, &user}, false, ev[3]);
   if (!r.present[3]) ev[3] = "no constraint keyword (nur, maximal, kein, Format:, only, at most, must …)";
   // E — expected output form.
-  r.present[4] = first_hit(kw_expected(), {&sys, &tool, &user}, false, ev[4]);
-  if (!r.present[4]) ev[4] = "no output-form keyword (JSON, Tabelle, Liste, Schritte, Output: …)";
+  // E — expected output form: a format the context asks for (JSON, list, steps, table, code block, headings — the
+  // detector of S0's expectations: "als Tabelle", "in Stichpunkten", "answer in JSON", not "the list was long"),
+  // or a phrase or label that states the output ("Output:", "Antwortformat", "in one sentence", "respond with").
+  for (const Src *s : {&sys, &tool, &user}) {
+    if (r.present[4] || s->raw.empty()) continue;
+    FormatRequests req;
+    detect_format_requests(s->name, s->raw, s->t, req);
+    for (const FormatRequest &f : req) {
+      if (!f.raised) continue;
+      r.present[4] = true;
+      ev[4] = f.evidence;
+      break;
+    }
+  }
+  if (!r.present[4]) r.present[4] = first_hit(kw_expected(), {&sys, &tool, &user}, false, ev[4]);
+  if (!r.present[4]) ev[4] = "no output form asked for (als JSON/Tabelle/Liste, in Schritten, Output: …)";
   // T — tools: a non-empty tool profile, or a tool named (not negated) in system prompt / user text.
   if (tool_profile_given(in.tool_profile)) {
     r.present[5] = true;

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
-#include "expect.hpp"
+#include "ksodi/format_requests.hpp"
 #include "ksodi/detect.hpp"
 #include "ksodi/text.hpp"
 
@@ -409,7 +409,7 @@ S0Result compute_s0(const S0Input &in, const S0Params &p, const EmbedFn &embed) 
     const std::string &src = *sources[i].text;
     if (src.empty()) continue;
     tt[i].assign(src);
-    // What the source asks for (request phrases, cues, counts; expect.cpp).
+    // What the source asks for (request phrases, cues, counts; ksodi/format_requests.hpp).
     detect_format_requests(sources[i].name, src, tt[i], req);
     auto raise = [&](int f, std::string ev) {
       if (req[static_cast<std::size_t>(f)].raised) return;

@@ -1,7 +1,7 @@
-// S0 — which output formats a prompt *asks for* (not merely mentions), and requested item counts.
-//
-// Hand-written token scanner over ksodi::text::TokenizedText (no regex). The rules are documented in
-// README.md ("Expectations E"); they are versioned with detect::kDetectorVersion.
+// Which output formats a prompt *asks for* (not merely mentions), and requested item counts: S0's expectations
+// and K0's E dimension. Hand-written token scanner over ksodi::text::TokenizedText (no regex). The rules are
+// documented in plugins/operators/ksodi_s0/README.md ("Expectations E"); they are versioned with
+// detect::kDetectorVersion.
 #pragma once
 
 #include <array>

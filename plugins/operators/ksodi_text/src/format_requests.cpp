@@ -1,6 +1,6 @@
-// S0 expectation detector: a format counts as expected only where a prompt asks for it. See expect.hpp and the
-// README ("Expectations E") for the rules; every rule here is a general German/English rule.
-#include "expect.hpp"
+// Format requests: which output formats a prompt asks for (not merely mentions), and requested item counts — the
+// expectations of S0 and the E dimension of K0. Rules: plugins/operators/ksodi_s0/README.md ("Expectations E").
+#include "ksodi/format_requests.hpp"
 
 #include <algorithm>
 #include <cstdint>
