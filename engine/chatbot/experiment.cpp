@@ -15,6 +15,7 @@
 #include "graph/plan.h"
 #include "io/dataset.h"
 #include "llm/llm_service.h"
+#include "report/default_report.h"
 #include "util/atomic_file.h"
 
 namespace evalgraph::chatbot {
@@ -258,6 +259,7 @@ RunResult run_experiment(const RunSettings &s, const PluginRegistry &reg) {
     write_dataset(e, run_dir / "dataset.jsonl");
     std::string yaml = generate_pipeline_yaml(e, reg, s.only_transform, root);
     Pipeline p = parse_pipeline(yaml, run_dir / "pipeline.yaml");
+    if (s.report) add_default_report(p, reg);
     Plan plan = build_plan(p, reg, read_dataset_columns(p));
     auto svc = make_llm_service(p.providers, s.no_cache, s.cache_path, run_dir);
     HostServices host(svc, p.default_provider, "");

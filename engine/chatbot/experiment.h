@@ -17,6 +17,7 @@ namespace evalgraph::chatbot {
 struct RunSettings {
   std::filesystem::path config_dir;
   bool only_transform = false;
+  bool report = true;  // add the sink.html_report sink (report.html)
   int jobs = 1;
   bool progress = false;
   eg_log_level stderr_level = EG_LOG_WARN;

@@ -17,6 +17,7 @@
 #include "graph/plan.h"
 #include "io/dataset.h"
 #include "plugin/registry.h"
+#include "report/default_report.h"
 #include "util/version.h"
 
 #ifdef EVALGRAPH_WITH_MIMALLOC
@@ -155,11 +156,12 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
     opt.run_dir = vm["resume"].as<std::string>();
     RunState rs = read_run_state(opt.run_dir);
     l.pipeline = parse_pipeline(rs.pipeline_text, rs.pipeline_file);
-    l.plan = build_plan(l.pipeline, reg, read_dataset_columns(l.pipeline));
   } else {
-    l = load_and_plan(file, reg);
+    l.pipeline = load_pipeline(file);
     opt.run_dir = new_run_dir(l.pipeline, vm.count("output") ? fs::path(vm["output"].as<std::string>()) : fs::path());
   }
+  if (vm.count("no-report") == 0) add_default_report(l.pipeline, reg);
+  l.plan = build_plan(l.pipeline, reg, read_dataset_columns(l.pipeline));
   auto llm = make_llm_service(l.pipeline.providers, vm.count("no-cache") != 0, vm["cache"].as<std::string>(), opt.run_dir);
   HostServices host(llm, l.pipeline.default_provider, l.pipeline.embedding_provider);
   g_host = &host;
@@ -208,6 +210,7 @@ int cmd_chatbot_run(const po::variables_map &vm, const std::vector<std::string> 
   chatbot::RunSettings s;
   s.config_dir = vm["config-dir"].as<std::string>();
   s.only_transform = vm.count("only-transform") != 0;
+  s.report = vm.count("no-report") == 0;
   s.jobs = vm["jobs"].as<int>() > 0 ? vm["jobs"].as<int>() : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   s.no_cache = vm.count("no-cache") != 0;
   s.cache_path = vm["cache"].as<std::string>();
@@ -266,6 +269,7 @@ int main(int argc, char **argv) {
       "chunk-size", po::value<std::size_t>()->default_value(256), "records per unit of work (tuning)")(
       "llm-concurrency", po::value<int>()->default_value(32), "records waiting for LLM answers at once, per worker")(
       "no-journal", "run: keep no progress journal (faster; the run cannot be resumed)")(
+      "no-report", "run: write no report.html")(
       "output,o", po::value<std::string>(), "results root folder (default: the pipeline's output.dir)")(
       "no-cache", "do not read or write the LLM response cache")(
       "cache", po::value<std::string>()->default_value(""), "LLM response cache file (default ~/.cache/evalgraph/llm-cache.sqlite)")(

@@ -23,6 +23,7 @@
 #include "exec/fan_out.h"
 #include "exec/raw_record.h"
 #include "io/dataset.h"
+#include "report/default_report.h"
 #include "util/atomic_file.h"
 #include "util/version.h"
 
@@ -352,7 +353,13 @@ void Engine::setup() {
   for (const auto &pn : plan_.sinks) {
     Runner r;
     r.pn = &pn;
-    r.instances.push_back(create_instance(pn, params_json(pn, p_, run_dir_), host_));
+    std::string params = params_json(pn, p_, run_dir_);
+    if (pn.type->name == kReportSinkType) {  // the report also shows the run's nodes, versions and DAG
+      json w = json::parse(params);
+      w["_run"] = report_run_info(p_, plan_);
+      params = w.dump();
+    }
+    r.instances.push_back(create_instance(pn, params, host_));
     sinks_.push_back(std::move(r));
   }
   bool llm_bound = std::any_of(plan_.nodes.begin(), plan_.nodes.end(), [](const PlannedNode &pn) {

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Opens report.html of the shipped KSODI sample run and a compare.html in headless Chromium, lets their
+# scripts run, and checks the rendered DOM: every record id shows up in the (lazily rendered) table, sorting
+# and search work, a record's drill-down shows its O0 sentences, and nothing was logged to the console.
+# usage: browser_test.sh EVALGRAPH_EXE REPO_DIR WORK_DIR      (exit 77 = skipped: no chromium)
+set -uo pipefail
+exe=$1 repo=$2 work=$3
+browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+if [ -z "$browser" ]; then echo "SKIP: no chromium (Debian: apt-get install chromium)"; exit 77; fi
+rm -rf "$work" && mkdir -p "$work"
+fail=0
+check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+
+dump() {  # dump URL OUT ERR: the DOM after the page's scripts ran
+  timeout 120 "$browser" --headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
+    --user-data-dir="$work/profile" --virtual-time-budget=15000 --enable-logging=stderr --v=0 --dump-dom "$1" >"$2" 2>"$3"
+}
+
+run_a=$(CI=true "$exe" run -q "$repo/pipelines/ksodi-standard.yaml" -o "$work/runs") || { echo "FAIL run A"; exit 1; }
+sed -e "s#path: data/#path: $repo/pipelines/data/#" -e 's/alpha: 0.4, beta: 0.4/alpha: 0.5, beta: 0.4/' \
+  "$repo/pipelines/ksodi-standard.yaml" >"$work/changed.yaml"
+run_b=$(CI=true "$exe" run -q "$work/changed.yaml" -o "$work/runs") || { echo "FAIL run B"; exit 1; }
+
+dump "file://$run_a/report.html#selftest" "$work/report.dom" "$work/report.err"
+st=$(grep -o '<pre id="eg-selftest">.*</pre>' "$work/report.dom")
+check "report: the page ran its self-test" '[ -n "$st" ]'
+check "report: no script errors" 'grep -q "\"errors\":\[\]" <<<"$st"'
+check "report: no console messages" '! grep -q ":CONSOLE" "$work/report.err"'
+missing=0
+for id in $(grep -o '^{"id":"[^"]*"' "$run_a/detailed.jsonl" | cut -d'"' -f4); do
+  grep -q "\"$id\"" <<<"$st" || { echo "  id $id never rendered"; missing=$((missing + 1)); }
+done
+n=$(wc -l <"$run_a/detailed.jsonl")
+check "report: all $n record ids rendered in the table ($missing missing)" '[ "$missing" -eq 0 ] && grep -q "\"records\":$n," <<<"$st"'
+check "report: sorted descending by a column" 'grep -q "\"sorted_desc\":true" <<<"$st"'
+check "report: search for one id finds one record" 'grep -q "\"search_hits\":1," <<<"$st"'
+check "report: drill-down shows the O0 sentences" 'grep -Eq "\"drill_sentences\":[1-9]" <<<"$st" && grep -q "class=\"sent " "$work/report.dom"'
+check "report: drill-down shows s0, k0 and o0" 'grep -q "\"drill_nodes\":\[\"s0\",\"k0\",\"o0\"\]" <<<"$st"'
+check "report: K0 dimensions and S0 expectations rendered" 'grep -q "class=\"dim " "$work/report.dom" && grep -q "Format expectations" "$work/report.dom"'
+check "report: histograms (SVG) and the pipeline graph" 'grep -q "class=\"hist\"" "$work/report.dom" && grep -q "id=\"dag\"" "$work/report.dom"'
+
+"$exe" compare "$run_a" "$run_b" -o "$work/cmp" >"$work/compare.txt" 2>&1 || { echo "FAIL compare"; cat "$work/compare.txt"; exit 1; }
+dump "file://$work/cmp/compare.html" "$work/compare.dom" "$work/compare.err"
+check "compare: 64 pairs" 'grep -q "id=\"n-paired\">64<" "$work/compare.dom"'
+check "compare: the changed parameter is listed" 'grep -q "/nodes/s0/with/alpha" "$work/compare.dom"'
+check "compare: metric rows with intervals drawn" '[ "$(grep -o "<tr class=\"metric\">" "$work/compare.dom" | wc -l)" -gt 10 ] && grep -q "<svg" "$work/compare.dom"'
+check "compare: no console messages" '! grep -q ":CONSOLE" "$work/compare.err"'
+[ $fail -eq 0 ] && rm -rf "$work"
+exit $fail
