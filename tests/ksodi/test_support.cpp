@@ -66,6 +66,11 @@ TEST_CASE("support: numbers must match exactly, number words are numbers", "[sup
   CHECK(p.exact_missing == std::vector<std::string>{"19,99"});
   CHECK(p.support > 0.5);  // the other words match: a share alone would not catch it
   CHECK(sentence_terms("am 01.03.2023 um 10:30", Lang::De)[0].key() == "01.03.2023");
+  // units as symbols or words
+  CHECK(sup("Der Tarif kostet 9,99 Euro im Monat.", "Tarif S kostet 9,99 € pro Monat.", Lang::De) == 1.0);
+  CHECK(sup("The plan costs 9.99 EUR.", "Plan S costs 9,99 € a month.", Lang::En) == 1.0);
+  // Rabatt, 20 (a number: 2) and Prozent found, "beträgt" missing: 4 of 5
+  CHECK(sup("Der Rabatt beträgt 20 Prozent.", "Rabatt: 20 % auf alle Tarife.", Lang::De) == Approx(4.0 / 5.0));
   // "4th" = "fourth" (a number, weight 2) and "day" found, "starts" missing: 3 of 4
   CHECK(sup("It starts on the 4th day.", "From the fourth day on.", Lang::En) == Approx(3.0 / 4.0));
 }

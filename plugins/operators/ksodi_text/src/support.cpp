@@ -89,6 +89,14 @@ const std::unordered_map<std::string_view, std::string_view> &number_words() {
   return m;
 }
 
+// Units written as a symbol or a word: "9,99 €" = "9,99 Euro" = "9.99 EUR", "20 %" = "20 Prozent".
+const std::unordered_map<std::string_view, std::string_view> &unit_words() {
+  static const std::unordered_map<std::string_view, std::string_view> m{
+      {"€", "eur"},     {"euro", "eur"},       {"euros", "eur"},   {"eur", "eur"},     {"%", "percent"},
+      {"prozent", "percent"}, {"percent", "percent"}, {"per cent", "percent"}, {"£", "gbp"}, {"gbp", "gbp"}};
+  return m;
+}
+
 // German ordinal adjectives: zweite(n|r|s|m), dritte…, vierte… (not "achte": also the verb "achten").
 std::string_view german_ordinal(std::string_view low) {
   static const std::pair<std::string_view, std::string_view> stems[] = {
@@ -181,6 +189,12 @@ template <class F> void for_each_token(std::string_view s, F &&f) {
   while (i < n) {
     Cp c = cp_at(s, i);
     if (!c.word) {
+      if (c.cp == U'€' || c.cp == U'%' || c.cp == U'£') {  // unit symbols stand for words ("€" = "Euro")
+        Token sym;
+        sym.surface = s.substr(i, static_cast<std::size_t>(c.len));
+        sym.index = idx++;
+        f(sym);
+      }
       i += static_cast<std::size_t>(c.len);
       continue;
     }
@@ -249,7 +263,7 @@ Stemmers &stemmers() {
 
 // What a token (as written) is for matching, per language; computed once per distinct token and thread.
 struct Analysis {
-  enum Class : std::uint8_t { Stop, Digits, NumberWord, Word } cls = Word;
+  enum Class : std::uint8_t { Stop, Digits, NumberWord, Unit, Word } cls = Word;
   std::uint32_t key = 0;    // Digits/NumberWord: canonical number; Word/Stop: folded stem
   std::uint32_t exact = 0;  // folded lowercase surface (Digits: the canonical number)
 };
@@ -471,11 +485,15 @@ Analysis analyse(std::string_view surface, Lang lang) {
     a.exact = intern(fold(low));
     auto nw = number_words().find(low);
     std::string_view ordinal = lang == Lang::De ? german_ordinal(low) : std::string_view{};
+    auto unit = unit_words().find(low);
     if (is_stop(low, lang)) {
       a.cls = Analysis::Stop;
     } else if (nw != number_words().end() || !ordinal.empty()) {
       a.cls = Analysis::NumberWord;
       a.key = intern(ordinal.empty() ? nw->second : ordinal);
+    } else if (unit != unit_words().end()) {
+      a.cls = Analysis::Unit;
+      a.key = a.exact = intern(unit->second);
     }
   }
   cache.insert(surface, h, a);
@@ -508,6 +526,10 @@ std::vector<Term> sentence_terms(std::string_view sentence_text, Lang lang) {
       case Analysis::Digits:
       case Analysis::NumberWord:
         term.kind = TermKind::Number;
+        term.key_id = term.stem_id = a.key;
+        break;
+      case Analysis::Unit:
+        term.kind = TermKind::Word;
         term.key_id = term.stem_id = a.key;
         break;
       case Analysis::Word: {
