@@ -93,7 +93,7 @@ const std::unordered_map<std::string_view, std::string_view> &number_words() {
 const std::unordered_map<std::string_view, std::string_view> &unit_words() {
   static const std::unordered_map<std::string_view, std::string_view> m{
       {"€", "eur"},     {"euro", "eur"},       {"euros", "eur"},   {"eur", "eur"},     {"%", "percent"},
-      {"prozent", "percent"}, {"percent", "percent"}, {"per cent", "percent"}, {"£", "gbp"}, {"gbp", "gbp"}};
+      {"prozent", "percent"}, {"percent", "percent"}, {"£", "gbp"}, {"gbp", "gbp"}};
   return m;
 }
 
