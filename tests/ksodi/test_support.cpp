@@ -246,3 +246,13 @@ TEST_CASE("support: a huge word and many distinct words stay linear", "[support]
   auto b = best_support(sentence_terms(many, Lang::De), d);
   CHECK(b.missing.size() == 20000);
 }
+
+// An answer of 20,000 sentences with distinct words through the whole operator: linear (ctest's timeout bounds it).
+TEST_CASE("O0 support: a very long answer stays linear", "[support][o0]") {
+  ksodi::O0Input in;
+  for (int i = 0; i < 20000; ++i) in.answer += "Word" + std::string(1, static_cast<char>('a' + i % 26)) + std::to_string(i) + " holds. ";
+  in.docs = {{"d", "Nothing here holds."}};
+  auto r = ksodi::compute_o0(in, {}, tfidf_fn());
+  CHECK(r.n_sent == 20000);
+  CHECK(r.n_unsupported == 20000);  // each names a thing (a letter-digit name) the document lacks
+}

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <unordered_set>
 
 #include "ksodi/detect.hpp"
 #include "ksodi/support.hpp"
@@ -144,7 +145,8 @@ void support_alignment(O0Result &r, std::string_view answer, const std::vector<s
   docs.reserve(doc_texts.size());
   for (std::size_t i = 0; i < doc_texts.size(); ++i) docs.emplace_back(doc_texts[i], lang, r.doc_ids[i]);
   r.computed = true;
-  std::vector<Term> all;  // the answer's terms, for the per-document alignment of the whole answer
+  std::vector<Term> all;  // the answer's terms, each once, for the per-document alignment of the whole answer
+  std::unordered_set<std::uint64_t> seen;  // (key, kind) of the terms in `all`
   double weighted = 0, weight = 0;
   for (std::size_t j = 0; j < sents.size(); ++j) {
     O0Sentence &os = r.sentences[j];
@@ -163,11 +165,9 @@ void support_alignment(O0Result &r, std::string_view answer, const std::vector<s
     r.n_unsupported += os.unsupported ? 1 : 0;
     weighted += ss.weight * ss.support;
     weight += ss.weight;
-    for (Term &t : terms) {
-      bool dup = false;
-      for (const Term &a : all) dup |= a.kind == t.kind && a.key_id == t.key_id;
-      if (!dup) all.push_back(std::move(t));
-    }
+    for (Term &t : terms)
+      if (seen.insert((static_cast<std::uint64_t>(t.key_id) << 2) | static_cast<std::uint64_t>(t.kind)).second)
+        all.push_back(std::move(t));
   }
   for (std::size_t i = 0; i < docs.size(); ++i) {
     double s = support_in(all, docs[i]);
