@@ -37,6 +37,7 @@ check "report: search for one id finds one record" 'grep -q "\"search_hits\":1,"
 check "report: drill-down shows the O0 sentences" 'grep -Eq "\"drill_sentences\":[1-9]" <<<"$st" && grep -q "class=\"sent " "$work/report.dom"'
 check "report: drill-down shows s0, k0 and o0" 'grep -q "\"drill_nodes\":\[\"s0\",\"k0\",\"o0\"\]" <<<"$st"'
 check "report: K0 dimensions and S0 expectations rendered" 'grep -q "class=\"dim " "$work/report.dom" && grep -q "Format expectations" "$work/report.dom"'
+check "report: Fleiss' kappa of the worked example is 0.210" 'grep -q "\"kappa_example\":\"0.210\"" <<<"$st"'
 check "report: histograms (SVG) and the pipeline graph" 'grep -q "class=\"hist\"" "$work/report.dom" && grep -q "id=\"dag\"" "$work/report.dom"'
 
 "$exe" compare "$run_a" "$run_b" -o "$work/cmp" >"$work/compare.txt" 2>&1 || { echo "FAIL compare"; cat "$work/compare.txt"; exit 1; }
