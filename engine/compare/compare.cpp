@@ -307,6 +307,9 @@ json compare_runs(const fs::path &pa, const fs::path &pb) {
       }
     }
     json m = {{"node", ma.node}, {"field", ma.field}, {"type", boolean ? "boolean" : "number"}, {"n", d.size()}};
+    // One value in every record of both runs (a weight, a threshold): kept in the JSON, left out of the table.
+    m["constant"] = !va.empty() && std::all_of(va.begin(), va.end(), [&](double x) { return x == va[0]; }) &&
+                    std::all_of(vb.begin(), vb.end(), [&](double x) { return x == va[0]; });
     if (d.empty()) {
       m.update({{"mean_a", nullptr}, {"mean_b", nullptr}, {"diff", nullptr}, {"ci_low", nullptr}, {"ci_high", nullptr},
                 {"p_value", nullptr}, {"test", "none (no record has a value in both runs)"}});
@@ -394,8 +397,13 @@ std::string text_report(const json &c) {
   for (const auto &m : c["metrics"]) w = std::max(w, m["node"].get<std::string>().size() + 1 + m["field"].get<std::string>().size());
   w = std::min<std::size_t>(w, 48);
   o += fmt::format("{:<{}}  {:>6}  {:>8}  {:>8}  {:>8}  {:>20}  {:>8}  {}\n", "metric", w, "n", "mean_a", "mean_b", "diff", "95% CI", "p", "test");
+  std::size_t constant = 0;
   for (const auto &m : c["metrics"]) {
     std::string name = m["node"].get<std::string>() + "." + m["field"].get<std::string>();
+    if (m.value("constant", false)) {
+      ++constant;
+      continue;
+    }
     if (m["diff"].is_null()) {
       o += fmt::format("{:<{}}  {:>6}  (no paired values)\n", name, w, 0);
       continue;
@@ -406,7 +414,9 @@ std::string text_report(const json &c) {
                      num(m["mean_a"].get<double>()), num(m["mean_b"].get<double>()), num(m["diff"].get<double>()), ci,
                      pval(p), p < 0.05 ? "*" : " ", m["test"].get<std::string>() == "mcnemar_exact" ? "McNemar" : "Wilcoxon");
   }
-  o += fmt::format("(* p < 0.05; {} paired records changed in at least one value)\n", c["records_changed"].get<std::size_t>());
+  o += fmt::format("(* p < 0.05; {} paired records changed in at least one value", c["records_changed"].get<std::size_t>());
+  if (constant > 0) o += fmt::format("; {} values that are the same constant in every record of both runs are not shown, --json lists them", constant);
+  o += ")\n";
   if (!c["changed"].empty()) {
     o += "\nchanged most:\n";
     for (const auto &ch : c["changed"]) {
@@ -471,7 +481,12 @@ th{background:#f0f2f5;font-weight:600}td.n{text-align:right;font-variant-numeric
   for (const auto &m : c["metrics"])
     if (!m["diff"].is_null()) span = std::max({span, std::fabs(m["ci_low"].get<double>()), std::fabs(m["ci_high"].get<double>())});
   o += "<table><tr><th>node</th><th>field</th><th>n</th><th>mean A</th><th>mean B</th><th>diff</th><th>95 % CI</th><th></th><th>p</th><th>test</th></tr>";
+  std::size_t constant = 0;
   for (const auto &m : c["metrics"]) {
+    if (m.value("constant", false)) {
+      ++constant;
+      continue;
+    }
     o += fmt::format("<tr class=\"metric\"><td>{}</td><td>{}</td><td class=\"n\">{}</td>", esc(m["node"].get<std::string>()),
                      esc(m["field"].get<std::string>()), m["n"].get<std::size_t>());
     if (m["diff"].is_null()) {
@@ -489,7 +504,9 @@ th{background:#f0f2f5;font-weight:600}td.n{text-align:right;font-variant-numeric
                      num(m["mean_a"].get<double>()), num(m["mean_b"].get<double>()), df > 0 ? "up" : (df < 0 ? "down" : ""), num(df), num(lo),
                      num(hi), svg, p < 0.05 ? " sig" : "", pval(p), m["test"].get<std::string>() == "mcnemar_exact" ? "exact McNemar" : "Wilcoxon signed-rank");
   }
-  o += "</table></section>\n<section id=\"changed\"><h2>Records that changed most</h2>";
+  o += "</table>";
+  if (constant > 0) o += fmt::format("<p class=\"muted\">{} values that are the same constant in every record of both runs (weights, thresholds) are not shown; compare.json lists them.</p>", constant);
+  o += "</section>\n<section id=\"changed\"><h2>Records that changed most</h2>";
   if (c["changed"].empty()) o += "<p class=\"muted\">no paired record changed in any value</p>";
   for (const auto &ch : c["changed"]) {
     o += fmt::format("<details class=\"changed\"><summary><b>{}</b> — {} value(s) changed, largest |Δ| {}</summary>"
