@@ -104,7 +104,7 @@ class HtmlReport : public evalgraph::RawNode {
     fp_ = std::fopen(evalgraph::partial_path(final_).c_str(), "wb");
     if (fp_ == nullptr) throw std::runtime_error("cannot create " + evalgraph::partial_path(final_).string() + ": " + std::strerror(errno));
     std::memset(&zs_, 0, sizeof zs_);
-    if (deflateInit2(&zs_, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) throw std::runtime_error("zlib: deflateInit2 failed");
+    if (deflateInit2(&zs_, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) throw std::runtime_error("zlib: deflateInit2 failed");
     z_open_ = true;
     json run = params.contains("_run") ? params["_run"] : json::object();
     std::string title = params.value("title", run.value("pipeline", std::string("evalgraph run")));

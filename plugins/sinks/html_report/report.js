@@ -8,7 +8,7 @@ const META = JSON.parse(document.getElementById('eg-meta').textContent || '{}');
 const ID_KEYS = ['id', 'record_id', 'unit_id', 'uid', 'example_id'];
 const GROUP_KEYS = ['context_scope_id', 'transformation_label', 'transformation', 'model', 'method', 'scope', 'category', 'split'];
 const ROW_H = 26;
-const S = {lines: [], ids: [], rep: [], status: null, group: null, groupKey: null, metrics: [], metricIndex: new Map(),
+const S = {lines: null, ids: [], rep: [], status: null, group: null, groupKey: null, metrics: [], metricIndex: new Map(),
   nodes: [], cols: [], gv: {}, order: null, view: null, sort: null, openIdx: -1};
 
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]));
@@ -16,9 +16,42 @@ const fmt = (v, d = 3) => v === null || v === undefined || Number.isNaN(v) ? '�
   (typeof v === 'number' ? (Number.isInteger(v) && Math.abs(v) < 1e9 ? String(v) : v.toFixed(d)) : esc(typeof v === 'string' ? v : JSON.stringify(v))));
 const el = (tag, attrs, html) => { const e = document.createElement(tag); if (attrs) for (const k in attrs) e.setAttribute(k, attrs[k]); if (html !== undefined) e.innerHTML = html; return e; };
 
+// The records as bytes in blocks of 64 MiB (outside the JavaScript heap, which could not hold a million
+// strings of 10 KB), each line within one block; line(i) decodes one record's text when it is needed.
+class LineStore {
+  constructor() { this.blocks = []; this.cur = null; this.used = 0; this.lb = new Uint16Array(1024); this.ls = new Uint32Array(1024); this.le = new Uint32Array(1024); this.length = 0; this.partial = 0; this.dec = new TextDecoder(); }
+  newBlock(min) {
+    const b = new Uint8Array(Math.max(64 << 20, min));
+    if (this.cur) { b.set(this.cur.subarray(this.partial, this.used)); this.used -= this.partial; } else this.used = 0;
+    this.partial = 0; this.cur = b; this.blocks.push(b);
+  }
+  push(u) {
+    let p = 0;
+    while (p < u.length) {
+      let nl = u.indexOf(10, p);
+      const end = nl < 0 ? u.length : nl;
+      const seg = end - p;
+      if (!this.cur || this.used + seg > this.cur.length) this.newBlock(this.used - this.partial + seg + 1);
+      this.cur.set(u.subarray(p, end), this.used);
+      this.used += seg;
+      if (nl < 0) break;
+      if (this.used > this.partial) this.addLine(this.blocks.length - 1, this.partial, this.used);
+      this.partial = this.used;
+      p = nl + 1;
+    }
+  }
+  addLine(b, s, e) {
+    if (this.length === this.ls.length) { const g = (a) => { const x = new a.constructor(a.length * 2); x.set(a); return x; }; this.lb = g(this.lb); this.ls = g(this.ls); this.le = g(this.le); }
+    this.lb[this.length] = b; this.ls[this.length] = s; this.le[this.length] = e; this.length++;
+  }
+  finish() { if (this.cur && this.used > this.partial) this.addLine(this.blocks.length - 1, this.partial, this.used); }
+  get(i) { return this.dec.decode(this.blocks[this.lb[i]].subarray(this.ls[i], this.le[i])); }
+}
+
 async function decodeLines() {
+  const store = new LineStore();
   const chunks = Array.from(document.querySelectorAll('script.eg-z'));
-  if (!chunks.length) return [];
+  if (!chunks.length) return store;
   const ds = new DecompressionStream('gzip');
   const writer = ds.writable.getWriter();
   const feed = (async () => {
@@ -27,22 +60,19 @@ async function decodeLines() {
       const u = new Uint8Array(s.length);
       for (let i = 0; i < s.length; i++) u[i] = s.charCodeAt(i);
       await writer.write(u);
+      c.textContent = '';  // the page needs the text no more
     }
     await writer.close();
   })();
-  const reader = ds.readable.pipeThrough(new TextDecoderStream()).getReader();
-  const lines = [];
-  let rest = '';
+  const reader = ds.readable.getReader();
   for (;;) {
     const {value, done} = await reader.read();
     if (done) break;
-    let start = 0, text = rest + value, nl;
-    while ((nl = text.indexOf('\n', start)) >= 0) { if (nl > start) lines.push(text.slice(start, nl)); start = nl + 1; }
-    rest = text.slice(start);
+    store.push(value);
   }
-  if (rest) lines.push(rest);
   await feed;
-  return lines;
+  store.finish();
+  return store;
 }
 
 // Numeric and boolean values of a node's output, by dotted path (depth <= 3; parameters are constants).
@@ -72,7 +102,7 @@ function analyse() {
   const flat = [];
   for (let i = 0; i < n; i++) {
     let r;
-    try { r = JSON.parse(S.lines[i]); } catch (e) { S.status[i] = 1; S.ids.push('#' + (i + 1)); S.rep.push(null); continue; }
+    try { r = JSON.parse(S.lines.get(i)); } catch (e) { S.status[i] = 1; S.ids.push('#' + (i + 1)); S.rep.push(null); continue; }
     let id = null;
     for (const k of ID_KEYS) if (typeof r[k] === 'string' || typeof r[k] === 'number') { id = String(r[k]); break; }
     if (id === null && r.conversation_id !== undefined && r.turn !== undefined) id = r.conversation_id + '/' + r.turn;
@@ -316,7 +346,7 @@ function applyView() {
     if (st === 'bad' && s !== 1 && s !== 2) continue;
     if (st === 'invalid' && s !== 3) continue;
     if (rm) { const v = rm.vals[i]; if (Number.isNaN(v) || (!Number.isNaN(lo) && v < lo) || (!Number.isNaN(hi) && v > hi)) continue; }
-    if (re && !re.test(S.lines[i])) continue;
+    if (re && !re.test(S.lines.get(i))) continue;
     out.push(i);
   }
   if (S.sort) {
@@ -433,7 +463,7 @@ function renderOutput(nd, out, r) {
 }
 
 function openRecord(i) {
-  const r = JSON.parse(S.lines[i]);
+  const r = JSON.parse(S.lines.get(i));
   S.openIdx = i;
   const nodeIds = new Set(S.nodes.map((n) => n.id));
   let h = `<button class="close" title="close (Esc)">×</button><h2>Record <span id="drill-id">${esc(S.ids[i])}</span>${S.rep[i] !== null ? ' · replication ' + esc(S.rep[i]) : ''} ${STATUS[S.status[i]]}</h2>`;
@@ -494,6 +524,7 @@ async function main() {
   if (m && +m[1] >= 1 && +m[1] <= S.lines.length) openRecord(+m[1] - 1);
   document.body.dataset.ready = 'true';
   document.body.dataset.loadMs = String(Math.round(performance.now() - t0));
+  document.body.dataset.readyMs = String(Math.round(performance.now()));
 }
 // #selftest (used by the browser test): scrolls the whole table, recording every id the rows showed, checks
 // sorting and search, opens the first record with sentences, and writes the findings into <pre id="eg-selftest">.
@@ -528,13 +559,16 @@ function selftest() {
   S.sort = null;
   applyView();
   let open = -1;
-  for (let i = 0; i < S.lines.length && open < 0; i++) if (S.lines[i].includes('"sentences":[{')) open = i;
+  for (let i = 0; i < S.lines.length && open < 0; i++) if (S.lines.get(i).includes('"sentences":[{')) open = i;
   if (open >= 0) {
     document.querySelector(`#rtable tbody tr[data-i="${open}"]`) ? document.querySelector(`#rtable tbody tr[data-i="${open}"] td`).click() : openRecord(open);
     out.opened = document.getElementById('drill-id').textContent;
     out.drill_sentences = document.querySelectorAll('#drill .sent').length;
     out.drill_nodes = Array.from(document.querySelectorAll('#drill .node-out')).map((e) => e.dataset.node);
   }
+  // Fleiss' kappa on the worked example of Fleiss (1971) as given on Wikipedia (10 subjects, 14 raters): 0.210.
+  out.kappa_example = fleissKappa([[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]).toFixed(3);
   out.cards = document.querySelectorAll('.card.metric').length;
   out.svg = document.querySelectorAll('svg').length;
   out.errors = ERRORS;
