@@ -332,12 +332,12 @@ std::string to_dot(const Pipeline &p, const Plan &plan) {
     s += fmt::format("  \"sink:{}\" [shape=note, label=\"{}\\n(sink)\"];\n", dot_escape(pn.decl->id), dot_escape(pn.type->name));
   // Dataset columns feeding each node.
   for (const auto &pn : plan.nodes) {
-    std::vector<std::string> fields;
+    std::vector<std::string> fields;  // escaped one by one: the "\n" between them is DOT's line break, not text
     for (const auto &b : pn.ports)
       if (std::find(plan.dataset_columns.begin(), plan.dataset_columns.end(), b.field) != plan.dataset_columns.end())
-        fields.push_back(b.field);
+        fields.push_back(dot_escape(b.field));
     if (!fields.empty() || pn.upstream.empty())
-      s += fmt::format("  \"dataset\" -> \"{}\" [label=\"{}\"];\n", dot_escape(pn.decl->id), dot_escape(join(fields, "\\n")));
+      s += fmt::format("  \"dataset\" -> \"{}\" [label=\"{}\"];\n", dot_escape(pn.decl->id), join(fields, "\\n"));
   }
   for (size_t k = 0; k < plan.edge_list.size(); ++k) {
     const auto &[u, v] = plan.edge_list[k];

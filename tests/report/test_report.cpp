@@ -125,3 +125,10 @@ TEST_CASE("report.html: records with '</script>' and '<!--' in their text cannot
   CHECK(html.find("alert(1)") == std::string::npos);  // only inside the compressed block
   CHECK(embedded_records(html) == read_file(dir / "detailed.jsonl"));
 }
+
+TEST_CASE("evalgraph graph: an edge carrying several dataset fields breaks the label into lines, not a literal \\n") {
+  auto r = run_cmd(std::string(EVALGRAPH_EXE) + " graph " + REPO_DIR + "/pipelines/ksodi-standard.yaml");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("\"dataset\" -> \"s0\" [label=\"assistant_text\\nsystem_prompt\\n") != std::string::npos);
+  CHECK(r.output.find("\\\\n") == std::string::npos);
+}
