@@ -553,11 +553,14 @@ function selftest() {
   }
   const q = document.getElementById('q');
   q.value = S.ids[S.lines.length - 1];
+  let t = performance.now();
   applyView();
+  out.search_ms = Math.round(performance.now() - t);
   out.search_hits = S.view.length;
   q.value = '';
   S.sort = null;
   applyView();
+  t = performance.now();
   let open = -1;
   for (let i = 0; i < S.lines.length && open < 0; i++) if (S.lines.get(i).includes('"sentences":[{')) open = i;
   if (open >= 0) {
@@ -565,7 +568,9 @@ function selftest() {
     out.opened = document.getElementById('drill-id').textContent;
     out.drill_sentences = document.querySelectorAll('#drill .sent').length;
     out.drill_nodes = Array.from(document.querySelectorAll('#drill .node-out')).map((e) => e.dataset.node);
+    out.open_ms = Math.round(performance.now() - t);
   }
+  out.ready_ms = +document.body.dataset.readyMs;
   // Fleiss' kappa on the worked example of Fleiss (1971) as given on Wikipedia (10 subjects, 14 raters): 0.210.
   out.kappa_example = fleissKappa([[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
     [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]).toFixed(3);
