@@ -29,6 +29,7 @@ json report_run_info(const Pipeline &p, const Plan &plan) {
     nodes.push_back({{"id", pn.decl->id},
                      {"uses", pn.type->name},
                      {"kind", kind_name(pn.type->type->kind)},
+                     {"uses_llm", pn.type->has(EG_FLAG_USES_LLM)},
                      {"plugin", pn.type->plugin->descriptor->name},
                      {"plugin_version", pn.type->plugin->descriptor->version},
                      {"with", pn.decl->with},

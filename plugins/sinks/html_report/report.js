@@ -258,13 +258,13 @@ function fleissKappa(table) {
   for (const row of table) { let s = 0; row.forEach((c, j) => { s += c * c; pj[j] += c; }); Pbar += (s - n) / (n * (n - 1)); }
   Pbar /= N;
   const Pe = pj.reduce((a, c) => a + (c / (N * n)) ** 2, 0);
-  return Pe >= 1 ? (Pbar >= 1 ? 1 : NaN) : (Pbar - Pe) / (1 - Pe);
+  return Pe >= 1 ? NaN : (Pbar - Pe) / (1 - Pe);  // one category only: kappa is undefined
 }
 window.evalgraphFleissKappa = fleissKappa;
 
 function renderAgreement() {
   if (!(RUN.replications > 1)) return null;
-  const judges = S.nodes.filter((n) => n.kind === 'judge' || n.kind === 'index');
+  const judges = S.nodes.filter((n) => n.kind === 'judge' || n.uses_llm);
   const rows = [];
   for (const nd of judges) {
     const byRec = new Map();
@@ -285,7 +285,7 @@ function renderAgreement() {
     const table = full.map((v) => cats.map((c) => v.filter((x) => x === c).length));
     const unanimous = full.filter((v) => v.every((x) => x === v[0])).length;
     const inv = full.reduce((a, v) => a + v.filter((x) => x === 'invalid').length, 0);
-    rows.push(`<tr class="agreement"><td>${esc(nd.id)}</td><td class="n">${full.length}</td><td class="n">${RUN.replications}</td><td class="n">${(100 * unanimous / full.length).toFixed(1)} %</td><td class="n kappa">${fmt(fleissKappa(table))}</td><td>${cats.map(esc).join(', ')}</td><td class="n">${inv}</td></tr>`);
+    rows.push(`<tr class="agreement"><td>${esc(nd.id)}</td><td class="n">${full.length}</td><td class="n">${RUN.replications}</td><td class="n">${(100 * unanimous / full.length).toFixed(1)} %</td><td class="n kappa">${cats.length < 2 ? '<span class="muted" title="every replication gave the same verdict: κ is undefined">– (one verdict)</span>' : fmt(fleissKappa(table))}</td><td>${cats.map(esc).join(', ')}</td><td class="n">${inv}</td></tr>`);
   }
   if (!rows.length) return null;
   const sec = el('section', {id: 'agreement'});
@@ -552,7 +552,8 @@ function selftest() {
     out.first_row_after_sort = document.querySelector('#rtable tbody tr[data-i] td.rid').title;
   }
   const q = document.getElementById('q');
-  q.value = S.ids[S.lines.length - 1];
+  const lastId = S.ids[S.lines.length - 1];
+  q.value = S.lines.get(S.lines.length - 1).includes(JSON.stringify(lastId)) ? lastId : '"' + Object.keys(JSON.parse(S.lines.get(0)))[0] + '"';
   let t = performance.now();
   applyView();
   out.search_ms = Math.round(performance.now() - t);
