@@ -451,7 +451,7 @@ function renderOutput(nd, out, r) {
   let h = '';
   if (out && typeof out === 'object' && !Array.isArray(out)) {
     const scal = Object.entries(out).filter(([, v]) => typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length < 80));
-    h += '<table class="kv">' + scal.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${fmt(v, 4)}</td></tr>`).join('') + '</table>';
+    h += '<div class="chips">' + scal.map(([k, v]) => `<span class="chip"><span class="muted">${esc(k)}</span> ${fmt(v, 4)}</span>`).join('') + '</div>';
     if (Array.isArray(out.sentences) && out.sentences.length && typeof out.sentences[0] === 'object') h += renderSentences(out, r);
     if ('expectations_detected' in out) h += renderS0(out);
     if (out.context_map && typeof out.context_map === 'object') h += renderK0(out);
@@ -470,6 +470,11 @@ function openRecord(i) {
   const errs = r._errors || {}, sk = r._skipped || {};
   for (const k in errs) h += `<p class="bad"><b>${esc(k)} failed:</b> ${esc(errs[k])}</p>`;
   for (const k in sk) h += `<p class="warn"><b>${esc(k)} skipped:</b> ${esc(sk[k])}</p>`;
+
+  for (const nd of S.nodes) {
+    if (!(nd.id in r)) continue;
+    h += `<section class="node-out" data-node="${esc(nd.id)}"><h3>${esc(nd.id)} <span class="muted">${esc(nd.uses)}</span></h3>${renderOutput(nd, r[nd.id], r)}</section>`;
+  }
   h += '<section><h3>Inputs</h3><table class="kv">';
   for (const k in r) {
     if (nodeIds.has(k) || k === '_errors' || k === '_skipped') continue;
@@ -477,10 +482,6 @@ function openRecord(i) {
     h += `<tr><td>${esc(k)}</td><td>${typeof v === 'string' ? (v.length > 120 ? `<div class="text">${esc(v)}</div>` : esc(v)) : (v && typeof v === 'object' ? `<details><summary>${Array.isArray(v) ? v.length + ' items' : 'object'}</summary>${json(v)}</details>` : fmt(v))}</td></tr>`;
   }
   h += '</table></section>';
-  for (const nd of S.nodes) {
-    if (!(nd.id in r)) continue;
-    h += `<section class="node-out" data-node="${esc(nd.id)}"><h3>${esc(nd.id)} <span class="muted">${esc(nd.uses)}</span></h3>${renderOutput(nd, r[nd.id], r)}</section>`;
-  }
   if (RUN.replications > 1) {
     const same = [];
     for (let j = 0; j < S.lines.length && same.length < 50; j++) if (j !== i && S.ids[j] === S.ids[i]) same.push(j);
