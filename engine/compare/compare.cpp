@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +15,7 @@
 
 #include "compare/stats.h"
 #include "util/atomic_file.h"
+#include "util/raw_json.h"
 
 namespace evalgraph::compare {
 
@@ -49,16 +51,7 @@ struct Run {
   std::size_t records = 0;
 };
 
-void collect(Run &run, std::size_t rec, const std::string &node, const std::string &field, const json &v, int depth) {
-  if (v.is_object()) {
-    if (depth >= kMaxDepth) return;
-    for (const auto &[k, sub] : v.items()) {
-      if (k == "parameters" || (!k.empty() && k[0] == '_')) continue;  // constants of the run, host fields
-      collect(run, rec, node, field.empty() ? k : field + "." + k, sub, depth + 1);
-    }
-    return;
-  }
-  if (!v.is_number() && !v.is_boolean()) return;
+void put_value(Run &run, std::size_t rec, const std::string &node, const std::string &field, bool boolean, double value) {
   std::string name = node + "\t" + field;
   auto it = run.metric_index.find(name);
   if (it == run.metric_index.end()) {
@@ -67,12 +60,31 @@ void collect(Run &run, std::size_t rec, const std::string &node, const std::stri
   }
   Metric &m = run.metrics[it->second];
   if (m.values.size() <= rec) m.values.resize(rec + 1, kNaN);
-  if (v.is_boolean()) {
-    m.any_bool = true;
-    m.values[rec] = v.get<bool>() ? 1.0 : 0.0;
-  } else {
-    m.any_number = true;
-    m.values[rec] = v.get<double>();
+  (boolean ? m.any_bool : m.any_number) = true;
+  m.values[rec] = value;
+}
+
+// The numbers and booleans in a node's output, read from the record's text without building a DOM (records
+// of a large run are gigabytes; strings and arrays are skipped unread).
+void collect(Run &run, std::size_t rec, const std::string &node, const std::string &field, std::string_view v, int depth) {
+  if (v.empty()) return;
+  const char c = v[0];
+  if (c == '{') {
+    if (depth >= kMaxDepth) return;
+    std::vector<rawjson::Member> members;
+    if (!rawjson::object_members(v, members)) return;
+    std::set<std::string> seen;
+    for (const auto &m : members) {
+      if (m.key == "parameters" || (!m.key.empty() && m.key[0] == '_') || !seen.insert(m.key).second) continue;
+      collect(run, rec, node, field.empty() ? m.key : field + "." + m.key, v.substr(m.value.off, m.value.len), depth + 1);
+    }
+  } else if (c == 't' || c == 'f') {
+    put_value(run, rec, node, field, true, c == 't' ? 1.0 : 0.0);
+  } else if (c == '-' || (c >= '0' && c <= '9')) {
+    double x = 0;
+    auto r = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (r.ec == std::errc()) put_value(run, rec, node, field, false, x);
+    else put_value(run, rec, node, field, false, json::parse(v).get<double>());  // out of double's range
   }
 }
 
@@ -122,22 +134,31 @@ Run load_run(const fs::path &dir) {
   if (!rin) throw CompareError(3, fmt::format("{}: cannot open", run.records_file.string()));
   std::set<std::string> id_fields;
   for (const auto &ks : kKeySets) id_fields.insert(ks.begin(), ks.end());
+  const std::set<std::string> node_set(run.nodes.begin(), run.nodes.end());
+  std::vector<rawjson::Member> members;
   std::string line;
   std::size_t lineno = 0;
   while (std::getline(rin, line)) {
     ++lineno;
     if (line.empty() || line == "\r") continue;
-    json rec = json::parse(line, nullptr, false);
-    if (rec.is_discarded() || !rec.is_object())
+    std::string_view text(line);
+    while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.remove_suffix(1);
+    if (!rawjson::object_members(text, members))
       throw CompareError(3, fmt::format("{}:{}: not a JSON object; the results file is damaged", run.records_file.string(), lineno));
     const std::size_t i = run.records++;
     json ids = json::object();
-    for (const auto &f : id_fields)
-      if (auto it = rec.find(f); it != rec.end() && (it->is_string() || it->is_number())) ids[f] = it->is_string() ? it->get<std::string>() : it->dump();
-    if (auto it = rec.find("_replication"); it != rec.end()) ids["_replication"] = it->is_string() ? it->get<std::string>() : it->dump();
+    std::set<std::string> done;
+    for (const auto &m : members) {
+      if (!done.insert(m.key).second) continue;  // a duplicate key: the first counts
+      std::string_view v = text.substr(m.value.off, m.value.len);
+      if (id_fields.count(m.key) != 0 || m.key == "_replication") {
+        if (v[0] == '"') ids[m.key] = json::parse(v).get<std::string>();
+        else if (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) ids[m.key] = std::string(v);
+      } else if (node_set.count(m.key) != 0) {
+        collect(run, i, m.key, "", v, 0);
+      }
+    }
     run.ids.push_back(std::move(ids));
-    for (const auto &node : run.nodes)
-      if (auto it = rec.find(node); it != rec.end()) collect(run, i, node, "", *it, 0);
   }
   for (auto &m : run.metrics) m.values.resize(run.records, kNaN);
   return run;
