@@ -40,6 +40,22 @@ check "report: K0 dimensions and S0 expectations rendered" 'grep -q "class=\"dim
 check "report: Fleiss' kappa of the worked example is 0.210" 'grep -q "\"kappa_example\":\"0.210\"" <<<"$st"'
 check "report: histograms (SVG) and the pipeline graph" 'grep -q "class=\"hist\"" "$work/report.dom" && grep -q "id=\"dag\"" "$work/report.dom"'
 
+# A run with a failed and a skipped node, and a run without records.
+printf '{"id":"a","text":"hello"}\n{"id":"b"}\n{"id":"c","text":"x"}\n' >"$work/fx.jsonl"
+printf 'name: fx\ndataset: {path: fx.jsonl}\nnodes:\n  - {id: up, uses: test.upper}\n  - {id: cat, uses: test.concat, inputs: {a: up.upper, b: text}}\nsinks:\n  - uses: sink.jsonl\n    with: {file: detailed.jsonl}\n' >"$work/fx.yaml"
+plugins=$(dirname "$exe")/tests/engine/plugins
+if [ -d "$plugins" ]; then
+  run_f=$(CI=true "$exe" run -q --plugin-dir "$plugins" "$work/fx.yaml" -o "$work/runs")
+  dump "file://$run_f/report.html#selftest" "$work/fx.dom" "$work/fx.err"
+  check "failed record: marked in the table and counted with its first error" 'grep -q "<tr data-i=\"1\" class=\"failed\">" "$work/fx.dom" && grep -q "has no value for field" "$work/fx.dom" && grep -q "\"errors\":\[\]" "$work/fx.dom"'
+  check "failed record: no console messages" '! grep -q ":CONSOLE" "$work/fx.err"'
+fi
+: >"$work/empty.jsonl"
+printf 'name: empty\ndataset: {path: empty.jsonl, format: jsonl}\nsinks:\n  - uses: sink.jsonl\n    with: {file: detailed.jsonl}\n' >"$work/empty.yaml"
+run_e=$(CI=true "$exe" run -q "$work/empty.yaml" -o "$work/runs")
+dump "file://$run_e/report.html#selftest" "$work/empty.dom" "$work/empty.err"
+check "empty run: the page renders without errors" 'grep -q "\"records\":0," "$work/empty.dom" && ! grep -q ":CONSOLE" "$work/empty.err"'
+
 "$exe" compare "$run_a" "$run_b" -o "$work/cmp" >"$work/compare.txt" 2>&1 || { echo "FAIL compare"; cat "$work/compare.txt"; exit 1; }
 dump "file://$work/cmp/compare.html" "$work/compare.dom" "$work/compare.err"
 check "compare: 64 pairs" 'grep -q "id=\"n-paired\">64<" "$work/compare.dom"'

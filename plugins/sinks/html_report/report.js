@@ -553,12 +553,15 @@ function selftest() {
     out.first_row_after_sort = document.querySelector('#rtable tbody tr[data-i] td.rid').title;
   }
   const q = document.getElementById('q');
-  const lastId = S.ids[S.lines.length - 1];
-  q.value = S.lines.get(S.lines.length - 1).includes(JSON.stringify(lastId)) ? lastId : '"' + Object.keys(JSON.parse(S.lines.get(0)))[0] + '"';
   let t = performance.now();
-  applyView();
-  out.search_ms = Math.round(performance.now() - t);
-  out.search_hits = S.view.length;
+  if (S.lines.length) {
+    const lastId = S.ids[S.lines.length - 1];
+    q.value = S.lines.get(S.lines.length - 1).includes(JSON.stringify(lastId)) ? lastId : '"' + Object.keys(JSON.parse(S.lines.get(0)))[0] + '"';
+    t = performance.now();
+    applyView();
+    out.search_ms = Math.round(performance.now() - t);
+    out.search_hits = S.view.length;
+  }
   q.value = '';
   S.sort = null;
   applyView();
