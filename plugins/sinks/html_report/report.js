@@ -459,6 +459,8 @@ function renderOutput(nd, out, r) {
     if (out.weights || out.components) h += `<h4>Components and weights</h4>${json({components: out.components, weights: out.weights})}`;
     if (out.parameters) h += `<details><summary>parameters</summary>${json(out.parameters)}</details>`;
   }
+  if (nd.with && Object.keys(nd.with).length)  // e.g. chatbot.score's weights
+    h += `<details${nd.uses === 'chatbot.score' ? ' open' : ''}><summary>parameters in the pipeline</summary>${json(nd.with)}</details>`;
   return h + `<details><summary>full output (JSON)</summary>${json(out)}</details>`;
 }
 
