@@ -537,17 +537,22 @@ window.addEventListener('unhandledrejection', (e) => ERRORS.push(String(e.reason
 function selftest() {
   const vp = document.getElementById('viewport');
   const seen = new Set();
+  const t0 = performance.now();
+  let pages = 0;
   for (let top = 0; top <= S.view.length * ROW_H; top += Math.max(ROW_H, vp.clientHeight - ROW_H)) {
+    pages++;
     vp.scrollTop = top;
     drawRows();
     document.querySelectorAll('#rtable td.rid').forEach((td) => seen.add(td.title));
   }
-  const out = {records: S.lines.length, ids_rendered: [...seen], errors: ERRORS};
+  const out = {records: S.lines.length, ids_rendered: [...seen], errors: ERRORS, scroll_ms_per_page: +((performance.now() - t0) / Math.max(1, pages)).toFixed(2)};
   const num = S.cols.findIndex((m) => !m.bool);
   if (num >= 0) {
     const k = 3 + (S.groupKey ? 1 : 0) + num;
     const th = document.querySelector(`#rtable thead th[data-k="${k}"]`);
+    const ts = performance.now();
     th.click(); th.click();  // descending
+    out.sort_ms = Math.round((performance.now() - ts) / 2);
     const m = S.cols[num];
     const vals = Array.from(S.view).map((i) => m.vals[i]).filter((v) => !Number.isNaN(v));
     out.sorted_by = m.node + '.' + m.field;
