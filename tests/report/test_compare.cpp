@@ -1,4 +1,6 @@
 // `evalgraph compare` on small hand-made results folders (known statistics) and on two real runs.
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "compare/compare.h"
@@ -158,4 +160,34 @@ TEST_CASE("compare: two runs of the shipped KSODI pipeline are identical") {
     CHECK(m["diff"] == 0.0);
     CHECK(m["p_value"] == 1.0);
   }
+}
+
+TEST_CASE("compare: replications pair with the same replication; without an id records pair by position") {
+  TempDir t;
+  std::vector<json> ra, rb;
+  for (int i = 0; i < 3; ++i)
+    for (int r = 0; r < 2; ++r) {
+      json a = rec("q" + std::to_string(i), 0.1 * r, true), b = rec("q" + std::to_string(i), 0.1 * r + (r == 1 ? 0.5 : 0.0), true);
+      a["_replication"] = std::to_string(r);
+      b["_replication"] = std::to_string(r);
+      ra.push_back(a);
+      rb.push_back(b);
+    }
+  std::reverse(rb.begin(), rb.end());  // order does not matter
+  json c = evalgraph::compare::compare_runs(make_run(t, "a", 0.4, ra), make_run(t, "b", 0.4, rb));
+  CHECK(c["n_paired"] == 6);
+  CHECK(c["paired_by"] == "id");
+  CHECK(metric(c, "score")["diff"].get<double>() == Approx(0.25));  // +0.5 on replication 1 of each
+  REQUIRE(c["changed"].size() == 3);
+  CHECK(c["changed"][0]["id"].get<std::string>().find("(replication 1)") != std::string::npos);
+
+  std::vector<json> na, nb;
+  for (int i = 0; i < 4; ++i) na.push_back({{"text", "x"}, {"m", {{"score", 1.0 * i}}}});
+  for (int i = 0; i < 3; ++i) nb.push_back({{"text", "x"}, {"m", {{"score", 1.0 * i + 1}}}});
+  json p = evalgraph::compare::compare_runs(make_run(t, "na", 0.4, na), make_run(t, "nb", 0.4, nb));
+  CHECK(p["paired_by"].get<std::string>().find("record position") == 0);
+  CHECK(p["n_paired"] == 3);
+  CHECK(p["unpaired_a_ids"] == json::array({"#4"}));
+  CHECK(metric(p, "score")["diff"].get<double>() == Approx(1.0));
+  CHECK(metric(p, "score")["ci_low"].get<double>() == 1.0);  // every difference is 1
 }
