@@ -3,11 +3,17 @@
 // The page is written while the run goes: the head, the styles and the run's settings (the host's `_run`
 // parameter) when the sink is created, then every record, gzip-compressed and base64-encoded in chunks of
 // <script type="application/octet-stream" class="eg-z"> elements as records arrive, and at the end the
-// record count and the page's script. Memory stays flat however many records a run has; the browser
+// record count and the page's script (records are compressed on a thread of the sink's own, see hand_over).
+// Memory stays flat however many records a run has; the browser
 // decompresses the records with its own DecompressionStream and parses each record when it is needed.
 #include <zlib.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -119,9 +125,18 @@ class HtmlReport : public evalgraph::RawNode {
     std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
     run["report_written"] = stamp;
     put("<script type=\"application/json\" id=\"eg-run\">" + script_json(run) + "</script>\n");
+    worker_ = std::thread([this] { work(); });
   }
 
   ~HtmlReport() override {
+    if (worker_.joinable()) {  // not finished (an interrupted run): stop compressing
+      {
+        std::lock_guard lk(mu_);
+        closing_ = aborting_ = true;
+      }
+      cv_.notify_all();
+      worker_.join();
+    }
     if (z_open_) deflateEnd(&zs_);
     if (fp_ != nullptr) std::fclose(fp_);  // not finished: report.html.partial stays as the trace
   }
@@ -129,22 +144,22 @@ class HtmlReport : public evalgraph::RawNode {
   std::string process_raw(evalgraph::Call &, std::string_view in) override {
     while (!in.empty() && (in.back() == '\n' || in.back() == '\r' || in.back() == ' ')) in.remove_suffix(1);
     if (in.empty()) throw std::invalid_argument("received an empty record");
-    if (in.find('\n') != std::string_view::npos) {  // one record per line, always
-      std::string line = json::parse(in).dump(-1, ' ', false, json::error_handler_t::replace);
-      deflate_bytes(line.data(), line.size(), false);
-    } else {
-      deflate_bytes(in.data(), in.size(), false);
-    }
-    deflate_bytes("\n", 1, false);
+    if (in.find('\n') != std::string_view::npos)  // one record per line, always
+      batch_ += json::parse(in).dump(-1, ' ', false, json::error_handler_t::replace);
+    else
+      batch_.append(in.data(), in.size());
+    batch_ += '\n';
     raw_bytes_ += in.size() + 1;
     ++records_;
+    if (batch_.size() >= kBatch) hand_over(false);
     return {};
   }
 
   json finish(evalgraph::Call &) override {
-    if (fp_ == nullptr) throw std::runtime_error("finish() called twice");
-    deflate_bytes(nullptr, 0, true);
-    flush_chunks(true);
+    if (fp_ == nullptr || !worker_.joinable()) throw std::runtime_error("finish() called twice");
+    hand_over(true);
+    worker_.join();
+    if (worker_error_) std::rethrow_exception(worker_error_);
     deflateEnd(&zs_);
     z_open_ = false;
     put("<script type=\"application/json\" id=\"eg-meta\">" +
@@ -162,6 +177,44 @@ class HtmlReport : public evalgraph::RawNode {
   }
 
  private:
+  // Records are compressed on a thread of their own, in batches of ~1 MiB: the engine's writer thread only
+  // copies them. At most kMaxQueued batches wait; beyond that the writer waits for the compressor.
+  void hand_over(bool last) {
+    std::unique_lock lk(mu_);
+    cv_space_.wait(lk, [&] { return queue_.size() < kMaxQueued || worker_error_; });
+    if (worker_error_) std::rethrow_exception(worker_error_);
+    if (!batch_.empty()) queue_.push_back(std::move(batch_));
+    batch_ = std::string();
+    batch_.reserve(kBatch + 65536);
+    if (last) closing_ = true;
+    lk.unlock();
+    cv_.notify_one();
+  }
+
+  void work() {
+    try {
+      for (;;) {
+        std::string b;
+        {
+          std::unique_lock lk(mu_);
+          cv_.wait(lk, [&] { return !queue_.empty() || closing_; });
+          if (aborting_) return;
+          if (queue_.empty()) break;  // closing and all done
+          b = std::move(queue_.front());
+          queue_.pop_front();
+        }
+        cv_space_.notify_one();
+        deflate_bytes(b.data(), b.size(), false);
+      }
+      deflate_bytes(nullptr, 0, true);
+      flush_chunks(true);
+    } catch (...) {
+      std::lock_guard lk(mu_);
+      worker_error_ = std::current_exception();
+    }
+    cv_space_.notify_all();
+  }
+
   void put(const std::string &s) {
     if (std::fwrite(s.data(), 1, s.size(), fp_) != s.size())
       throw std::runtime_error("cannot write " + evalgraph::partial_path(final_).string() + ": " + std::strerror(errno));
@@ -208,6 +261,14 @@ class HtmlReport : public evalgraph::RawNode {
   bool z_open_ = false;
   std::string pending_;
   std::size_t used_ = 0, records_ = 0, raw_bytes_ = 0, compressed_ = 0, chunks_ = 0;
+  static constexpr std::size_t kBatch = std::size_t{1} << 20, kMaxQueued = 8;
+  std::string batch_;
+  std::deque<std::string> queue_;
+  std::mutex mu_;
+  std::condition_variable cv_, cv_space_;
+  bool closing_ = false, aborting_ = false;
+  std::exception_ptr worker_error_;
+  std::thread worker_;  // last: started when everything above exists
 };
 
 }  // namespace
