@@ -435,6 +435,17 @@ std::string text_report(const json &c) {
                      num(m["mean_a"].get<double>()), num(m["mean_b"].get<double>()), num(m["diff"].get<double>()), ci,
                      pval(p), p < 0.05 ? "*" : " ", m["test"].get<std::string>() == "mcnemar_exact" ? "McNemar" : "Wilcoxon");
   }
+  if (c["metrics"].empty()) o += "(no numeric or boolean node output that both runs have)\n";
+  if (!c["metrics_in_one_run_only"].empty()) {
+    std::string a, b;
+    for (const auto &m : c["metrics_in_one_run_only"]) {
+      std::string &list = m["in"] == "a" ? a : b;
+      if (!list.empty()) list += ", ";
+      list += m["node"].get<std::string>() + "." + m["field"].get<std::string>();
+    }
+    if (!a.empty()) o += "values only in A (not compared): " + a + "\n";
+    if (!b.empty()) o += "values only in B (not compared): " + b + "\n";
+  }
   o += fmt::format("(* p < 0.05; {} paired records changed in at least one value", c["records_changed"].get<std::size_t>());
   if (constant > 0) o += fmt::format("; {} values that are the same constant in every record of both runs are not shown, --json lists them", constant);
   o += ")\n";

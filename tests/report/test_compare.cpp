@@ -127,6 +127,13 @@ TEST_CASE("compare command: table, --json, -o and clear errors") {
   CHECK(html.find("<svg") != std::string::npos);
   CHECK(html.find("http") == std::string::npos);  // nothing loaded from the network
 
+  std::vector<json> extra = rs;
+  for (auto &e : extra) e["m"]["new_score"] = 0.5;
+  fs::path e = make_run(t, "e", 0.4, extra);
+  auto oneside = run_cmd(std::string(EVALGRAPH_EXE) + " compare " + a.string() + " " + e.string());
+  CHECK(oneside.exit_code == 0);
+  CHECK(oneside.output.find("values only in B (not compared): m.new_score") != std::string::npos);
+
   t.write("plain/notes.txt", "x");
   auto bad = run_cmd(std::string(EVALGRAPH_EXE) + " compare " + a.string() + " " + (t.path / "plain").string());
   CHECK(bad.exit_code == 2);
