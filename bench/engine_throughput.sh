@@ -33,7 +33,7 @@ for n in 100000 1000000; do
     rm -rf "$work/out"
     sync  # the previous run's output is flushed now, not while this run is timed
     start=$(date +%s.%N)
-    /usr/bin/time -f "%M" -o "$work/rss" "$build/evalgraph" run -q -j "$j" --plugin-dir "$build/tests/engine/plugins" "$work/p.yaml" >/dev/null
+    /usr/bin/time -f "%M" -o "$work/rss" "$build/evalgraph" run -q --no-report -j "$j" --plugin-dir "$build/tests/engine/plugins" "$work/p.yaml" >/dev/null
     end=$(date +%s.%N)
     lines=$(wc -l < "$work"/out/throughput__*/out.jsonl)
     [ "$lines" -eq "$n" ] || { echo "expected $n records, got $lines"; exit 1; }

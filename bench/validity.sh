@@ -30,9 +30,9 @@ YAML
 sed '/o0_cosine/d' "$work/p.yaml" > "$work/timed.yaml"
 sed -i "s#$work/out#$work/timed_out#" "$work/timed.yaml"
 start=$EPOCHREALTIME
-"$build/evalgraph" run -q --no-journal "$work/timed.yaml" >/dev/null
+"$build/evalgraph" run -q --no-journal --no-report "$work/timed.yaml" >/dev/null
 secs=$(python3 -c "print($EPOCHREALTIME - $start)")
-"$build/evalgraph" run -q --no-journal "$work/p.yaml" >/dev/null
+"$build/evalgraph" run -q --no-journal --no-report "$work/p.yaml" >/dev/null
 detailed=$(ls "$work"/out/*/detailed.jsonl)
 python3 "$repo/bench/validity_stats.py" "$detailed" --seconds "$secs"
 if [ "${CALIBRATE:-0}" = 1 ]; then python3 "$repo/bench/o0_calibrate.py" "$detailed"; fi
