@@ -1,4 +1,5 @@
 // The evalgraph command line: run, validate, graph, plugins.
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "chatbot/experiment.h"
@@ -18,6 +20,7 @@
 #include "io/dataset.h"
 #include "plugin/registry.h"
 #include "report/default_report.h"
+#include "shard/shard.h"
 #include "util/version.h"
 
 #ifdef EVALGRAPH_WITH_MIMALLOC
@@ -44,6 +47,9 @@ const char *kUsage =
     "usage:\n"
     "  evalgraph run PIPELINE.yaml [options]     run a pipeline over its dataset\n"
     "  evalgraph run --resume RESULTS_FOLDER     finish a run that was interrupted or crashed\n"
+    "  evalgraph run PIPELINE.yaml --shard I/N   run shard I of N (also from SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX)\n"
+    "  evalgraph merge SHARD_FOLDER... -o DIR    merge the shards of a run into one results folder\n"
+    "  evalgraph cache merge -o OUT IN...        combine LLM response caches (the shards' caches)\n"
     "  evalgraph validate PIPELINE.yaml          check a pipeline without running it\n"
     "  evalgraph graph PIPELINE.yaml             print the pipeline's DAG as Graphviz DOT\n"
     "  evalgraph plugins [--json]                list the loaded plugins and node types\n"
@@ -156,13 +162,44 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
     opt.run_dir = vm["resume"].as<std::string>();
     RunState rs = read_run_state(opt.run_dir);
     l.pipeline = parse_pipeline(rs.pipeline_text, rs.pipeline_file);
+    if (rs.state.contains("shard")) {
+      opt.shard_index = rs.state["shard"].value("index", 0);
+      opt.shard_count = rs.state["shard"].value("count", 0);
+      opt.extra_summary = rs.state.value("extra_summary", json::object());
+    }
   } else {
     l.pipeline = load_pipeline(file);
+    shard::ShardSpec spec = shard::resolve_shard(
+        vm.count("shard") ? std::optional<std::string>(vm["shard"].as<std::string>()) : std::nullopt,
+        vm["shard-count"].as<int>(), [](const char *n) { return std::getenv(n); });
+    opt.shard_index = spec.index;
+    opt.shard_count = spec.count;
     opt.run_dir = new_run_dir(l.pipeline, vm.count("output") ? fs::path(vm["output"].as<std::string>()) : fs::path());
+    if (spec.count > 0) {
+      if (vm.count("no-journal"))
+        throw ConfigError({{{"--no-journal", 0, 0}, "a shard keeps its records for `evalgraph merge`; drop --no-journal"}});
+      opt.run_dir += fmt::format("__shard-{}-of-{}", spec.index + 1, spec.count);
+      char host[256] = {};
+      gethostname(host, sizeof host - 1);
+      opt.extra_summary["shard"] = {{"index", spec.index}, {"count", spec.count}, {"label", spec.label()},
+                                    {"source", spec.source}, {"host", host},
+                                    {"started", fmt::format("{:%Y-%m-%dT%H:%M:%S}", fmt::localtime(std::time(nullptr)))},
+                                    {"pipeline_file", fs::absolute(l.pipeline.file).string()},
+                                    {"report", vm.count("no-report") == 0},
+                                    {"limit", vm["limit"].as<long long>() >= 0 ? vm["limit"].as<long long>() : l.pipeline.dataset.limit},
+                                    {"rule", "record index mod N (group_by: FNV-1a of the group key mod N)"}};
+      for (const char *e : {"SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX", "HOSTNAME"})
+        if (const char *v = std::getenv(e); v != nullptr && spec.source != "--shard") opt.extra_summary["shard"]["env"][e] = v;
+    }
   }
   if (vm.count("no-report") == 0) add_default_report(l.pipeline, reg);
   l.plan = build_plan(l.pipeline, reg, read_dataset_columns(l.pipeline));
-  auto llm = make_llm_service(l.pipeline.providers, vm.count("no-cache") != 0, vm["cache"].as<std::string>(), opt.run_dir);
+  if (opt.shard_count > 0 && !vm.count("resume"))
+    opt.extra_summary["fingerprint"] = shard::fingerprint(l.pipeline, l.plan, opt.extra_summary["shard"]["limit"].get<long long>());
+  // SQLite on a network file system is not safe to share: a shard has its own cache unless --cache names one.
+  std::string cache = vm["cache"].as<std::string>();
+  if (opt.shard_count > 0 && cache.empty()) cache = (opt.run_dir / "llm-cache.sqlite").string();
+  auto llm = make_llm_service(l.pipeline.providers, vm.count("no-cache") != 0, cache, opt.run_dir);
   HostServices host(llm, l.pipeline.default_provider, l.pipeline.embedding_provider);
   g_host = &host;
   std::signal(SIGINT, on_sigint);
@@ -274,6 +311,8 @@ int main(int argc, char **argv) {
       "no-cache", "do not read or write the LLM response cache")(
       "cache", po::value<std::string>()->default_value(""), "LLM response cache file (default ~/.cache/evalgraph/llm-cache.sqlite)")(
       "resume", po::value<std::string>(), "run: finish an interrupted run in this results folder")(
+      "shard", po::value<std::string>(), "run: only shard I of N (1-based, e.g. 2/3); default: the scheduler's array index")(
+      "shard-count", po::value<int>()->default_value(0), "run: the shard count for JOB_COMPLETION_INDEX (or EVALGRAPH_SHARD_COUNT)")(
       "quiet,q", "no progress and no summary on stderr")("json", "plugins: print JSON")(
       "config-dir", po::value<std::string>(), "run/create-dataset: a chatbot evaluation's config folder (seed 004 format)")(
       "only-transform", "run --config-dir: run the transformations only");
@@ -314,6 +353,15 @@ int main(int argc, char **argv) {
     if (cmd == "combine-experiments") return cmd_combine(args, vm, dirs);
     if (cmd == "compare") return compare::run_compare(args, vm.count("json") != 0, vm.count("output") ? vm["output"].as<std::string>() : "");
     if (cmd == "create-dataset") return cmd_create_dataset(vm);
+    if (cmd == "merge")
+      return shard::run_merge(args, vm.count("output") ? vm["output"].as<std::string>() : "", dirs, vm.count("quiet") != 0);
+    if (cmd == "cache") {
+      if (args.empty() || args[0] != "merge") {
+        std::fprintf(stderr, "evalgraph cache: the one subcommand is: evalgraph cache merge -o OUT.sqlite IN.sqlite...\n");
+        return kExitUsage;
+      }
+      return shard::run_cache_merge({args.begin() + 1, args.end()}, vm.count("output") ? vm["output"].as<std::string>() : "");
+    }
     if (cmd == "run" || cmd == "validate" || cmd == "graph") {
       if (cmd == "run" && vm.count("resume") && args.empty()) return cmd_run("", vm, dirs);
       if (args.size() != 1) {
@@ -333,7 +381,7 @@ int main(int argc, char **argv) {
       return kExitOk;
     }
     std::fprintf(stderr, "evalgraph: unknown command '%s'%s\n\n%s", cmd.c_str(),
-                 did_you_mean(cmd, {"run", "validate", "graph", "plugins", "compare", "combine-experiments", "create-dataset"}).c_str(), kUsage);
+                 did_you_mean(cmd, {"run", "validate", "graph", "plugins", "compare", "merge", "cache", "combine-experiments", "create-dataset"}).c_str(), kUsage);
     return kExitUsage;
   } catch (const ConfigError &e) {
     return print_config_error(e);

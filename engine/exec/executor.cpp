@@ -167,6 +167,7 @@ class Engine {
   void write_to_sinks(const Slot &s, const std::string &text);
   void count_resumed(const json &rec);
   std::size_t replay_journal();
+  std::size_t merge_shards();
   void journal_chunk(const Chunk &c, const std::vector<std::string> &texts, const std::vector<std::size_t> &added_at);
 
   const Pipeline &p_;
@@ -262,6 +263,93 @@ std::size_t Engine::replay_journal() {
   fs::resize_file(path, good_bytes);  // drop a chunk that was being written when the run died
   written_ = resumed;
   return resumed;
+}
+
+// Merge mode: the shard journals hold disjoint units (a record with its replications, or a whole sequence
+// group with its replications), each journal in dataset order. A line starts a new unit when its dataset
+// index is above every index that journal has shown so far (a group's next replication starts over at the
+// group's first record). Units go to the sinks by their first index: the order of one unsharded run. Memory:
+// one line per journal and the dataset records of the current unit.
+std::size_t Engine::merge_shards() {
+  struct Source {
+    fs::path path;
+    std::ifstream in;
+    std::string line;
+    std::size_t index = 0, max_seen = 0, line_no = 0;
+    bool has = false, seen = false;
+    void advance() {
+      has = false;
+      while (std::getline(in, line)) {
+        ++line_no;
+        if (line.empty() || line.rfind("{\"_chunk_end\"", 0) == 0) continue;
+        std::size_t tab = line.find('\t');
+        if ((line[0] != 'D' && line[0] != 'F') || tab == std::string::npos || tab < 2)
+          throw std::runtime_error(fmt::format("{}:{}: not a shard journal line; is the shard folder damaged?",
+                                               path.string(), line_no));
+        index = std::stoull(line.substr(1, tab - 1));
+        has = true;
+        return;
+      }
+    }
+    bool starts_unit() const { return !seen || index > max_seen; }
+  };
+  std::vector<std::unique_ptr<Source>> src;
+  for (const auto &p : opt_.merge_journals) {
+    auto s = std::make_unique<Source>();
+    s->path = p;
+    s->in.open(p, std::ios::binary);
+    if (!s->in) throw std::runtime_error("cannot read " + p.string());
+    s->advance();
+    src.push_back(std::move(s));
+  }
+  std::unique_ptr<io::RecordReader> dataset;
+  std::map<std::size_t, RawRecord> window;
+  std::size_t next_read = 0, merged = 0;
+  std::string text;
+  auto dataset_record = [&](std::size_t index) -> const RawRecord & {
+    if (!dataset) dataset = io::open_dataset(p_.dataset.path, p_.dataset.format, p_.dataset.options);
+    while (next_read <= index && dataset->next_text(text)) {
+      window[next_read].assign(std::move(text));
+      text = std::string();
+      ++next_read;
+    }
+    auto it = window.find(index);
+    if (it == window.end())
+      throw std::runtime_error(fmt::format("a shard names dataset record {}, which {} does not hold", index + 1,
+                                           p_.dataset.path.string()));
+    return it->second;
+  };
+  for (;;) {
+    Source *best = nullptr;
+    for (auto &s : src)
+      if (s->has && (best == nullptr || s->index < best->index)) best = s.get();
+    if (best == nullptr) break;
+    for (auto &s : src)
+      if (s.get() != best && s->has && s->index == best->index)
+        throw std::runtime_error(fmt::format("dataset record {} is in two shards ({} and {})", best->index + 1,
+                                             best->path.string(), s->path.string()));
+    const std::size_t unit = best->index;
+    window.erase(window.begin(), window.lower_bound(unit));
+    do {
+      Source &s = *best;
+      if (!s.seen || s.index > s.max_seen) s.max_seen = s.index;
+      s.seen = true;
+      std::size_t tab = s.line.find('\t');
+      std::string_view body = std::string_view(s.line).substr(tab + 1);
+      Slot slot;
+      slot.index = s.index;
+      json status = json::object();  // only what the counts need: the record itself is not parsed
+      if (auto e = member_of(body, "_errors")) status["_errors"] = json::parse(*e);
+      if (auto k = member_of(body, "_skipped")) status["_skipped"] = json::parse(*k);
+      count_resumed(status);
+      if (s.line[0] == 'D') write_to_sinks(slot, RawRecord::combine(dataset_record(s.index), body));
+      else write_to_sinks(slot, std::string(body));
+      ++merged;
+      s.advance();
+    } while (best->has && !best->starts_unit());
+  }
+  written_ = merged;
+  return merged;
 }
 
 void Engine::count_resumed(const json &rec) {
@@ -650,7 +738,9 @@ RunResult Engine::run() {
   res.run_dir = run_dir_;
   setup();
   if (opt_.resume) res.resumed_records = replay_journal();
-  if (opt_.journal) {
+  const bool merging = !opt_.merge_journals.empty();
+  if (merging) merge_shards();
+  if (opt_.journal && !merging) {
     fs::create_directories(run_dir_ / "progress");
     journal_ = std::fopen((run_dir_ / "progress" / "journal.jsonl").c_str(), "ab");
     if (journal_ == nullptr) throw std::runtime_error("cannot write the progress journal in " + run_dir_.string());
@@ -668,6 +758,7 @@ RunResult Engine::run() {
     if (csv && lines > 0) --lines;
     if (limit >= 0) lines = std::min<std::size_t>(lines, static_cast<std::size_t>(limit));
     expected_total_ = lines * static_cast<std::size_t>(p_.replications);
+    if (opt_.shard_count > 0) expected_total_ /= static_cast<std::size_t>(opt_.shard_count);
   }
 
   std::vector<std::thread> threads;
@@ -684,6 +775,7 @@ RunResult Engine::run() {
     std::string group_key;
     std::unordered_set<std::string> closed_groups;
     std::size_t group_line = 0;
+    bool in_group = false;  // a group has started (group may be empty when it is another shard's)
 
     auto add = [&](Slot s) {
       chunk->slots.push_back(std::move(s));
@@ -712,10 +804,16 @@ RunResult Engine::run() {
     std::size_t index = 0;
     for (; index < skip && reader->next_text(text); ++index) {
     }  // finished before the resume
-    while (!g_stop.load() && !host_.cancelled() && (limit < 0 || static_cast<long long>(index) < limit) && reader->next_text(text, &members)) {
+    const bool sharded = opt_.shard_count > 0;
+    const auto shard_n = static_cast<std::size_t>(std::max(1, opt_.shard_count));
+    const auto shard_i = static_cast<std::size_t>(std::max(0, opt_.shard_index));
+    bool group_mine = true;  // sequence mode: whether the current group belongs to this shard
+    while (!merging && !g_stop.load() && !host_.cancelled() && (limit < 0 || static_cast<long long>(index) < limit) &&
+           reader->next_text(text, &members)) {
       Slot s;
       s.index = index++;
       s.line = reader->line();
+      if (sharded && !seq && s.index % shard_n != shard_i) continue;  // another shard's record
       if (members.empty() && !rawjson::object_members(text, members))  // nlohmann took it, the checker cannot
         throw io::DataError(p_.dataset.path, s.line, "the record nests deeper than 512 levels",
                             "flatten the record, or keep deep structures as JSON text in a string field");
@@ -723,8 +821,9 @@ RunResult Engine::run() {
       text = std::string();
       if (seq) {
         std::string key = group_of(s.rec, plan_.group_by);
-        if (key != group_key || group.empty()) {
-          if (!group.empty()) closed_groups.insert(group_key);
+        if (key != group_key || !in_group) {
+          if (in_group) closed_groups.insert(group_key);
+          in_group = true;
           close_group();
           if (closed_groups.count(key) != 0)
             throw io::DataError(p_.dataset.path, s.line,
@@ -733,7 +832,9 @@ RunResult Engine::run() {
                                 fmt::format("sort the dataset by '{}' so each group's records are together", plan_.group_by));
           group_key = key;
           group_line = s.line;
+          group_mine = !sharded || shard_of_group(key, opt_.shard_count) == opt_.shard_index;
         }
+        if (!group_mine) continue;  // another shard's group (still read: a group split in the data is an error)
         group.push_back(std::move(s));
       } else {
         for (int r = 0; r < reps; ++r) {
@@ -837,10 +938,20 @@ RunResult Engine::run() {
                  {"nodes", nodes},
                  {"sinks", sinks}};
   if (host_.llm() != nullptr) res.summary["llm"] = host_.llm()->stats_json();
+  for (const auto &[k, v] : opt_.extra_summary.items()) res.summary[k] = v;
   return res;
 }
 
 }  // namespace
+
+int shard_of_group(const std::string &group_key, int count) {
+  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a 64: the same on every machine and compiler
+  for (unsigned char ch : group_key) {
+    h ^= ch;
+    h *= 1099511628211ULL;
+  }
+  return static_cast<int>(h % static_cast<std::uint64_t>(std::max(1, count)));
+}
 
 void request_stop() { g_stop = true; }
 void request_abort() {
@@ -898,6 +1009,8 @@ RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, cons
                     {"dataset", fs::absolute(p.dataset.path).string()},
                     {"dataset_size", fs::file_size(p.dataset.path, ec)},
                     {"engine_version", version_string()}};
+      if (opt.shard_count > 0) state["shard"] = {{"index", opt.shard_index}, {"count", opt.shard_count}};
+      if (!opt.extra_summary.empty()) state["extra_summary"] = opt.extra_summary;
       write_file_atomically(run_dir / "progress" / "state.json", state.dump(2));
     }
   }
@@ -917,6 +1030,10 @@ RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, cons
   if (!r.interrupted) {
     write_file_atomically(run_dir / "run.json", r.summary.dump(2) + "\n");
     std::error_code ec;
+    if (opt.shard_count > 0 && opt.journal) {  // a shard keeps its records for `evalgraph merge`
+      fs::create_directories(shard_journal_path(run_dir).parent_path());
+      fs::rename(run_dir / "progress" / "journal.jsonl", shard_journal_path(run_dir));
+    }
     fs::remove_all(run_dir / "progress", ec);  // finished: nothing left to resume
   } else {
     write_file_atomically(run_dir / "progress" / "interrupted.json", r.summary.dump(2) + "\n");

@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "config/pipeline.h"
 #include "exec/host.h"
@@ -24,7 +25,22 @@ struct RunOptions {
   double retry_backoff_s = 0.2;
   bool resume = false;                 // continue the run in run_dir from its progress journal
   bool journal = true;                 // keep <run>/progress/journal.jsonl so a crashed run can resume
+  // Sharding (engine/shard/README.md): with shard_count > 0 only the records of shard shard_index are run
+  // (record index mod N; with group_by, a whole group by a hash of its key), and the finished run keeps its
+  // journal as <run>/shard/records.journal for `evalgraph merge`.
+  int shard_index = 0;
+  int shard_count = 0;
+  // Merge mode: no node runs; the records of these shard journals (in dataset order) go to fresh sinks.
+  std::vector<std::filesystem::path> merge_journals;
+  nlohmann::json extra_summary = nlohmann::json::object();  // merged into run.json (shard, fingerprint, ...)
 };
+
+// The shard (0-based) that a sequence group goes to: FNV-1a 64 of its group key (as JSON text) mod count.
+int shard_of_group(const std::string &group_key, int count);
+// Where a finished shard run keeps its records for the merge.
+inline std::filesystem::path shard_journal_path(const std::filesystem::path &run_dir) {
+  return run_dir / "shard" / "records.journal";
+}
 
 // The run folder a new run of `p` gets: <root>/<name>__<YYYYmmdd-HHMMSS>[-k]. Does not create it.
 std::filesystem::path new_run_dir(const Pipeline &p, const std::filesystem::path &root_override);

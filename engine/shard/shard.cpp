@@ -1,0 +1,327 @@
+#include "shard/shard.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "config/diagnostics.h"
+#include "exec/executor.h"
+#include "exec/host.h"
+#include "io/dataset.h"
+#include "llm/response_cache.h"
+#include "llm/sha256.h"
+#include "report/default_report.h"
+#include "util/version.h"
+
+namespace evalgraph::shard {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr int kExitUsage = 2;
+
+[[noreturn]] void refuse(const std::string &where, const std::string &msg) { throw ConfigError({{{where, 0, 0}, msg}}); }
+
+bool parse_int(std::string_view s, int &out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+std::string file_sha256(const fs::path &file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return "unreadable";
+  llm::Sha256 h;
+  std::vector<char> buf(1 << 20);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    h.update(buf.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  return h.hex_digest();
+}
+
+json read_json(const fs::path &f) {
+  std::ifstream in(f, std::ios::binary);
+  if (!in) return json();
+  return json::parse(in, nullptr, false);
+}
+
+std::string now_iso() { return fmt::format("{:%Y-%m-%dT%H:%M:%S}", fmt::localtime(std::time(nullptr))); }
+
+}  // namespace
+
+ShardSpec resolve_shard(const std::optional<std::string> &shard_arg, int shard_count_arg,
+                        const std::function<const char *(const char *)> &getenv_fn) {
+  ShardSpec s;
+  auto env = [&](const char *name) -> std::optional<std::string> {
+    const char *v = getenv_fn(name);
+    if (v == nullptr || *v == '\0') return std::nullopt;
+    return std::string(v);
+  };
+  auto check = [&](int i1, int n, const std::string &what) {
+    if (n < 1) refuse(what, fmt::format("the shard count must be at least 1 (got {})", n));
+    if (i1 < 1 || i1 > n)
+      refuse(what, fmt::format("shard {} of {} does not exist: shards are numbered 1 to {}", i1, n, n));
+  };
+  if (shard_arg) {
+    const std::string &a = *shard_arg;
+    auto slash = a.find('/');
+    int i = 0, n = 0;
+    if (slash == std::string::npos || !parse_int(std::string_view(a).substr(0, slash), i) ||
+        !parse_int(std::string_view(a).substr(slash + 1), n))
+      refuse("--shard", fmt::format("'{}' is not I/N (for example --shard 1/3: the first of three shards)", a));
+    check(i, n, "--shard");
+    return {i - 1, n, "--shard"};
+  }
+  if (auto id = env("SLURM_ARRAY_TASK_ID")) {
+    auto count = env("SLURM_ARRAY_TASK_COUNT");
+    auto min = env("SLURM_ARRAY_TASK_MIN");
+    int i = 0, n = 0, m = 0;
+    if (!parse_int(*id, i) || !count || !parse_int(*count, n) || (min && !parse_int(*min, m)))
+      refuse("SLURM_ARRAY_TASK_ID",
+             "a Slurm array task needs numeric SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT (and SLURM_ARRAY_TASK_MIN); "
+             "or give --shard I/N");
+    // An array with a step (--array=0-9:2) leaves gaps: the index would not be dense.
+    if (i - m < 0 || i - m >= n)
+      refuse("SLURM_ARRAY_TASK_ID", fmt::format("array task {} is outside {}..{} (min {}, count {}); submit a dense array "
+                                                "(--array=0-{}) or give --shard I/N",
+                                                i, m, m + n - 1, m, n, n - 1));
+    return {i - m, n, "SLURM_ARRAY_TASK_ID"};
+  }
+  if (auto idx = env("JOB_COMPLETION_INDEX")) {
+    int i = 0, n = shard_count_arg;
+    std::string count_from = "--shard-count";
+    if (n <= 0) {
+      auto c = env("EVALGRAPH_SHARD_COUNT");
+      count_from = "EVALGRAPH_SHARD_COUNT";
+      if (!c)
+        refuse("JOB_COMPLETION_INDEX", "a Kubernetes Indexed Job gives the index but not the count: pass --shard-count N or "
+                                       "set EVALGRAPH_SHARD_COUNT to the Job's completions");
+      if (!parse_int(*c, n)) refuse("EVALGRAPH_SHARD_COUNT", fmt::format("'{}' is not a number", *c));
+    }
+    if (!parse_int(*idx, i)) refuse("JOB_COMPLETION_INDEX", fmt::format("'{}' is not a number", *idx));
+    check(i + 1, n, count_from);
+    return {i, n, "JOB_COMPLETION_INDEX"};
+  }
+  if (shard_count_arg > 0)
+    refuse("--shard-count", "--shard-count needs JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); elsewhere give --shard I/N");
+  return s;
+}
+
+json fingerprint(const Pipeline &p, const Plan &plan, long long limit) {
+  std::string plugins, params;
+  auto add = [&](const PlannedNode &pn) {
+    plugins += fmt::format("{} {} {} {}\n", pn.decl->id, pn.type->name, pn.type->plugin->descriptor->name,
+                           pn.type->plugin->descriptor->version);
+    params += pn.decl->id + " " + pn.decl->with.dump() + "\n";
+  };
+  for (const auto &pn : plan.nodes) add(pn);
+  for (const auto &pn : plan.sinks) add(pn);
+  params += fmt::format("replications {}\nlimit {}\ngroup_by {}\n", p.replications, limit, plan.group_by);
+  return {{"pipeline", llm::sha256_hex(p.source_text)},
+          {"plugins", llm::sha256_hex(plugins)},
+          {"parameters", llm::sha256_hex(params)},
+          {"dataset", file_sha256(p.dataset.path)},
+          {"engine", version_string()}};
+}
+
+// ---- merge ----
+namespace {
+
+struct ShardFolder {
+  fs::path dir;
+  json run;    // run.json
+  json shard;  // run.json's "shard"
+};
+
+ShardFolder read_shard(const fs::path &dir) {
+  ShardFolder f{dir, {}, {}};
+  if (!fs::is_directory(dir)) refuse(dir.string(), "not a folder");
+  if (!fs::exists(dir / "run.json")) {
+    if (fs::exists(dir / "progress"))
+      refuse(dir.string(), fmt::format("this shard has not finished; finish it with `evalgraph run --resume {}`", dir.string()));
+    refuse(dir.string(), "no run.json: not a results folder of evalgraph run");
+  }
+  f.run = read_json(dir / "run.json");
+  if (f.run.is_discarded() || !f.run.is_object()) refuse((dir / "run.json").string(), "damaged run.json");
+  if (!f.run.contains("shard") || !f.run.contains("fingerprint"))
+    refuse(dir.string(), "not a shard: run.json has no \"shard\" (run it with --shard I/N)");
+  f.shard = f.run["shard"];
+  if (f.run.value("interrupted", false)) refuse(dir.string(), "this shard was interrupted; finish it with evalgraph run --resume");
+  if (!fs::exists(shard_journal_path(dir)))
+    refuse(shard_journal_path(dir).string(), "the shard's records are missing (was it run with --no-journal?)");
+  return f;
+}
+
+void sum_into(json &acc, const json &add) {
+  for (const auto &[k, v] : add.items()) {
+    if (v.is_object()) {
+      sum_into(acc[k], v);
+    } else if (v.is_number() && k.find("mean") == std::string::npos) {
+      if (!acc.contains(k)) acc[k] = v;
+      else if (v.is_number_integer() && acc[k].is_number_integer()) acc[k] = acc[k].get<long long>() + v.get<long long>();
+      else acc[k] = acc[k].get<double>() + v.get<double>();
+    }
+  }
+}
+
+}  // namespace
+
+int run_merge(const std::vector<std::string> &folders, const std::string &out_dir, const std::vector<std::string> &plugin_dirs,
+              bool quiet) {
+  if (folders.empty()) refuse("merge", "give the shard folders: evalgraph merge SHARD_FOLDER... -o DIR");
+  if (out_dir.empty()) refuse("merge", "give the folder to write: -o DIR");
+  std::vector<ShardFolder> shards;
+  for (const auto &f : folders) shards.push_back(read_shard(f));
+
+  // One run: same count, same fingerprint, every index exactly once.
+  const ShardFolder &first = shards.front();
+  const int n = first.shard.value("count", 0);
+  std::vector<std::string> problems;
+  std::map<int, std::vector<std::string>> by_index;
+  for (const auto &s : shards) {
+    int c = s.shard.value("count", 0);
+    if (c != n)
+      problems.push_back(fmt::format("{} is shard {}/{}, but {} is one of {} shards", s.dir.string(), s.shard.value("index", 0) + 1, c,
+                                     first.dir.string(), n));
+    for (const auto &[k, v] : first.run["fingerprint"].items())
+      if (s.run["fingerprint"].value(k, json()) != v)
+        problems.push_back(fmt::format("{} differs from {} in its {} ({} vs {})", s.dir.string(), first.dir.string(), k,
+                                       s.run["fingerprint"].value(k, json()).dump(), v.dump()));
+    by_index[s.shard.value("index", 0)].push_back(s.dir.string());
+  }
+  for (const auto &[i, dirs] : by_index)
+    if (dirs.size() > 1)
+      problems.push_back(fmt::format("shard {}/{} is given {} times: {}", i + 1, n, dirs.size(), fmt::join(dirs, ", ")));
+  for (int i = 0; i < n; ++i)
+    if (by_index.count(i) == 0) problems.push_back(fmt::format("shard {}/{} is missing", i + 1, n));
+  if (!problems.empty()) {
+    std::vector<Diagnostic> d;
+    for (auto &p : problems) d.push_back({{"merge", 0, 0}, p});
+    throw ConfigError(d);
+  }
+  std::sort(shards.begin(), shards.end(),
+            [](const ShardFolder &a, const ShardFolder &b) { return a.shard.value("index", 0) < b.shard.value("index", 0); });
+
+  fs::path out(out_dir);
+  if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
+    refuse(out.string(), "exists and is not empty; give a new folder with -o");
+
+  // The pipeline as the shards ran it, with the same sinks (the default report included when they had it).
+  std::ifstream pin(first.dir / "pipeline.yaml", std::ios::binary);
+  std::stringstream ss;
+  ss << pin.rdbuf();
+  Pipeline p = parse_pipeline(ss.str(), first.shard.value("pipeline_file", std::string()));
+  PluginRegistry reg;
+  for (const auto &d : plugin_search_path(plugin_dirs)) reg.load_directory(d);
+  if (first.shard.value("report", false)) add_default_report(p, reg);
+  Plan plan = build_plan(p, reg, read_dataset_columns(p));
+  json fp = fingerprint(p, plan, first.shard.value("limit", -1LL));
+  for (const auto &[k, v] : first.run["fingerprint"].items())
+    if (fp.value(k, json()) != v)
+      refuse(k == "dataset" ? p.dataset.path.string() : "merge",
+             fmt::format("the shards' {} differs from what this machine has ({} vs {}): the merge re-reads the data set "
+                         "and re-runs the sinks, so it needs the same data set, plugins and engine as the shards",
+                         k, v.dump(), fp.value(k, json()).dump()));
+
+  json provenance = json::array();
+  json llm = json::object();
+  double cpu_seconds = 0;
+  for (const auto &s : shards) {
+    json e = {{"folder", fs::absolute(s.dir).string()},
+              {"shard", s.shard},
+              {"records", s.run.value("records", 0)},
+              {"failed_records", s.run.value("failed_records", 0)},
+              {"seconds", s.run.value("seconds", 0.0)},
+              {"peak_rss_mb", s.run.value("peak_rss_mb", 0.0)}};
+    if (s.run.contains("nodes")) {
+      json failures = json::object();
+      for (const auto &[id, st] : s.run["nodes"].items())
+        if (st.value("failed", 0) + st.value("skipped", 0) > 0)
+          failures[id] = {{"failed", st.value("failed", 0)}, {"skipped", st.value("skipped", 0)},
+                          {"first_error", st.value("first_error", std::string())}};
+      e["failures"] = failures;
+    }
+    if (s.run.contains("llm")) {
+      e["llm"] = s.run["llm"];
+      sum_into(llm, s.run["llm"]);
+    }
+    cpu_seconds += s.run.value("seconds", 0.0);
+    provenance.push_back(e);
+  }
+
+  RunOptions opt;
+  opt.run_dir = out;
+  opt.journal = false;
+  opt.jobs = 1;
+  for (const auto &s : shards) opt.merge_journals.push_back(shard_journal_path(s.dir));
+  opt.extra_summary = {{"fingerprint", fp},
+                       {"merged", {{"count", n}, {"merged_at", now_iso()}, {"shard_seconds_total", cpu_seconds}, {"shards", provenance}}}};
+  if (!llm.empty()) opt.extra_summary["llm"] = llm;
+  auto svc = make_llm_service(p.providers, true, "", out);
+  HostServices host(svc, p.default_provider, p.embedding_provider);
+  host.set_min_stderr_level(quiet ? EG_LOG_ERROR : EG_LOG_WARN);
+  RunResult r = run_plan(p, plan, host, opt);
+  std::error_code ec;
+  fs::remove_all(out / "progress", ec);  // the no-cache call log of the merge (it makes no calls)
+  if (!quiet)
+    std::fprintf(stderr, "evalgraph: merged %d shards: %zu records in %.2f s (%.0f records/s), %zu with failures\n", n,
+                 r.records, r.seconds, r.seconds > 0 ? r.records / r.seconds : 0.0, r.failed_records);
+  std::printf("%s\n", out.string().c_str());
+  return r.failed_records > 0 ? 1 : 0;
+}
+
+int run_cache_merge(const std::vector<std::string> &inputs, const std::string &out) {
+  if (out.empty() || inputs.empty()) refuse("cache merge", "usage: evalgraph cache merge -o OUT.sqlite IN.sqlite...");
+  for (const auto &in : inputs)
+    if (!fs::is_regular_file(in)) refuse(in, "no such cache file");
+  { llm::ResponseCache create(out); }  // the schema, as the engine makes it
+  sqlite3 *db = nullptr;
+  if (sqlite3_open_v2(out.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, nullptr) != SQLITE_OK) {
+    std::string m = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    throw std::runtime_error("cannot open " + out + ": " + m);
+  }
+  auto exec = [&](const std::string &sql) {
+    char *err = nullptr;
+    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string m = err ? err : sqlite3_errmsg(db);
+      sqlite3_free(err);
+      sqlite3_close(db);
+      throw std::runtime_error(fmt::format("cache merge into {}: {}", out, m));
+    }
+  };
+  auto count = [&]() {
+    sqlite3_stmt *st = nullptr;
+    long long c = 0;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM llm_cache", -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+      c = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return c;
+  };
+  sqlite3_busy_timeout(db, 10000);
+  long long before = count();
+  for (const auto &in : inputs) {
+    std::string q;
+    for (char ch : in) q += ch == '\'' ? std::string("''") : std::string(1, ch);
+    exec("ATTACH DATABASE 'file:" + q + "?mode=ro' AS src");
+    exec("INSERT OR IGNORE INTO main.llm_cache SELECT key,kind,provider,model,created_at,response FROM src.llm_cache");
+    exec("DETACH DATABASE src");
+  }
+  long long after = count();
+  exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  sqlite3_close(db);
+  std::printf("%s: %lld entries (%lld new from %zu caches)\n", out.c_str(), after, after - before, inputs.size());
+  return 0;
+}
+
+}  // namespace evalgraph::shard
