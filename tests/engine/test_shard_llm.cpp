@@ -1,0 +1,141 @@
+// Sharded runs with an LLM node against the loopback server: each shard has its own response cache,
+// `evalgraph cache merge` combines them so a rerun makes no call, and a shard killed mid-run resumes and
+// merges into what one uninterrupted run writes.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "test_llm_server.h"
+#include "test_support.h"
+
+using namespace testsupport;
+using nlohmann::json;
+using evalgraph::testing::Rule;
+using evalgraph::testing::ServerOptions;
+using evalgraph::testing::TestLlmServer;
+namespace fs = std::filesystem;
+
+namespace {
+std::string llm_pipeline(const TestLlmServer &srv, const std::string &out_dir) {
+  return "name: llm\ndataset: {path: data.csv}\nreplications: 2\n"
+         "providers:\n  judge:\n    base_url: " + srv.base_url() + "\n    model: m\n    api_key_env: EG_TEST_SECRET_KEY\n"
+         "nodes:\n  - id: j\n    uses: test.needs_llm\n"
+         "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n  - uses: sink.csv\n    with: {file: out.csv}\n"
+         "output: {dir: " + out_dir + "}\n";
+}
+fs::path last_line(const std::string &out) {
+  std::string s = out;
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s.substr(s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
+}
+}  // namespace
+
+TEST_CASE("shards: own LLM caches, cache merge, a rerun from the merged cache makes no call", "[shard][llm]") {
+  setenv("EG_TEST_SECRET_KEY", "k", 1);
+  TestLlmServer srv;
+  Rule ok;
+  ok.reply = "reply: {last_user}";
+  srv.add_rule(ok);
+  TempDir d;
+  std::string data = "text\n";
+  for (int i = 0; i < 30; ++i) data += "question " + std::to_string(i) + "\n";
+  d.write("data.csv", data);
+  d.write("p.yaml", llm_pipeline(srv, "out"));
+  std::vector<fs::path> shards;
+  for (int i = 1; i <= 3; ++i) {
+    auto r = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q --shard " + std::to_string(i) + "/3 " + (d.path / "p.yaml").string()));
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    shards.push_back(last_line(r.output));
+    CHECK(fs::exists(shards.back() / "llm-cache.sqlite"));  // its own cache, in its folder
+  }
+  CHECK(srv.request_count() == 60);  // 30 records x 2 replications, each asked once
+  auto merged = run_cmd(evalgraph_cmd("cache merge -o " + (d.path / "all.sqlite").string() + " " +
+                                      (shards[0] / "llm-cache.sqlite").string() + " " + (shards[1] / "llm-cache.sqlite").string() +
+                                      " " + (shards[2] / "llm-cache.sqlite").string()));
+  INFO(merged.output);
+  REQUIRE(merged.exit_code == 0);
+  CHECK_THAT(merged.output, Catch::Contains("60 entries (60 new from 3 caches)"));
+  // merging again adds nothing
+  auto again = run_cmd(evalgraph_cmd("cache merge -o " + (d.path / "all.sqlite").string() + " " + (shards[0] / "llm-cache.sqlite").string()));
+  CHECK_THAT(again.output, Catch::Contains("60 entries (0 new from 1 caches)"));
+
+  srv.reset_counters();
+  auto single = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q --cache " + (d.path / "all.sqlite").string() + " " + (d.path / "p.yaml").string()));
+  REQUIRE(single.exit_code == 0);
+  CHECK(srv.request_count() == 0);  // every answer from the merged cache
+  auto run_json = json::parse(read_file(last_line(single.output) / "run.json"));
+  CHECK(run_json["llm"]["judge"]["cache_hits"] == 60);
+
+  auto m = run_cmd(evalgraph_cmd("merge -q " + shards[0].string() + " " + shards[1].string() + " " + shards[2].string() + " -o " +
+                                 (d.path / "merged").string()));
+  INFO(m.output);
+  REQUIRE(m.exit_code == 0);
+  CHECK(read_file(d.path / "merged" / "out.jsonl") == read_file(last_line(single.output) / "out.jsonl"));
+  auto mj = json::parse(read_file(d.path / "merged" / "run.json"));
+  CHECK(mj["llm"]["judge"]["calls"] == 60);  // summed over the shards
+  CHECK(mj["llm"]["judge"]["http_requests"] == 60);
+  CHECK(mj["records"] == 60);
+  CHECK(mj["merged"]["shards"].size() == 3);
+
+  CHECK(run_cmd(evalgraph_cmd("cache merge -o " + (d.path / "x.sqlite").string() + " " + (d.path / "nope.sqlite").string())).exit_code == 2);
+  unsetenv("EG_TEST_SECRET_KEY");
+}
+
+TEST_CASE("a shard killed mid-run resumes and merges into the uninterrupted run", "[shard][resume]") {
+  setenv("EG_TEST_SECRET_KEY", "k", 1);
+  ServerOptions so;
+  so.latency_ms = 20;
+  TestLlmServer srv(so);
+  Rule ok;
+  ok.reply = "reply: {last_user}";
+  srv.add_rule(ok);
+  TempDir d;
+  std::string data = "text\n";
+  for (int i = 0; i < 120; ++i) data += "question " + std::to_string(i) + "\n";
+  d.write("data.csv", data);
+  d.write("p.yaml", llm_pipeline(srv, "out"));
+  auto clean = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q -j 2 --no-cache " + (d.path / "p.yaml").string()));
+  REQUIRE(clean.exit_code == 0);
+  fs::path clean_dir = last_line(clean.output);
+
+  auto s1 = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q -j 2 --chunk-size 4 --shard 1/2 -o " + (d.path / "s").string() + " " +
+                                                            (d.path / "p.yaml").string()));
+  REQUIRE(s1.exit_code == 0);
+  auto started = run_cmd("(EG_TEST_SECRET_KEY=k " +
+                         evalgraph_cmd("run -q -j 2 --chunk-size 4 --shard 2/2 -o " + (d.path / "k").string() + " " + (d.path / "p.yaml").string()) +
+                         " > " + (d.path / "pid.out").string() + " 2>&1 & echo $!)");
+  std::string pid = started.output.substr(0, started.output.find('\n'));
+  fs::path run_dir;
+  for (int i = 0; i < 1000; ++i) {  // kill once a few chunks are journaled (bounded wait)
+    if (fs::exists(d.path / "k"))
+      for (auto &e : fs::directory_iterator(d.path / "k")) run_dir = e.path();
+    std::string j = run_dir.empty() ? "" : read_file(run_dir / "progress" / "journal.jsonl");
+    std::size_t chunks = 0;
+    for (std::size_t p = j.find("_chunk_end"); p != std::string::npos; p = j.find("_chunk_end", p + 1)) ++chunks;
+    if (chunks >= 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  run_cmd("kill -9 " + pid);
+  REQUIRE(!run_dir.empty());
+  REQUIRE(fs::exists(run_dir / "progress"));
+  // not finished: the merge refuses it and says how to finish it
+  auto early = run_cmd(evalgraph_cmd("merge " + last_line(s1.output).string() + " " + run_dir.string() + " -o " + (d.path / "m0").string()));
+  CHECK(early.exit_code == 2);
+  CHECK_THAT(early.output, Catch::Contains("evalgraph run --resume"));
+
+  auto resumed = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q --resume " + run_dir.string()));
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  auto rj = json::parse(read_file(run_dir / "run.json"));
+  CHECK(rj["shard"]["label"] == "2/2");  // still a shard after the resume
+  CHECK(rj["resumed_records"].get<int>() > 0);
+  auto m = run_cmd(evalgraph_cmd("merge -q " + run_dir.string() + " " + last_line(s1.output).string() + " -o " + (d.path / "m").string()));
+  INFO(m.output);
+  REQUIRE(m.exit_code == 0);
+  CHECK(read_file(d.path / "m" / "out.jsonl") == read_file(clean_dir / "out.jsonl"));
+  CHECK(read_file(d.path / "m" / "out.csv") == read_file(clean_dir / "out.csv"));
+  unsetenv("EG_TEST_SECRET_KEY");
+}
