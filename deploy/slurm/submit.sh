@@ -1,7 +1,7 @@
 #!/bin/bash
 # Submits a sharded evalgraph run: an array job of N shards, then the merge job, which Slurm starts only after
 # every array task succeeded (--dependency=afterok).
-# usage: deploy/slurm/submit.sh PIPELINE.yaml RESULTS_DIR N [extra sbatch options for the shards...]
+# usage: deploy/slurm/submit.sh PIPELINE.yaml RESULTS_DIR N [extra sbatch options for both jobs, e.g. --partition=cpu]
 # env: EVALGRAPH (the binary; default: evalgraph on PATH), SHARED_CACHE (an LLM cache to start from, read only).
 set -euo pipefail
 if [ $# -lt 3 ]; then
@@ -18,7 +18,7 @@ array=$(sbatch --parsable --array=0-$((n - 1)) --chdir="$results" \
 array=${array%%;*}
 merge=$(sbatch --parsable --dependency=afterok:"$array" --kill-on-invalid-dep=yes --chdir="$results" \
   --export=ALL,RESULTS="$results",ARRAY_JOB_ID="$array",EVALGRAPH="${EVALGRAPH:-evalgraph}" \
-  "$here/evalgraph-merge.sbatch")
+  "$@" "$here/evalgraph-merge.sbatch")
 merge=${merge%%;*}
 echo "array job $array ($n shards), merge job $merge"
 echo "results: $results/merged-$array"
