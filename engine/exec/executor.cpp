@@ -808,12 +808,16 @@ RunResult Engine::run() {
     const auto shard_n = static_cast<std::size_t>(std::max(1, opt_.shard_count));
     const auto shard_i = static_cast<std::size_t>(std::max(0, opt_.shard_index));
     bool group_mine = true;  // sequence mode: whether the current group belongs to this shard
-    while (!merging && !g_stop.load() && !host_.cancelled() && (limit < 0 || static_cast<long long>(index) < limit) &&
-           reader->next_text(text, &members)) {
+    while (!merging && !g_stop.load() && !host_.cancelled() && (limit < 0 || static_cast<long long>(index) < limit)) {
+      if (sharded && !seq && index % shard_n != shard_i) {  // another shard's record: only passed over
+        if (!reader->skip()) break;
+        ++index;
+        continue;
+      }
+      if (!reader->next_text(text, &members)) break;
       Slot s;
       s.index = index++;
       s.line = reader->line();
-      if (sharded && !seq && s.index % shard_n != shard_i) continue;  // another shard's record
       if (members.empty() && !rawjson::object_members(text, members))  // nlohmann took it, the checker cannot
         throw io::DataError(p_.dataset.path, s.line, "the record nests deeper than 512 levels",
                             "flatten the record, or keep deep structures as JSON text in a string field");

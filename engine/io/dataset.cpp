@@ -35,6 +35,11 @@ DataError::DataError(const std::filesystem::path &file, std::size_t line, const 
 
 RecordReader::~RecordReader() = default;
 
+bool RecordReader::skip() {
+  thread_local std::string text;
+  return next_text(text, nullptr);
+}
+
 bool RecordReader::next_text(std::string &text, std::vector<rawjson::Member> *members) {
   thread_local nlohmann::json record;
   if (!next(record)) return false;

@@ -47,6 +47,9 @@ class RecordReader {
   // same scan that checked the text.
   virtual bool next_text(std::string &text, std::vector<rawjson::Member> *members);
   bool next_text(std::string &text) { return next_text(text, nullptr); }
+  // Passes over the next record without handing it out (a shard's run over another shard's records); false
+  // at the end of the data. JSONL only finds the line's end: the record is checked by the shard that runs it.
+  virtual bool skip();
   // CSV: the header, in file order. JSONL: the keys of the first record, in file order.
   virtual const std::vector<std::string> &columns() const = 0;
   // 1-based line where the record last returned by next() started (0 before the first record).

@@ -83,6 +83,13 @@ class JsonlReader final : public RecordReader {
     return true;
   }
 
+  bool skip() override {
+    if (!have_columns_) return RecordReader::skip();  // the first record sets the columns
+    const char *b = nullptr;
+    const char *e = nullptr;
+    return next_record_line(b, e);
+  }
+
   const std::vector<std::string> &columns() const override { return columns_; }
   std::size_t line() const override { return line_; }
 

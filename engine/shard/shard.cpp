@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -37,16 +38,37 @@ bool parse_int(std::string_view s, int &out) {
   return ec == std::errc() && p == s.data() + s.size();
 }
 
-std::string file_sha256(const fs::path &file) {
+// The data set's identity: its size and a 4-lane 64-bit multiply-xorshift hash of its bytes (~3 GB/s; SHA-256
+// here ran at ~150 MB/s, a quarter of a small shard's CPU time). It guards against a changed or different
+// file, not against an adversary.
+std::string file_digest(const fs::path &file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return "unreadable";
-  llm::Sha256 h;
+  constexpr std::uint64_t kMul = 0x9E3779B97F4A7C15ULL;
+  std::uint64_t lane[4] = {0x243F6A8885A308D3ULL, 0x13198A2E03707344ULL, 0xA4093822299F31D0ULL, 0x082EFA98EC4E6C89ULL};
+  auto mix = [&](std::uint64_t &h, std::uint64_t w) {
+    h = (h ^ w) * kMul;
+    h ^= h >> 31;
+  };
   std::vector<char> buf(1 << 20);
+  std::uint64_t size = 0;
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    h.update(buf.data(), static_cast<std::size_t>(in.gcount()));
+    auto n = static_cast<std::size_t>(in.gcount());
+    size += n;
+    std::size_t i = 0;
+    for (; i + 32 <= n; i += 32)
+      for (int k = 0; k < 4; ++k) {
+        std::uint64_t w;
+        std::memcpy(&w, buf.data() + i + 8 * k, 8);
+        mix(lane[k], w);
+      }
+    for (; i < n; ++i) mix(lane[0], static_cast<unsigned char>(buf[i]) | 0x100ULL);  // the tail, byte by byte
   }
-  return h.hex_digest();
+  std::uint64_t a = lane[0] ^ (lane[1] * kMul), b = lane[2] ^ (lane[3] * kMul);
+  mix(a, size);
+  mix(b, a);
+  return fmt::format("{}:{:016x}{:016x}", size, a, b);
 }
 
 json read_json(const fs::path &f) {
@@ -130,7 +152,7 @@ json fingerprint(const Pipeline &p, const Plan &plan, long long limit) {
   return {{"pipeline", llm::sha256_hex(p.source_text)},
           {"plugins", llm::sha256_hex(plugins)},
           {"parameters", llm::sha256_hex(params)},
-          {"dataset", file_sha256(p.dataset.path)},
+          {"dataset", file_digest(p.dataset.path)},
           {"engine", version_string()}};
 }
 

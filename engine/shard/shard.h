@@ -29,8 +29,8 @@ ShardSpec resolve_shard(const std::optional<std::string> &shard_arg, int shard_c
                         const std::function<const char *(const char *)> &getenv_fn);
 
 // What must be equal for shards to form one run: pipeline text, node types with plugins and versions,
-// parameters (nodes, sinks, replications, limit, group_by), the data set's bytes, the engine version.
-// One hex digest per component, so a refusal can name what differs.
+// parameters (nodes, sinks, replications, limit, group_by), the data set's bytes (size and a fast 128-bit
+// hash), the engine version. One digest per component (SHA-256 of the text), so a refusal can name what differs.
 nlohmann::json fingerprint(const Pipeline &p, const Plan &plan, long long limit);
 
 // `evalgraph merge SHARD_FOLDER... -o DIR`. Returns the exit code (2: refused, nothing written).

@@ -120,6 +120,14 @@ expect_refusal "is one of 2 shards" "$EG" merge "${rsh[0]}" "${shards[1]}" "${sh
 sed -e 's/interpretable_min: 0.4/interpretable_min: 0.5/' -e "s#path: data/#path: $REPO/pipelines/data/#" "$STD" > "$T/other.yaml"
 other=$(run "$T/other.yaml" --shard 2/3 -o "$T/other")
 expect_refusal "in its parameters" "$EG" merge "${shards[0]}" "$other" "${shards[2]}" -o "$T/m4"
+# the same pipeline over a data set that differs in one byte
+sed 's/"tel-001"/"tel-00X"/' "$REPO/pipelines/data/ksodi_standard_sample.jsonl" > "$T/changed.jsonl"
+cmp -s "$T/changed.jsonl" "$REPO/pipelines/data/ksodi_standard_sample.jsonl" && fail "could not change the data set"
+sed -e "s#path: data/ksodi_standard_sample.jsonl#path: $T/changed.jsonl#" -e "s#dir: ../results#dir: $T/x#" "$STD" > "$T/changed.yaml"
+sed -e "s#path: data/ksodi_standard_sample.jsonl#path: $REPO/pipelines/data/ksodi_standard_sample.jsonl#" -e "s#dir: ../results#dir: $T/x#" "$STD" > "$T/unchanged.yaml"
+c1=$(run "$T/changed.yaml" --shard 1/2 --no-report -o "$T/changed")
+c2=$(run "$T/unchanged.yaml" --shard 2/2 --no-report -o "$T/changed")
+expect_refusal "in its dataset" "$EG" merge "$c1" "$c2" -o "$T/m6"
 expect_refusal "not a shard" "$EG" merge "$single" -o "$T/m5"
 expect_refusal "exists and is not empty" "$EG" merge "${shards[@]}" -o "$T/merged"
 expect_refusal "shard 4 of 3 does not exist" "$EG" run "$STD" --shard 4/3 -o "$T/x"
