@@ -349,7 +349,13 @@ int main(int argc, char **argv) {
 
   try {
     if (cmd == "plugins") return cmd_plugins(dirs, vm.count("json") != 0);
-    if (cmd == "run" && vm.count("config-dir") && args.empty()) return cmd_chatbot_run(vm, dirs);
+    if (cmd == "run" && vm.count("config-dir") && args.empty()) {
+      if (vm.count("shard") || vm["shard-count"].as<int>() > 0) {
+        std::fprintf(stderr, "evalgraph run --config-dir: --shard is for pipeline runs (evalgraph run PIPELINE.yaml --shard I/N)\n");
+        return kExitUsage;
+      }
+      return cmd_chatbot_run(vm, dirs);
+    }
     if (cmd == "combine-experiments") return cmd_combine(args, vm, dirs);
     if (cmd == "compare") return compare::run_compare(args, vm.count("json") != 0, vm.count("output") ? vm["output"].as<std::string>() : "");
     if (cmd == "create-dataset") return cmd_create_dataset(vm);

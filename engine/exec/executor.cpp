@@ -306,10 +306,13 @@ std::size_t Engine::merge_shards() {
   std::map<std::size_t, RawRecord> window;
   std::size_t next_read = 0, merged = 0;
   std::string text;
+  std::vector<rawjson::Member> members;  // found by the reader's check: the record is scanned once
   auto dataset_record = [&](std::size_t index) -> const RawRecord & {
     if (!dataset) dataset = io::open_dataset(p_.dataset.path, p_.dataset.format, p_.dataset.options);
-    while (next_read <= index && dataset->next_text(text)) {
-      window[next_read].assign(std::move(text));
+    while (next_read <= index && dataset->next_text(text, &members)) {
+      if (members.empty() && !rawjson::object_members(text, members))
+        throw io::DataError(p_.dataset.path, dataset->line(), "the record nests deeper than 512 levels", "");
+      window[next_read].assign(std::move(text), members);
       text = std::string();
       ++next_read;
     }
@@ -319,6 +322,63 @@ std::size_t Engine::merge_shards() {
                                            p_.dataset.path.string()));
     return it->second;
   };
+  // Reading and combining (this thread) overlap with the sinks' writing (the writer thread): batches of
+  // records through a short queue.
+  using Batch = std::vector<std::pair<std::size_t, std::string>>;
+  std::deque<Batch> queue;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::exception_ptr write_error;
+  std::thread writer([&] {
+    try {
+      for (;;) {
+        Batch batch;
+        {
+          std::unique_lock lk(mu);
+          cv.wait(lk, [&] { return !queue.empty() || done; });
+          if (queue.empty()) return;
+          batch = std::move(queue.front());
+          queue.pop_front();
+        }
+        cv.notify_all();
+        Slot slot;
+        for (auto &[index, record] : batch) {
+          slot.index = index;
+          write_to_sinks(slot, record);
+        }
+      }
+    } catch (...) {
+      std::lock_guard lk(mu);
+      write_error = std::current_exception();
+      done = true;
+      queue.clear();
+      cv.notify_all();
+    }
+  });
+  Batch batch;
+  auto flush = [&] {
+    std::unique_lock lk(mu);
+    cv.wait(lk, [&] { return queue.size() < 8 || write_error; });
+    if (write_error) return;
+    queue.push_back(std::move(batch));
+    batch = Batch();
+    lk.unlock();
+    cv.notify_all();
+  };
+  auto emit = [&](std::size_t index, std::string record) {
+    batch.emplace_back(index, std::move(record));
+    if (batch.size() >= 512) flush();
+  };
+  auto finish_writer = [&] {
+    {
+      std::lock_guard lk(mu);
+      done = true;
+    }
+    cv.notify_all();
+    writer.join();
+  };
+  try {
   for (;;) {
     Source *best = nullptr;
     for (auto &s : src)
@@ -336,18 +396,22 @@ std::size_t Engine::merge_shards() {
       s.seen = true;
       std::size_t tab = s.line.find('\t');
       std::string_view body = std::string_view(s.line).substr(tab + 1);
-      Slot slot;
-      slot.index = s.index;
       json status = json::object();  // only what the counts need: the record itself is not parsed
       if (auto e = member_of(body, "_errors")) status["_errors"] = json::parse(*e);
       if (auto k = member_of(body, "_skipped")) status["_skipped"] = json::parse(*k);
       count_resumed(status);
-      if (s.line[0] == 'D') write_to_sinks(slot, RawRecord::combine(dataset_record(s.index), body));
-      else write_to_sinks(slot, std::string(body));
+      emit(s.index, s.line[0] == 'D' ? RawRecord::combine(dataset_record(s.index), body) : std::string(body));
       ++merged;
       s.advance();
     } while (best->has && !best->starts_unit());
   }
+  if (!batch.empty()) flush();
+  } catch (...) {
+    finish_writer();
+    throw;
+  }
+  finish_writer();
+  if (write_error) std::rethrow_exception(write_error);
   written_ = merged;
   return merged;
 }

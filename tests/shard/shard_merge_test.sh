@@ -107,6 +107,14 @@ PY
 cmp -s "$rsingle/detailed.jsonl" "$T/rep-merged/detailed.jsonl" && ok "replications: merged detailed.jsonl == single" || fail "replications: merged differs"
 [ ! -f "$T/rep-merged/report.html" ] && ok "merge of --no-report shards writes no report" || fail "merge added a report"
 
+# more shards than records: the empty shards are shards all the same
+e=()
+for i in 1 2 3 4 5 6 7 8 9 10; do e+=("$(run "$STD" --shard $i/10 --limit 6 --no-report -o "$T/empty")"); done
+[ "$(wc -l < "${e[9]}/detailed.jsonl")" -eq 0 ] && ok "shard 10/10 of 6 records is empty" || fail "shard 10/10 of 6 records is not empty"
+"$EG" merge -q "${e[@]}" -o "$T/empty-merged" > /dev/null || fail "merge with empty shards exited $?"
+lim=$(run "$STD" --limit 6 --no-report -o "$T/limit6")
+cmp -s "$lim/detailed.jsonl" "$T/empty-merged/detailed.jsonl" && ok "10 shards of --limit 6 (4 empty) merge into the --limit 6 run" || fail "--limit 6 merge differs"
+
 # 5. refusals, exit 2, nothing written
 expect_refusal() {  # message args...
   local msg=$1; shift
