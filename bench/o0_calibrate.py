@@ -1,15 +1,35 @@
 #!/usr/bin/env python3
 """The grid behind O0's calibration (plugins/operators/ksodi_o0/o0_calibration.hpp).
 
-Recomputes O0 = clip(alpha*A_ret + beta*T - gamma*U) from the per-sentence audit that ksodi.o0 stores (align,
-exact_missing, markers) for each tau and weight ratio, and prints the AUROC against the labels. AUROC does not
-depend on the scale of the weights, only on their ratios; alpha sets the scale (a fully supported answer without
-markers reaches O0 = alpha).
+Recomputes O0 = clip(alpha*A_ret + beta*T - gamma*U, 0, 1) exactly as ksodi.o0 does, from the per-sentence audit
+it stores (align, exact_missing, markers), for each tau and weight ratio (beta = gamma, the seed's ratio), and
+prints the AUROC against the labels. AUROC does not depend on the scale of the weights, only on their ratios and on
+the clip (values clipped to 0 tie): alpha = 1 sets the scale (a fully supported answer without markers reaches 1).
+
+The rule that picks the calibration, printed at the end: tau = 0.5 (a sentence is unsupported when its best
+document states less than half of it; AUROC barely depends on tau), and gamma/alpha = the largest ratio on the grid
+whose AUROC stays within 0.005 of A_ret's alone. The dev set's one- and two-sentence answers cannot show what U
+adds on long answers (there it separates an invented paragraph from a grounded answer), so U keeps as much
+weight as the dev set allows without losing agreement.
   o0_calibrate.py DETAILED_JSONL [--node o0]
 """
 import argparse, json, sys, os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from validity_stats import auroc, FAITHFUL, UNFAITHFUL
+
+RATIOS = [0.0, 0.1, 0.15, 0.2, 0.25, 1 / 3, 0.5, 1.0]
+TAUS = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+TOLERANCE = 0.005
+
+
+def o0_auroc(units, tau, g):
+    pos, neg = [], []
+    for label, A, T, n, sents in units:
+        unsup = sum(1 for al, ex, mk in sents if al is not None and (al < tau or ex) and not mk)
+        U = unsup / n if n else 0.0
+        o0 = min(1.0, max(0.0, A + g * T - g * U))  # alpha = 1, beta = gamma
+        (pos if label else neg).append(o0)
+    return auroc(pos, neg)
 
 
 def main():
@@ -27,20 +47,16 @@ def main():
             continue
         sents = [(s["align"], bool(s.get("exact_missing")), s["markers"] > 0) for s in o["sentences"]]
         units.append((label, o["A_ret"], o["T"], len(o["sentences"]), sents))
-    print(f"{len(units)} labelled units; AUROC of O0 by tau (rows) and gamma/alpha (columns), beta/alpha = 1/3")
-    ratios = [0.0, 0.1, 0.2, 0.33, 0.5, 1.0]
-    print("tau   " + " ".join(f"{g:>6}" for g in ratios))
-    for tau in [0.3, 0.4, 0.5, 0.6, 0.7, 0.8]:
-        row = []
-        for g in ratios:
-            pos, neg = [], []
-            for label, A, T, n, sents in units:
-                unsup = sum(1 for al, ex, mk in sents if al is not None and (al < tau or ex) and not mk)
-                U = unsup / n if n else 0.0
-                o0 = A + T / 3 - g * U  # alpha = 1 (scale-free)
-                (pos if label else neg).append(o0)
-            row.append(auroc(pos, neg))
-        print(f"{tau:<5} " + " ".join(f"{v:6.3f}" for v in row))
+    a_ret = auroc([u[1] for u in units if u[0]], [u[1] for u in units if not u[0]])
+    print(f"{len(units)} labelled units; A_ret alone: AUROC {a_ret:.4f}")
+    print("AUROC of O0 = clip(A_ret + g*T - g*U) by tau (rows) and g = gamma/alpha = beta/alpha (columns)")
+    print("tau   " + " ".join(f"{g:>6.3f}" for g in RATIOS))
+    grid = {}
+    for tau in TAUS:
+        grid[tau] = [o0_auroc(units, tau, g) for g in RATIOS]
+        print(f"{tau:<5} " + " ".join(f"{v:6.4f}" for v in grid[tau]))
+    ok = [g for g, v in zip(RATIOS, grid[0.5]) if v >= a_ret - TOLERANCE]
+    print(f"rule: tau 0.5, gamma/alpha = the largest ratio within {TOLERANCE} of A_ret alone -> {max(ok):.3f}")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,15 @@ def k_precision(answer, docs):
     return sum(t in know for t in toks) / len(toks) if toks else 0.0
 
 
+def stop_word_containment(answer, docs):
+    """Share of the response's stop words (I, you, my, yes, ...) that occur in the knowledge: a measure of style,
+    not of grounding. Printed as a diagnostic: where it separates the labels, the labels also follow how a
+    response is phrased, which no grounding measure should fit."""
+    know = set(t.lower() for d in docs for t in WORD.findall(d.get("text", "")))
+    toks = [t.lower() for t in WORD.findall(answer) if t.lower() in STOP_EN]
+    return sum(t in know for t in toks) / len(toks) if toks else 1.0
+
+
 def auroc(pos, neg):
     """P(score of a faithful unit > score of a hallucinated one), ties counted half (Mann-Whitney)."""
     allv = sorted([(v, 1) for v in pos] + [(v, 0) for v in neg])
@@ -78,6 +87,8 @@ def main():
             add(f"{tag} T", label, o.get("T"))
         add("baseline K-Precision", label, k_precision(r.get("assistant_text", ""), r.get("retrieved_docs", [])))
         add("trap: response length (chars)", label, len(r.get("assistant_text", "")))
+        add("style: response stop words in knowledge", label,
+            stop_word_containment(r.get("assistant_text", ""), r.get("retrieved_docs", [])))
     rng = random.Random(20261123)
     n_units = len(recs)
     first = next(iter(scores.values()), [])
