@@ -260,6 +260,19 @@ TEST_CASE("S0: a requested count is checked against the largest list block", "[s
     CHECK_FALSE(r.format_passed.at("LIST"));
     CHECK(run(three, "", "Fasse die Regeln in genau drei Punkten zusammen.").format_passed.at("LIST"));
   }
+  SECTION("Nenne genau drei Punkte / tell me exactly 3 points: an explain verb with counted points") {
+    for (const char *prompt : {"Nenne genau drei Punkte, warum der Router blinkt.", "Tell me exactly 3 points about the policy."}) {
+      INFO(prompt);
+      auto r = run(four, "", prompt);
+      REQUIRE(r.expectations == std::vector<std::string>{"LIST"});
+      CHECK(only_count(r, "LIST").requested == 3);
+      CHECK(only_count(r, "LIST").found == 4);
+      CHECK_FALSE(r.format_passed.at("LIST"));
+      CHECK(run(three, "", prompt).format_passed.at("LIST"));
+    }
+    // uncounted points name no list ("Nenne die wichtigsten Punkte" asks for content, not a form)
+    CHECK(run(four, "", "Nenne die wichtigsten Punkte des Vertrags.").expectations.empty());
+  }
   SECTION("the largest block decides, not a smaller one that happens to fit") {
     auto r = run("Optionen:\n- a\n- b\n- c\n- d\n- e\n\nHinweise:\n- x\n- y\n- z", "", "List exactly three options.");
     CHECK(only_count(r, "LIST").found == 5);

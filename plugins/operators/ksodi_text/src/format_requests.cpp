@@ -510,7 +510,11 @@ struct Scanner {
         for (std::size_t q = j + 1; q < i; ++q) to_inf = to_inf || tok(q) == "to" || tok(q) == "zu";
         if (ok && !to_inf) return j;
       }
-      if ((f & W_EXPLAIN) && fmt == kFmtSteps && k <= 4 && verb_is_request(j) && !negated(j)) return j;
+      // explain/nenne ask for steps ("erkläre die Schritte"), and for a list when they ask for a number of
+      // points ("Nenne genau drei Punkte", "tell me 3 points"; a counted-only noun, checked by the caller).
+      if ((f & W_EXPLAIN) && (fmt == kFmtSteps || (fmt == kFmtList && (nn.flags & N_COUNTED_ONLY))) && k <= 4 &&
+          verb_is_request(j) && !negated(j))
+        return j;
       if ((f & W_PLEASE) && k <= 5 && !det_seen) return j;  // "Bitte nicht mehr als drei Stichpunkte"
       if ((f & W_MODALN) && k <= 6) {
         for (std::size_t q = j; q-- > 0 && j - q <= 3 && same_clause(q, j);)

@@ -26,7 +26,7 @@
 
 namespace ksodi::detect {
 
-inline constexpr const char *kDetectorVersion = "ksodi-detectors-1.1";
+inline constexpr const char *kDetectorVersion = "ksodi-detectors-1.2";
 
 class KeywordSet {
  public:
