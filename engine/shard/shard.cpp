@@ -237,6 +237,7 @@ int run_merge(const std::vector<std::string> &folders, const std::string &out_di
   fs::path out(out_dir);
   if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
     refuse(out.string(), "exists and is not empty; give a new folder with -o");
+  const bool out_existed = fs::exists(out);
 
   // The pipeline as the shards ran it, with the same sinks (the default report included when they had it).
   std::ifstream pin(first.dir / "pipeline.yaml", std::ios::binary);
@@ -292,9 +293,46 @@ int run_merge(const std::vector<std::string> &folders, const std::string &out_di
   auto svc = make_llm_service(p.providers, true, "", out);
   HostServices host(svc, p.default_provider, p.embedding_provider);
   host.set_min_stderr_level(quiet ? EG_LOG_ERROR : EG_LOG_WARN);
-  RunResult r = run_plan(p, plan, host, opt);
   std::error_code ec;
+  // A merge that fails leaves no half-written folder behind, so the same command can run again.
+  auto discard_out = [&] {
+    if (out_existed) {
+      for (const auto &e : fs::directory_iterator(out, ec)) fs::remove_all(e.path(), ec);
+    } else {
+      fs::remove_all(out, ec);
+    }
+  };
+  RunResult r;
+  try {
+    r = run_plan(p, plan, host, opt);
+  } catch (...) {
+    discard_out();
+    throw;
+  }
   fs::remove_all(out / "progress", ec);  // the no-cache call log of the merge (it makes no calls)
+  // Every record a shard counted in its run.json must have come out of its journal: a journal that lost or
+  // gained lines (a damaged or partly copied shard folder) would otherwise merge into a silently different run.
+  long long expected = 0;
+  for (const auto &s : shards) expected += s.run.value("records", 0LL);
+  if (static_cast<long long>(r.records) != expected) {
+    std::vector<std::string> bad;
+    for (const auto &s : shards) {
+      std::ifstream jin(shard_journal_path(s.dir), std::ios::binary);
+      std::string line;
+      long long lines = 0;
+      while (std::getline(jin, line))
+        if (!line.empty() && (line[0] == 'D' || line[0] == 'F')) ++lines;
+      const long long counted = s.run.value("records", 0LL);
+      if (lines != counted)
+        bad.push_back(fmt::format("shard {} ({}) has {} records in {} but its run.json counts {}", s.shard.value("label", std::string()),
+                                  s.dir.string(), lines, shard_journal_path(s.dir).filename().string(), counted));
+    }
+    discard_out();
+    throw std::runtime_error(fmt::format(
+        "the shards' journals gave {} records where their run.json files count {}{}{}; nothing was written. Rerun a "
+        "damaged shard (evalgraph run PIPELINE --shard I/N) and merge again",
+        r.records, expected, bad.empty() ? "" : ": ", fmt::join(bad, "; ")));
+  }
   if (!quiet)
     std::fprintf(stderr, "evalgraph: merged %d shards: %zu records in %.2f s (%.0f records/s), %zu with failures\n", n,
                  r.records, r.seconds, r.seconds > 0 ? r.records / r.seconds : 0.0, r.failed_records);

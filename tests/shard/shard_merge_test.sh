@@ -143,5 +143,13 @@ expect_refusal "is not I/N" "$EG" run "$STD" --shard 2 -o "$T/x"
 expect_refusal "EVALGRAPH_SHARD_COUNT" env JOB_COMPLETION_INDEX=0 "$EG" run "$STD" -o "$T/x"
 expect_refusal "drop --no-journal" "$EG" run "$STD" --shard 1/2 --no-journal -o "$T/x"
 
+# a damaged shard (its journal lost a record): the merge fails (exit 3) naming the shard, and writes nothing
+cp -r "${shards[1]}" "$T/damaged"
+awk '/^[DF]/ && ++n == 3 { next } { print }' "${shards[1]}/shard/records.journal" > "$T/damaged/shard/records.journal"
+out=$("$EG" merge "${shards[0]}" "$T/damaged" "${shards[2]}" -o "$T/m7" 2>&1); rc=$?
+if [ $rc -eq 3 ] && grep -qF "shard 2/3 ($T/damaged) has 20 records" <<<"$out" && [ ! -e "$T/m7" ]; then
+  ok "a shard whose journal lost a record is named, exit 3, nothing written"
+else fail "damaged journal: exit $rc, $(ls "$T/m7" 2>&1 | head -3): $out"; fi
+
 if [ $fails -gt 0 ]; then echo "$fails check(s) failed"; exit 1; fi
 echo "all sharding checks passed"
