@@ -32,7 +32,7 @@ constexpr int kMaxDepth = 3;  // node.field.sub.sub: deeper values are evidence,
 // both runs and unique within each run pairs them. Otherwise records pair by their position.
 const std::vector<std::vector<std::string>> kKeySets = {
     {"id"}, {"record_id"}, {"unit_id"}, {"uid"}, {"example_id"}, {"conversation_id", "turn"},
-    {"data_file", "row", "transformation"}};
+    {"session_id", "checkpoint"}, {"data_file", "row", "transformation"}};
 
 struct Metric {
   std::string node, field;
@@ -49,6 +49,9 @@ struct Run {
   std::vector<Metric> metrics;
   std::unordered_map<std::string, std::size_t> metric_index;  // "node\tfield" -> metrics[]
   std::size_t records = 0;
+  // detailed_results.jsonl of chatbot.report (a --config-dir run, which writes no sink.jsonl): the judges'
+  // and indices' values are under `criteria.<name>.value`, the replication is `replication`.
+  bool chatbot_results = false;
 };
 
 void put_value(Run &run, std::size_t rec, const std::string &node, const std::string &field, bool boolean, double value) {
@@ -89,17 +92,18 @@ void collect(Run &run, std::size_t rec, const std::string &node, const std::stri
 }
 
 fs::path records_file_of(const fs::path &dir, const json &info) {
+  // The records as the engine wrote them (sink.jsonl: every node's whole output) come first, whatever the
+  // sinks' order in run.json; chatbot.report's detailed_results.jsonl only where the run wrote no such file.
   if (info.contains("sinks") && info["sinks"].is_object()) {
     for (const auto &[id, s] : info["sinks"].items()) {
-      std::string uses = s.value("uses", "");
-      if (uses == "sink.jsonl") {
-        std::string file = "records.jsonl";
-        if (s.contains("with") && s["with"].is_object() && s["with"].contains("file") && s["with"]["file"].is_string())
-          file = s["with"]["file"].get<std::string>();
-        if (fs::exists(dir / file)) return dir / file;
-      }
-      if (uses == "chatbot.report" && fs::exists(dir / "detailed_results.jsonl")) return dir / "detailed_results.jsonl";
+      if (s.value("uses", "") != "sink.jsonl") continue;
+      std::string file = "records.jsonl";
+      if (s.contains("with") && s["with"].is_object() && s["with"].contains("file") && s["with"]["file"].is_string())
+        file = s["with"]["file"].get<std::string>();
+      if (fs::exists(dir / file)) return dir / file;
     }
+    for (const auto &[id, s] : info["sinks"].items())
+      if (s.value("uses", "") == "chatbot.report" && fs::exists(dir / "detailed_results.jsonl")) return dir / "detailed_results.jsonl";
   }
   for (const char *f : {"detailed.jsonl", "detailed_results.jsonl", "records.jsonl"})
     if (fs::exists(dir / f)) return dir / f;
@@ -134,7 +138,9 @@ Run load_run(const fs::path &dir) {
   if (!rin) throw CompareError(3, fmt::format("{}: cannot open", run.records_file.string()));
   std::set<std::string> id_fields;
   for (const auto &ks : kKeySets) id_fields.insert(ks.begin(), ks.end());
-  const std::set<std::string> node_set(run.nodes.begin(), run.nodes.end());
+  std::set<std::string> node_set(run.nodes.begin(), run.nodes.end());
+  run.chatbot_results = run.records_file.filename() == "detailed_results.jsonl";
+  if (run.chatbot_results) node_set.insert("criteria");  // criteria.<name>.value: each task's and index's value
   std::vector<rawjson::Member> members;
   std::string line;
   std::size_t lineno = 0;
@@ -151,9 +157,11 @@ Run load_run(const fs::path &dir) {
     for (const auto &m : members) {
       if (!done.insert(m.key).second) continue;  // a duplicate key: the first counts
       std::string_view v = text.substr(m.value.off, m.value.len);
-      if (id_fields.count(m.key) != 0 || m.key == "_replication") {
-        if (v[0] == '"') ids[m.key] = json::parse(v).get<std::string>();
-        else if (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) ids[m.key] = std::string(v);
+      const bool replication = m.key == "_replication" || (run.chatbot_results && m.key == "replication");
+      if (id_fields.count(m.key) != 0 || replication) {
+        const std::string k = replication ? std::string("_replication") : m.key;
+        if (v[0] == '"') ids[k] = json::parse(v).get<std::string>();
+        else if (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) ids[k] = std::string(v);
       } else if (node_set.count(m.key) != 0) {
         collect(run, i, m.key, "", v, 0);
       }
@@ -207,13 +215,42 @@ json run_summary(const Run &r) {
           {"engine_version", r.info.value("engine_version", "")}};
 }
 
+// Whether two files hold the same bytes (both must exist).
+bool same_content(const fs::path &x, const fs::path &y) {
+  std::error_code ec;
+  if (!fs::is_regular_file(x, ec) || !fs::is_regular_file(y, ec)) return false;
+  if (fs::file_size(x, ec) != fs::file_size(y, ec) || ec) return false;
+  std::ifstream fx(x, std::ios::binary), fy(y, std::ios::binary);
+  std::vector<char> bx(1 << 16), by(1 << 16);
+  while (fx && fy) {
+    fx.read(bx.data(), static_cast<std::streamsize>(bx.size()));
+    fy.read(by.data(), static_cast<std::streamsize>(by.size()));
+    if (fx.gcount() != fy.gcount() || !std::equal(bx.begin(), bx.begin() + fx.gcount(), by.begin())) return false;
+  }
+  return !fx.bad() && !fy.bad();
+}
+
+// A run's dataset as a setting: a file inside the results folder (a --config-dir run writes its dataset.jsonl
+// there) by its name in the folder, not by a path that differs for every run.
+json dataset_setting(const Run &r) {
+  if (!r.info.contains("dataset") || !r.info["dataset"].is_string()) return r.info.value("dataset", json(nullptr));
+  std::error_code ec;
+  fs::path d = fs::weakly_canonical(fs::absolute(r.info["dataset"].get<std::string>(), ec), ec);
+  fs::path dir = fs::weakly_canonical(fs::absolute(r.dir, ec), ec);
+  fs::path rel = d.lexically_relative(dir);
+  if (!ec && !rel.empty() && *rel.begin() != ".." && rel.is_relative()) return "(results folder)/" + rel.generic_string();
+  return r.info["dataset"];
+}
+
 // What differs between the two runs' settings: pipeline, dataset, replications, embedding model, and per
 // node its type, plugin version and parameters (as JSON-pointer paths).
 json parameter_differences(const Run &a, const Run &b) {
-  auto settings = [](const json &info) {
+  auto settings = [](const Run &r) {
+    const json &info = r.info;
     json s = json::object();
     for (const char *k : {"pipeline", "dataset", "replications", "embedding_model"})
       if (info.contains(k)) s[k] = info[k];
+    if (s.contains("dataset")) s["dataset"] = dataset_setting(r);
     json nodes = json::object();
     if (info.contains("nodes") && info["nodes"].is_object())
       for (const auto &[id, n] : info["nodes"].items())
@@ -222,7 +259,16 @@ json parameter_differences(const Run &a, const Run &b) {
     s["nodes"] = nodes;
     return s;
   };
-  json sa = settings(a.info), sb = settings(b.info);
+  json sa = settings(a), sb = settings(b);
+  // The same data set under two paths (a relative and an absolute spelling, a copy) is not a difference; two
+  // data sets of the same name in the results folders are one where their contents differ.
+  if (sa.contains("dataset") && sb.contains("dataset") && a.info["dataset"].is_string() && b.info["dataset"].is_string()) {
+    std::error_code ec;
+    const fs::path da = a.info["dataset"].get<std::string>(), db = b.info["dataset"].get<std::string>();
+    if (sa["dataset"] != sb["dataset"] && same_content(da, db)) sb["dataset"] = sa["dataset"];
+    else if (sa["dataset"] == sb["dataset"] && fs::is_regular_file(da, ec) && fs::is_regular_file(db, ec) && !same_content(da, db))
+      sb["dataset"] = sb["dataset"].get<std::string>() + " (other content)";
+  }
   json out = json::array();
   for (const auto &op : json::diff(sa, sb)) {
     std::string path = op["path"].get<std::string>();

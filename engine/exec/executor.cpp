@@ -147,7 +147,12 @@ bool normalise_output(std::string &out) {
 class Engine {
  public:
   Engine(const Pipeline &p, const Plan &plan, HostServices &host, const RunOptions &opt, fs::path run_dir)
-      : p_(p), plan_(plan), host_(host), opt_(opt), run_dir_(std::move(run_dir)) {}
+      : p_(p), plan_(plan), host_(host), opt_(opt), run_dir_(std::move(run_dir)) {
+    host_.set_run_info([this] { return run_info(); });
+  }
+  ~Engine() { host_.set_run_info(nullptr); }  // waits for a run_info call in flight
+  Engine(const Engine &) = delete;
+  Engine &operator=(const Engine &) = delete;
 
   RunResult run();
 
@@ -164,6 +169,7 @@ class Engine {
   bool build_input(size_t k, Slot &s, std::string &out);
   void push_chunk(std::unique_ptr<Chunk> c);
   void progress_line(bool final);
+  json run_info() const;
   void write_to_sinks(const Slot &s, const std::string &text);
   void count_resumed(const json &rec);
   std::size_t replay_journal();
@@ -768,6 +774,17 @@ void Engine::writer_loop() {
     cv_space_.notify_all();
     progress_line(false);
   }
+}
+
+// What eg_host.run_info answers, from any thread (a sink may ask in process() on the writer thread; in
+// finish(), once every record is written, the counts are final): the counts so far (atomics) and the LLM
+// usage as run.json reports it — a merge's shards summed (extra_summary, where run.json's "llm" comes from
+// then), else this run's LLM service (its stats are locked inside).
+json Engine::run_info() const {
+  json llm = json::object();
+  if (auto it = opt_.extra_summary.find("llm"); it != opt_.extra_summary.end() && it->is_object()) llm = *it;
+  else if (host_.llm() != nullptr) llm = host_.llm()->stats_json();
+  return {{"records", written_.load()}, {"failed_records", failed_records_.load()}, {"llm", std::move(llm)}};
 }
 
 void Engine::push_chunk(std::unique_ptr<Chunk> c) {

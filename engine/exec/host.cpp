@@ -64,6 +64,7 @@ HostServices::HostServices(std::shared_ptr<llm::LlmService> llm, std::string cha
   table_.chat = &c_chat;
   table_.chat_batch = &c_chat_batch;
   table_.embed = &c_embed;
+  table_.run_info = &c_run_info;
   if (llm_) {
     llm_->set_logger([this](llm::LogLevel l, const std::string &m) {
       log(static_cast<eg_log_level>(static_cast<int>(l)), m);
@@ -97,6 +98,27 @@ std::string HostServices::embedding_model_id() const {
   if (embedding_provider_.empty() || !llm_) return embed::TfidfEmbedder::model_id();
   const auto *p = llm_->provider(embedding_provider_);
   return p == nullptr ? std::string() : embedding_provider_ + ":" + (p->embedding_model.empty() ? p->model : p->embedding_model);
+}
+
+void HostServices::set_run_info(std::function<json()> fn) {
+  std::lock_guard lk(run_info_mu_);
+  run_info_ = std::move(fn);
+}
+
+json HostServices::run_info() const {
+  std::lock_guard lk(run_info_mu_);  // held while the executor's function runs: it cannot go away meanwhile
+  if (run_info_) return run_info_();
+  return {{"llm", llm_ ? llm_->stats_json() : json::object()}};
+}
+
+eg_status HostServices::c_run_info(const eg_host *h, eg_call *, eg_buffer *out) {
+  try {
+    fill_host_buffer(out, self(h)->run_info().dump(-1, ' ', false, json::error_handler_t::replace));
+    return EG_OK;
+  } catch (const std::exception &e) {
+    fill_host_buffer(out, self(h)->redact(fmt::format("run_info failed: {}", e.what())));
+    return EG_ERROR;
+  }
 }
 
 void HostServices::c_log(const eg_host *h, eg_call *call, eg_log_level level, const char *msg) {

@@ -1,8 +1,10 @@
 #pragma once
 // The services the host hands every plugin (the eg_host table): logging, cancellation, secrets, LLM chat
-// and embeddings. Plugins never talk to the network or the cache themselves; they go through here.
+// and embeddings, and (ABI 1.1) what the run has done so far. Plugins never talk to the network or the cache
+// themselves; they go through here.
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -39,6 +41,11 @@ class HostServices {
   llm::LlmService *llm() const { return llm_.get(); }
   std::string redact(std::string s) const { return llm_ ? llm_->redact(std::move(s)) : s; }
   std::string embedding_model_id() const;
+  // What eg_host.run_info answers: the executor sets the function while a run goes (and clears it with
+  // nullptr at its end); without one, only {"llm": ...} of this host's LLM service. Thread-safe: a run_info
+  // call in flight finishes before set_run_info returns.
+  void set_run_info(std::function<nlohmann::json()> fn);
+  nlohmann::json run_info() const;
 
  private:
   // Resolves the provider a chat call names (null: the pipeline's default); else fills `out` with why not.
@@ -52,6 +59,7 @@ class HostServices {
                                 eg_buffer *out);
   static eg_status c_embed(const eg_host *h, eg_call *call, const char *provider, const char *const *texts,
                            const size_t *lens, size_t n, eg_embeddings *out, eg_buffer *err);
+  static eg_status c_run_info(const eg_host *h, eg_call *call, eg_buffer *out);
 
   eg_host table_{};
   std::shared_ptr<llm::LlmService> llm_;
@@ -60,6 +68,8 @@ class HostServices {
   std::mutex log_mu_;
   std::FILE *log_file_ = nullptr;
   eg_log_level min_stderr_level_ = EG_LOG_WARN;
+  mutable std::mutex run_info_mu_;
+  std::function<nlohmann::json()> run_info_;
 };
 
 // The LLM service for a pipeline's providers (null when it declares none). Provider problems are a

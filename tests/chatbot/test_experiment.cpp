@@ -315,7 +315,7 @@ TEST_CASE("bad configurations are refused with file and what to do, before any L
   }
 }
 
-TEST_CASE("only-transform: the transformations run, then the run stops; http endpoints with a bounded retry", "[experiment]") {
+TEST_CASE("only-transform: the transformations run, then the run stops, http endpoints with a bounded retry", "[experiment]") {
   TestLlmServer server;
   // The http chatbot's first request for ORIG-1 gets a 503 (once per body): the plugin retries.
   Rule fault;

@@ -72,7 +72,7 @@ TEST_CASE("records come out in input order with several workers and small chunks
     CHECK(e.path().extension() != ".partial");
 }
 
-TEST_CASE("a failing or throwing plugin fails that record's node; dependents are skipped with the reason", "[executor]") {
+TEST_CASE("a failing or throwing plugin fails that record's node, dependents are skipped with the reason", "[executor]") {
   Run r;
   std::string data = R"({"text":"ok one"}
 {"text":"please fail"}

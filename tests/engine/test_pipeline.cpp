@@ -128,7 +128,7 @@ TEST_CASE("YAML syntax errors and shape errors carry positions", "[pipeline]") {
             .rfind("p.yaml:2:17: error: dataset:", 0) == 0);
 }
 
-TEST_CASE("sinks and nodes are not interchangeable; sequence nodes need group_by", "[pipeline]") {
+TEST_CASE("sinks and nodes are not interchangeable, sequence nodes need group_by", "[pipeline]") {
   CHECK_THAT(first(check(std::string(kHead) + "sinks:\n  - uses: test.upper\n")),
              Catch::Contains("'test.upper' is not a sink (its kind is operator)"));
   CHECK_THAT(first(check(std::string(kHead) + "nodes:\n  - id: s\n    uses: test.seq\n")),
@@ -136,7 +136,7 @@ TEST_CASE("sinks and nodes are not interchangeable; sequence nodes need group_by
   CHECK(check(std::string(kHead) + "nodes:\n  - id: s\n    uses: test.seq\n    group_by: conv\n    order_by: turn\n").empty());
 }
 
-TEST_CASE("provider settings expand ${VAR} and ${VAR:-default}; an unset variable is an error", "[pipeline]") {
+TEST_CASE("provider settings expand VAR and VAR:-default references, an unset variable is an error", "[pipeline]") {
   TempDir dir;
   dir.write("data.jsonl", kData);
   setenv("EG_TEST_BASE", "http://10.0.0.7:8000/v1", 1);

@@ -47,7 +47,7 @@ TEST_CASE("flatten: scalars, node outputs one level deep, deeper values as JSON"
   CHECK(out == expected);
 }
 
-TEST_CASE("flatten: ordered_json keeps the record's order; non-objects give one column", "[io][csvwrite]") {
+TEST_CASE("flatten: ordered_json keeps the record's order, non-objects give one column", "[io][csvwrite]") {
   auto record = nlohmann::ordered_json::parse(R"({"z":1,"node":{"b":"x","a":"y"},"a":"s"})");
   Pairs out;
   flatten(record, out);

@@ -42,7 +42,7 @@ DataError jsonl_error(const std::string &content, const std::string &name = "dat
 
 }  // namespace
 
-TEST_CASE("jsonl: one object per line; blank lines, CRLF and BOM", "[io][jsonl]") {
+TEST_CASE("jsonl: one object per line, blank lines, CRLF and BOM", "[io][jsonl]") {
   auto r = read_jsonl("\xEF\xBB\xBF{\"q\":\"a\",\"id\":1}\r\n\n   \n{\"id\":2,\"q\":\"b\",\"turns\":[1,2]}\n{\"id\":3}");
   REQUIRE(r.records.size() == 3);
   CHECK(r.records[0] == json{{"q", "a"}, {"id", 1}});

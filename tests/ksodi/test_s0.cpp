@@ -327,7 +327,7 @@ TEST_CASE("S0: at least / at most / up to / more than, DE and EN", "[s0][count]"
   CHECK(run(list_of(4), "", "Gib mir eine Liste der Tarife.").format_counts.empty());
 }
 
-TEST_CASE("S0: STEPS needs ordered steps; counts of steps", "[s0][steps]") {
+TEST_CASE("S0: STEPS needs ordered steps, counts of steps", "[s0][steps]") {
   std::string ev;
   int n = 0;
   CHECK(ksodi::check_steps("1. Öffnen\n2. Klicken\n3. Speichern", ev, n));
@@ -449,7 +449,7 @@ TEST_CASE("S0: format requests raise expectations, with the words that asked (DE
   CHECK(expected("", "You are a Python developer.").empty());  // the language alone asks for no code block
 }
 
-TEST_CASE("S0: any counted noun of a sentence that asks for a list counts its items; units do not", "[s0][count]") {
+TEST_CASE("S0: any counted noun of a sentence that asks for a list counts its items, units do not", "[s0][count]") {
   const std::string three = "- sauber\n- günstig\n- leise";
   const std::string four = three + "\n- modern";
   auto r = run(four, "", "Nenne genau drei Vorteile von Solarenergie in Stichpunkten.");

@@ -168,7 +168,7 @@ TEST_CASE("O0 support: sentences of courtesy claim nothing", "[support][o0]") {
   CHECK(r.A_ret == 1.0);
 }
 
-TEST_CASE("O0 support: nothing claimed → neutral A_ret and a flag; no docs → not computed", "[support][o0]") {
+TEST_CASE("O0 support: nothing claimed → neutral A_ret and a flag, no docs → not computed", "[support][o0]") {
   ksodi::O0Input in;
   in.answer = "Ja, gerne!";
   in.docs = {{"d", "Die Frist beträgt drei Monate."}};

@@ -99,7 +99,7 @@ TEST_CASE("O(t) R_corr after a new document, and the acknowledgement mode", "[o_
   CHECK(noack[1].R_corr == 0.0);
 }
 
-TEST_CASE("O(t) Δdrift is the fall of A_ret below the mean of earlier turns beyond the margin; V_ext only with a weight", "[o_t]") {
+TEST_CASE("O(t) Δdrift is the fall of A_ret below the mean of earlier turns beyond the margin, V_ext only with a weight", "[o_t]") {
   OTParams p;
   auto a = turn("Frist?", "Die Kündigungsfrist beträgt 30 Tage zum Monatsende.", {kDoc});
   auto b = turn("Und sonst?", "Wir wünschen Ihnen einen schönen Tag und viel Freude mit unseren Produkten.", {kDoc});

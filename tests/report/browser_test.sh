@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Opens report.html of the shipped KSODI sample run and a compare.html in headless Chromium, lets their
 # scripts run, and checks the rendered DOM: every record id shows up in the (lazily rendered) table, sorting
-# and search work, a record's drill-down shows its O0 sentences, and nothing was logged to the console.
+# and search work, a record's drill-down shows its O0 sentences, the LLM usage (none here; per provider in a
+# run against the loopback test server), and nothing was logged to the console.
 # usage: browser_test.sh EVALGRAPH_EXE REPO_DIR WORK_DIR      (exit 77 = skipped: no chromium)
 set -uo pipefail
 exe=$1 repo=$2 work=$3
@@ -39,6 +40,28 @@ check "report: drill-down shows s0, k0 and o0" 'grep -q "\"drill_nodes\":\[\"s0\
 check "report: K0 dimensions and S0 expectations rendered" 'grep -q "class=\"dim " "$work/report.dom" && grep -q "Format expectations" "$work/report.dom"'
 check "report: Fleiss' kappa of the worked example is 0.210" 'grep -q "\"kappa_example\":\"0.210\"" <<<"$st"'
 check "report: histograms (SVG) and the pipeline graph" 'grep -q "class=\"hist\"" "$work/report.dom" && grep -q "id=\"dag\"" "$work/report.dom"'
+check "report: a run without LLM says so under LLM usage" 'grep -q "<h3>LLM usage</h3><p class=\"muted\" id=\"llm-usage\">no LLM calls</p>" "$work/report.dom"'
+# A report without the eg-final element (written by an engine before plugin ABI 1.1) still works.
+sed '/<script type="application\/json" id="eg-final">/d' "$run_a/report.html" >"$work/old-report.html"
+dump "file://$work/old-report.html#selftest" "$work/old.dom" "$work/old.err"
+check "report without eg-final: renders, says no LLM usage was recorded, no errors" 'grep -q "id=\"llm-usage\">no LLM calls recorded" "$work/old.dom" && grep -q "\"records\":64," "$work/old.dom" && grep -q "\"errors\":\[\]" "$work/old.dom" && ! grep -q ":CONSOLE" "$work/old.err"'
+
+# A run with an LLM node against the loopback test server: the LLM usage table, one row per provider.
+server=$(dirname "$exe")/eg-test-llm-server  # executables are built next to evalgraph
+check "the loopback LLM test server is built ($server)" '[ -x "$server" ]'
+if [ -x "$server" ]; then
+  "$server" --reply "an answer" >"$work/server.out" 2>"$work/server.err" &
+  server_pid=$!
+  for _ in $(seq 100); do grep -q "^listening on " "$work/server.out" && break; sleep 0.05; done
+  url=$(sed -n 's/^listening on //p' "$work/server.out")
+  printf 'original\none\ntwo\nthree\none\n' >"$work/llm.csv"
+  printf 'name: llm\ndataset: {path: llm.csv}\nproviders:\n  judge:\n    base_url: %s\n    model: m\nnodes:\n  - {id: t, uses: transform.llm}\nsinks:\n  - uses: sink.jsonl\n    with: {file: detailed.jsonl}\n' "$url" >"$work/llm.yaml"
+  run_l=$(CI=true "$exe" run -q -j 1 --no-cache "$work/llm.yaml" -o "$work/runs")
+  kill "$server_pid"; wait "$server_pid" 2>/dev/null
+  dump "file://$run_l/report.html#selftest" "$work/llm.dom" "$work/llm.err"
+  check "LLM run: the usage table has the provider with its 4 calls and 3 HTTP requests" 'grep -q "<tr data-provider=\"judge\"><td><b>judge</b></td><td class=\"n\" data-k=\"calls\">4</td><td class=\"n\" data-k=\"http_requests\">3</td>" "$work/llm.dom"'
+  check "LLM run: token columns and no script errors" 'grep -q "data-k=\"prompt_tokens\">[1-9]" "$work/llm.dom" && grep -q "\"errors\":\[\]" "$work/llm.dom" && ! grep -q ":CONSOLE" "$work/llm.err"'
+fi
 
 # A run with a failed and a skipped node, and a run without records.
 printf '{"id":"a","text":"hello"}\n{"id":"b"}\n{"id":"c","text":"x"}\n' >"$work/fx.jsonl"

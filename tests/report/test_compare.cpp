@@ -169,7 +169,7 @@ TEST_CASE("compare: two runs of the shipped KSODI pipeline are identical") {
   }
 }
 
-TEST_CASE("compare: replications pair with the same replication; without an id records pair by position") {
+TEST_CASE("compare: replications pair with the same replication, and without an id records pair by position") {
   TempDir t;
   std::vector<json> ra, rb;
   for (int i = 0; i < 3; ++i)
@@ -197,4 +197,66 @@ TEST_CASE("compare: replications pair with the same replication; without an id r
   CHECK(p["unpaired_a_ids"] == json::array({"#4"}));
   CHECK(metric(p, "score")["diff"].get<double>() == Approx(1.0));
   CHECK(metric(p, "score")["ci_low"].get<double>() == 1.0);  // every difference is 1
+}
+
+TEST_CASE("compare: a --config-dir run's detailed_results.jsonl pairs by row and replication and compares the criteria") {
+  TempDir t;
+  // As chatbot.report writes it: each criterion's value under criteria.<name>.value (null when the verdict
+  // was invalid), the replication as `replication`, the dataset inside the results folder.
+  auto make = [&](const std::string &name, const std::vector<int> &verdicts) {
+    fs::path dir = t.path / name;
+    json run = {{"pipeline", "example"},
+                {"dataset", (dir / "dataset.jsonl").string()},
+                {"replications", 2},
+                {"nodes", {{"task_a", {{"uses", "judge.task_comparison"}, {"plugin_version", "1.0.0"}, {"with", json::object()}}},
+                           {"score", {{"uses", "chatbot.score"}, {"plugin_version", "1.0.0"}, {"with", json::object()}}}}},
+                {"sinks", {{"chatbot.report", {{"uses", "chatbot.report"}, {"with", json::object()}}},
+                           {"sink.html_report", {{"uses", "sink.html_report"}, {"with", {{"file", "report.html"}}}}}}}};
+    t.write(name + "/run.json", run.dump());
+    t.write(name + "/dataset.jsonl", "{\"data_file\":\"d\",\"row\":1}\n");  // the same bytes in both folders
+    std::string lines;
+    std::size_t k = 0;
+    for (int row = 1; row <= 3; ++row)
+      for (int rep = 0; rep < 2; ++rep, ++k) {
+        json crit = verdicts[k] < 0 ? json{{"status", "invalid"}, {"raw", "?"}, {"value", nullptr}} : json{{"status", "ok"}, {"value", verdicts[k]}};
+        lines += json({{"criteria", {{"Task A", crit}}}, {"data_file", "d"}, {"row", row}, {"replication", rep},
+                       {"score", verdicts[k] < 0 ? json(nullptr) : json(0.5 * verdicts[k])}, {"transformation", "t"}})
+                     .dump() + "\n";
+      }
+    t.write(name + "/detailed_results.jsonl", lines);
+    return dir;
+  };
+  // Records in the same order; B differs on row 2 replication 1 (0 -> 1) and row 3 replication 0 (1 -> invalid).
+  json c = evalgraph::compare::compare_runs(make("a", {1, 0, 1, 0, 1, 1}), make("b", {1, 0, 1, 1, -1, 1}));
+  CHECK(c["a"]["records_file"] == "detailed_results.jsonl");
+  CHECK(c["paired_by"] == "data_file + row + transformation");
+  CHECK(c["n_paired"] == 6);
+  CHECK(c["parameter_differences"].empty());  // each folder's own dataset.jsonl, the same bytes
+  const json &crit = metric(c, "Task A.value");
+  CHECK(crit["node"] == "criteria");
+  CHECK(crit["n"] == 5);  // the invalid verdict has no value
+  CHECK(crit["diff"].get<double>() == Approx(0.2));
+  CHECK(metric(c, "value")["node"] == "score");
+  REQUIRE(c["changed"].size() == 1);
+  CHECK(c["changed"][0]["id"] == "d/2/t (replication 1)");
+}
+
+TEST_CASE("compare: the sink.jsonl records come first even where chatbot.report's file exists too") {
+  TempDir t;
+  auto make = [&](const std::string &name, double v) {
+    json run = {{"pipeline", "chatbot-eval"},
+                {"dataset", "data.jsonl"},
+                {"nodes", {{"task_a", {{"uses", "judge.task_comparison"}, {"plugin_version", "1.0.0"}, {"with", json::object()}}}}},
+                {"sinks", {{"chatbot.report", {{"uses", "chatbot.report"}, {"with", json::object()}}},
+                           {"sink.jsonl", {{"uses", "sink.jsonl"}, {"with", {{"file", "records.jsonl"}}}}}}}};
+    t.write(name + "/run.json", run.dump());
+    t.write(name + "/detailed_results.jsonl", "{\"criteria\":{},\"score\":1}\n");
+    t.write(name + "/records.jsonl", json({{"id", "r1"}, {"task_a", {{"value", v}, {"valid", true}}}}).dump() + "\n");
+    return t.path / name;
+  };
+  json c = evalgraph::compare::compare_runs(make("a", 0), make("b", 1));
+  CHECK(c["a"]["records_file"] == "records.jsonl");
+  CHECK(c["paired_by"] == "id");
+  CHECK(metric(c, "value")["node"] == "task_a");
+  CHECK(metric(c, "value")["diff"] == 1.0);
 }

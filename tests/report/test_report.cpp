@@ -1,9 +1,11 @@
 // report.html written by every run: present by default, absent with --no-report, one file with nothing
-// from the network, and the records it embeds (gzip + base64 chunks) are exactly the run's records.
+// from the network, the records it embeds (gzip + base64 chunks) are exactly the run's records, and the
+// run's final counts and LLM usage (eg-final, from the host's run_info) match run.json.
 #include <zlib.h>
 
 #include <catch2/catch.hpp>
 
+#include "test_llm_server.h"
 #include "test_support.h"
 
 using namespace testsupport;
@@ -96,7 +98,8 @@ TEST_CASE("report.html: written by default, self-contained, embeds exactly the r
   CHECK(rj["sinks"]["sink.html_report"]["result"]["records"] == 64);
 }
 
-TEST_CASE("report.html: --no-report writes none; a pipeline may configure the report itself") {
+// (No ";" or "\\" in test names: catch_discover_tests would split or mangle them, and ctest would run none.)
+TEST_CASE("report.html: --no-report writes none, and a pipeline may configure the report itself") {
   TempDir t;
   fs::path dir = run_sample(t, "--no-report");
   CHECK(!fs::exists(dir / "report.html"));
@@ -126,9 +129,104 @@ TEST_CASE("report.html: records with '</script>' and '<!--' in their text cannot
   CHECK(embedded_records(html) == read_file(dir / "detailed.jsonl"));
 }
 
-TEST_CASE("evalgraph graph: an edge carrying several dataset fields breaks the label into lines, not a literal \\n") {
+TEST_CASE("evalgraph graph: an edge carrying several dataset fields breaks the label into lines, not a literal backslash-n") {
   auto r = run_cmd(std::string(EVALGRAPH_EXE) + " graph " + REPO_DIR + "/pipelines/ksodi-standard.yaml");
   REQUIRE(r.exit_code == 0);
   CHECK(r.output.find("\"dataset\" -> \"s0\" [label=\"assistant_text\\nsystem_prompt\\n") != std::string::npos);
   CHECK(r.output.find("\\\\n") == std::string::npos);
+}
+
+namespace {
+// The JSON of a <script type="application/json" id="ID"> element (null when the page has none).
+json script_element(const std::string &html, const std::string &id) {
+  const std::string open = "<script type=\"application/json\" id=\"" + id + "\">";
+  std::size_t a = html.find(open);
+  if (a == std::string::npos) return nullptr;
+  a += open.size();
+  return json::parse(html.substr(a, html.find("</script>", a) - a));
+}
+
+std::string llm_pipeline(const evalgraph::testing::TestLlmServer &srv, const std::string &out_dir) {
+  return "name: llm-usage\ndataset: {path: data.csv}\n"
+         "providers:\n  judge:\n    base_url: " + srv.base_url() + "\n    model: m\n"
+         "nodes:\n  - id: t\n    uses: transform.llm\n"
+         "sinks:\n  - uses: sink.jsonl\n    with: {file: detailed.jsonl}\n"
+         "output: {dir: " + out_dir + "}\n";
+}
+
+fs::path last_line(const std::string &out) {
+  std::string s = out.substr(0, out.find_last_not_of('\n') + 1);
+  return s.substr(s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
+}
+}  // namespace
+
+TEST_CASE("report.html: the run's final counts and LLM usage (eg-final) come from the host at the end of the run") {
+  // Without LLM: the counts, and an empty LLM usage.
+  TempDir t;
+  fs::path dir = run_sample(t);
+  std::string html = read_file(dir / "report.html");
+  json fin = script_element(html, "eg-final");
+  REQUIRE(fin.is_object());
+  CHECK(fin["records"] == 64);
+  json rj = json::parse(read_file(dir / "run.json"));
+  CHECK(fin["failed_records"] == rj["failed_records"]);
+  CHECK(fin["llm"] == json::object());
+  CHECK(!rj.contains("llm"));
+  // Before the page's script, which reads it.
+  CHECK(html.find("id=\"eg-final\"") < html.find("<script>\n"));
+  CHECK(html.find("id=\"eg-meta\"") < html.find("id=\"eg-final\""));
+}
+
+TEST_CASE("report.html: a run with an LLM node shows its calls per provider, and so does the merge of its shards") {
+  evalgraph::testing::TestLlmServer srv;
+  evalgraph::testing::Rule ok;
+  ok.reply = "reply to {last_user}";
+  srv.add_rule(ok);
+  TempDir t;
+  // Six records, two of them the same question: six calls, five HTTP requests (one answer cached or shared).
+  t.write("data.csv", "id,original\nq1,one\nq2,two\nq3,three\nq4,four\nq5,five\nq6,one\n");
+  t.write("p.yaml", llm_pipeline(srv, "out"));
+  auto r = run_cmd(std::string("CI=true ") + EVALGRAPH_EXE + " run -q -j 1 --no-cache " + (t.path / "p.yaml").string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  fs::path dir = last_line(r.output);
+  CHECK(srv.request_count() == 5);
+  json fin = script_element(read_file(dir / "report.html"), "eg-final");
+  REQUIRE(fin.is_object());
+  CHECK(fin["records"] == 6);
+  CHECK(fin["failed_records"] == 0);
+  REQUIRE(fin["llm"].contains("judge"));
+  const json &u = fin["llm"]["judge"];
+  CHECK(u["calls"] == 6);
+  CHECK(u["http_requests"] == 5);
+  CHECK(u["cache_hits"].get<int>() + u["merged"].get<int>() == 1);
+  CHECK(u["errors"] == 0);
+  CHECK(u["prompt_tokens"].get<long long>() > 0);
+  CHECK(u["completion_tokens"].get<long long>() > 0);
+  json rj = json::parse(read_file(dir / "run.json"));
+  CHECK(fin["llm"] == rj["llm"]);  // the same numbers as run.json
+
+  // Two shards, merged: the merged report shows the shards' usage summed (the merge itself calls nobody).
+  srv.reset_counters();
+  std::vector<fs::path> shards;
+  for (int i = 1; i <= 2; ++i) {
+    auto s = run_cmd(std::string("CI=true ") + EVALGRAPH_EXE + " run -q --no-cache --shard " + std::to_string(i) + "/2 " +
+                     (t.path / "p.yaml").string());
+    INFO(s.output);
+    REQUIRE(s.exit_code == 0);
+    shards.push_back(last_line(s.output));
+    json sf = script_element(read_file(shards.back() / "report.html"), "eg-final");
+    CHECK(sf["records"] == 3);
+    CHECK(sf["llm"]["judge"]["calls"] == 3);
+  }
+  auto m = run_cmd(std::string("CI=true ") + EVALGRAPH_EXE + " merge -q " + shards[0].string() + " " + shards[1].string() + " -o " +
+                   (t.path / "merged").string());
+  INFO(m.output);
+  REQUIRE(m.exit_code == 0);
+  json mf = script_element(read_file(t.path / "merged" / "report.html"), "eg-final");
+  REQUIRE(mf.is_object());
+  CHECK(mf["records"] == 6);
+  CHECK(mf["llm"]["judge"]["calls"] == 6);
+  CHECK(mf["llm"]["judge"]["http_requests"] == 6);  // each shard asked its three questions itself
+  CHECK(mf["llm"] == json::parse(read_file(t.path / "merged" / "run.json"))["llm"]);
 }

@@ -3,7 +3,9 @@
 // The page is written while the run goes: the head, the styles and the run's settings (the host's `_run`
 // parameter) when the sink is created, then every record, gzip-compressed and base64-encoded in chunks of
 // <script type="application/octet-stream" class="eg-z"> elements as records arrive, and at the end the
-// record count and the page's script (records are compressed on a thread of the sink's own, see hand_over).
+// record count, what the host's run_info says once the run is done (eg-final: the counts and the LLM usage
+// per provider; ABI 1.1) and the page's script (records are compressed on a thread of the sink's own, see
+// hand_over).
 // Memory stays flat however many records a run has; the browser
 // decompresses the records with its own DecompressionStream and parses each record when it is needed.
 #include <zlib.h>
@@ -93,7 +95,7 @@ void base64(const unsigned char *p, std::size_t n, std::string &out) {
 
 class HtmlReport : public evalgraph::RawNode {
  public:
-  HtmlReport(const evalgraph::Host &, const json &params) {
+  HtmlReport(const evalgraph::Host &host, const json &params) : host_(host) {
     if (!params.is_object()) throw std::invalid_argument("parameters must be a JSON object");
     for (const auto &item : params.items())
       if (item.key() != "file" && item.key() != "title" && item.key().rfind('_', 0) != 0)
@@ -155,7 +157,7 @@ class HtmlReport : public evalgraph::RawNode {
     return {};
   }
 
-  json finish(evalgraph::Call &) override {
+  json finish(evalgraph::Call &call) override {
     if (fp_ == nullptr || !worker_.joinable()) throw std::runtime_error("finish() called twice");
     hand_over(true);
     worker_.join();
@@ -164,7 +166,17 @@ class HtmlReport : public evalgraph::RawNode {
     z_open_ = false;
     put("<script type=\"application/json\" id=\"eg-meta\">" +
         script_json({{"records", records_}, {"raw_bytes", raw_bytes_}, {"compressed_bytes", compressed_}, {"chunks", chunks_}}) +
-        "</script>\n<script>\n");
+        "</script>\n");
+    // The run as the host sees it now that every record is written (counts, LLM usage per provider). A host
+    // older than ABI 1.1 has no run_info (an empty object: no element); a failing one costs only this part.
+    json final_info = json::object();
+    try {
+      final_info = host_.run_info(&call);
+    } catch (const std::exception &e) {
+      host_.log(EG_LOG_WARN, std::string("report.html: the run's final counts and LLM usage are missing: ") + e.what(), &call);
+    }
+    if (!final_info.empty()) put("<script type=\"application/json\" id=\"eg-final\">" + script_json(final_info) + "</script>\n");
+    put("<script>\n");
     put(report_assets::kJs);
     put("\n</script>\n</body></html>\n");
     std::FILE *fp = fp_;
@@ -254,6 +266,7 @@ class HtmlReport : public evalgraph::RawNode {
     }
   }
 
+  evalgraph::Host host_;  // the host's table outlives its nodes
   std::string file_;
   fs::path final_;
   std::FILE *fp_ = nullptr;

@@ -5,6 +5,10 @@
 (function () {
 const RUN = JSON.parse(document.getElementById('eg-run').textContent || '{}');
 const META = JSON.parse(document.getElementById('eg-meta').textContent || '{}');
+// What the host said when the run was done (ABI 1.1: counts, LLM usage per provider); reports written by an
+// older evalgraph have no such element.
+const FINAL_EL = document.getElementById('eg-final');
+const FINAL = (FINAL_EL && JSON.parse(FINAL_EL.textContent || '{}')) || {};
 const ID_KEYS = ['id', 'record_id', 'unit_id', 'uid', 'example_id'];
 const GROUP_KEYS = ['context_scope_id', 'transformation_label', 'transformation', 'model', 'method', 'scope', 'category', 'split'];
 const ROW_H = 26;
@@ -14,6 +18,7 @@ const S = {lines: null, ids: [], rep: [], status: null, group: null, groupKey: n
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]));
 const fmt = (v, d = 3) => v === null || v === undefined || Number.isNaN(v) ? '–' : (typeof v === 'boolean' ? (v ? 'true' : 'false') :
   (typeof v === 'number' ? (Number.isInteger(v) && Math.abs(v) < 1e9 ? String(v) : v.toFixed(d)) : esc(typeof v === 'string' ? v : JSON.stringify(v))));
+const size = (b) => b >= 1048576 ? (b / 1048576).toFixed(1) + ' MiB' : (b / 1024).toFixed(1) + ' KiB';
 const el = (tag, attrs, html) => { const e = document.createElement(tag); if (attrs) for (const k in attrs) e.setAttribute(k, attrs[k]); if (html !== undefined) e.innerHTML = html; return e; };
 
 // The records as bytes in blocks of 64 MiB (outside the JavaScript heap, which could not hold a million
@@ -99,6 +104,8 @@ function analyse() {
   S.firstErr = {};
   S.nodeCounts = Object.fromEntries(nodeIds.map((id) => [id, {ok: 0, failed: 0, skipped: 0, invalid: 0}]));
   const groupVals = {};
+  // The usual grouping fields, then the field the pipeline's sequence nodes group by (compression: session_id).
+  const groupKeys = GROUP_KEYS.concat([RUN.group_by].concat(S.nodes.map((x) => x.group_by)).filter((g) => typeof g === 'string' && g && !GROUP_KEYS.includes(g)));
   const flat = [];
   for (let i = 0; i < n; i++) {
     let r;
@@ -106,10 +113,11 @@ function analyse() {
     let id = null;
     for (const k of ID_KEYS) if (typeof r[k] === 'string' || typeof r[k] === 'number') { id = String(r[k]); break; }
     if (id === null && r.conversation_id !== undefined && r.turn !== undefined) id = r.conversation_id + '/' + r.turn;
+    if (id === null && r.session_id !== undefined && r.checkpoint !== undefined) id = r.session_id + '/' + r.checkpoint;
     if (id === null && r.data_file !== undefined && r.row !== undefined) id = r.data_file + ':' + r.row + (r.transformation !== undefined ? '/' + r.transformation : '');
     S.ids.push(id === null ? '#' + (i + 1) : id);
     S.rep.push(r._replication !== undefined ? String(r._replication) : null);
-    for (const g of GROUP_KEYS) if (typeof r[g] === 'string') { (groupVals[g] = groupVals[g] || new Set()).add(r[g]); (S.gv[g] = S.gv[g] || new Array(n).fill(''))[i] = r[g]; }
+    for (const g of groupKeys) if (typeof r[g] === 'string') { (groupVals[g] = groupVals[g] || new Set()).add(r[g]); (S.gv[g] = S.gv[g] || new Array(n).fill(''))[i] = r[g]; }
     const errs = r._errors || {}, skipped = r._skipped || {};
     let st = Object.keys(errs).length ? 1 : (Object.keys(skipped).length ? 2 : 0);
     for (const id2 of nodeIds) {
@@ -126,7 +134,7 @@ function analyse() {
     }
     S.status[i] = st;
   }
-  for (const g of GROUP_KEYS) if (groupVals[g] && groupVals[g].size >= 1 && groupVals[g].size <= 60) { S.groupKey = g; break; }
+  for (const g of groupKeys) if (groupVals[g] && groupVals[g].size >= 1 && groupVals[g].size <= 60) { S.groupKey = g; break; }
   if (S.groupKey) S.group = S.gv[S.groupKey];
   S.gv = null;
   // Table columns: per node its first-level values, the headline ones first (the field named like the node, value, score).
@@ -139,14 +147,22 @@ function analyse() {
   }
 }
 
-function stats(vals, filter) {
+// Mean with a 95 % interval: mean ± 1.96·sd/√n for numbers; for a boolean (bool: true) the share of true
+// with Wilson's score interval, which stays within [0, 1] (the normal interval of 3 true in 64 reaches below 0).
+function stats(vals, filter, bool) {
   let n = 0, s = 0, s2 = 0, mn = Infinity, mx = -Infinity;
   for (let i = 0; i < vals.length; i++) { if (filter && !filter(i)) continue; const v = vals[i]; if (Number.isNaN(v)) continue; n++; s += v; s2 += v * v; if (v < mn) mn = v; if (v > mx) mx = v; }
   const mean = n ? s / n : NaN;
   const sd = n > 1 ? Math.sqrt(Math.max(0, (s2 - n * mean * mean) / (n - 1))) : 0;
+  if (bool && n) {
+    const z = 1.96, z2 = z * z, c = (mean + z2 / (2 * n)) / (1 + z2 / n), w = z * Math.sqrt(mean * (1 - mean) / n + z2 / (4 * n * n)) / (1 + z2 / n);
+    return {n, mean, sd, lo: Math.max(0, c - w), hi: Math.min(1, c + w), min: mn, max: mx};
+  }
   const h = n > 1 ? 1.96 * sd / Math.sqrt(n) : 0;
   return {n, mean, sd, lo: mean - h, hi: mean + h, min: n ? mn : NaN, max: n ? mx : NaN};
 }
+
+window.evalgraphStats = stats;
 
 function histogram(m, st) {
   const W = 240, H = 70, bins = m.bool ? 2 : 20;
@@ -168,9 +184,9 @@ function renderRun() {
     ['records', `<b id="n-records">${nRec}</b>` + (RUN.replications > 1 ? ` (${RUN.replications} replications per dataset record)` : '')],
     ['with failures or skips', failed ? `<span class="bad">${failed}</span>` : '0'], ['with invalid verdicts', invalid ? `<span class="bad">${invalid}</span>` : '0'],
     ['embeddings', RUN.embeddings], ['engine', RUN.engine_version ? 'evalgraph ' + RUN.engine_version : ''], ['report written', RUN.report_written],
-    ['embedded', META.raw_bytes ? `${(META.raw_bytes / 1048576).toFixed(1)} MiB of records, ${(META.compressed_bytes / 1048576).toFixed(1)} MiB compressed` : '']];
+    ['embedded', META.raw_bytes ? `${size(META.raw_bytes)} of records, ${size(META.compressed_bytes)} compressed` : '']];
   for (const [k, v] of kv) if (v !== undefined && v !== null && v !== '') h += `<tr><td>${k}</td><td>${k === 'records' || k.startsWith('with') || k === 'embedded' ? v : esc(v)}</td></tr>`;
-  h += '</table><h3>Nodes</h3><table><tr><th>node</th><th>type</th><th>kind</th><th>plugin</th><th class="n">ok</th><th class="n">failed</th><th class="n">skipped</th><th class="n">invalid</th><th>parameters</th><th>first error</th></tr>';
+  h += '</table>' + renderLlm() + '<h3>Nodes</h3><table><tr><th>node</th><th>type</th><th>kind</th><th>plugin</th><th class="n">ok</th><th class="n">failed</th><th class="n">skipped</th><th class="n">invalid</th><th>parameters</th><th>first error</th></tr>';
   for (const nd of S.nodes) {
     const c = S.nodeCounts[nd.id] || {};
     h += `<tr><td><b>${esc(nd.id)}</b></td><td><code>${esc(nd.uses)}</code></td><td>${esc(nd.kind || '')}</td><td>${esc(nd.plugin)} ${esc(nd.plugin_version)}</td>` +
@@ -182,6 +198,32 @@ function renderRun() {
   sec.innerHTML = h;
   sec.appendChild(renderDag());
   return sec;
+}
+
+// LLM usage per provider, as run.json's "llm" (a merged run: its shards' summed): one row per provider that
+// was called, the columns the host reported (known ones first, in this order), totals for several providers.
+const LLM_COLS = [['calls', 'calls'], ['http_requests', 'HTTP requests'], ['cache_hits', 'cache hits'], ['cache_misses', 'cache misses'],
+  ['merged', 'merged'], ['retries', 'retries'], ['errors', 'errors'], ['malformed_responses', 'malformed'], ['prompt_tokens', 'prompt tokens'],
+  ['completion_tokens', 'completion tokens'], ['latency_mean_s', 'mean latency (s)'], ['latency_total_s', 'total latency (s)']];
+function renderLlm() {
+  const llm = FINAL.llm && typeof FINAL.llm === 'object' && !Array.isArray(FINAL.llm) ? FINAL.llm : {};
+  const provs = Object.keys(llm).filter((p) => llm[p] && typeof llm[p] === 'object');
+  const used = provs.filter((p) => Object.values(llm[p]).some((v) => typeof v === 'number' && v > 0));
+  let h = '<h3>LLM usage</h3>';
+  if (!FINAL_EL) return h + '<p class="muted" id="llm-usage">no LLM calls recorded (this report was written without the run\'s final counts)</p>';
+  if (!used.length) return h + `<p class="muted" id="llm-usage">no LLM calls${provs.length ? ' (providers declared: ' + provs.map(esc).join(', ') + ')' : ''}</p>`;
+  const known = new Set(LLM_COLS.map((c) => c[0]));
+  const cols = LLM_COLS.filter(([k]) => used.some((p) => typeof llm[p][k] === 'number'));
+  for (const p of used) for (const k in llm[p]) if (typeof llm[p][k] === 'number' && !known.has(k)) { known.add(k); cols.push([k, k.replace(/_/g, ' ')]); }
+  h += '<table id="llm-usage"><tr><th>provider</th>' + cols.map(([, t]) => `<th class="n">${esc(t)}</th>`).join('') + '</tr>';
+  const cell = (k, v) => `<td class="n${(k === 'errors' || k === 'malformed_responses') && v > 0 ? ' bad' : ''}" data-k="${esc(k)}">${fmt(v)}</td>`;
+  for (const p of used) h += `<tr data-provider="${esc(p)}"><td><b>${esc(p)}</b></td>` + cols.map(([k]) => cell(k, llm[p][k])).join('') + '</tr>';
+  if (used.length > 1) {
+    const sum = (k) => k === 'latency_mean_s' ? undefined : used.reduce((a, p) => a + (typeof llm[p][k] === 'number' ? llm[p][k] : 0), 0);
+    h += '<tr class="total"><td>all providers</td>' + cols.map(([k]) => cell(k, sum(k))).join('') + '</tr>';
+  }
+  const idle = provs.filter((p) => !used.includes(p));
+  return h + '</table>' + (idle.length ? `<p class="muted">not called: ${idle.map(esc).join(', ')}</p>` : '');
 }
 
 // The DAG as layers: dataset, then each node one layer after its deepest upstream node, then the sinks.
@@ -219,10 +261,10 @@ function renderDag() {
 
 function renderMetrics() {
   const sec = el('section', {id: 'metrics'});
-  let h = '<h2>Outputs</h2><p class="muted">Mean with a 95 % interval (mean ± 1.96·sd/√n) over the records that have the value; booleans as the share of true.</p><div class="cards">';
+  let h = '<h2>Outputs</h2><p class="muted">Mean with a 95 % interval (mean ± 1.96·sd/√n) over the records that have the value; booleans as the share of true with the Wilson score interval.</p><div class="cards">';
   const main = S.metrics.filter((m) => m.depth === 1);
   for (const m of main) {
-    const st = stats(m.vals);
+    const st = stats(m.vals, null, m.bool);
     if (!st.n) continue;
     h += `<div class="card metric" data-metric="${esc(m.node + '.' + m.field)}"><div class="t">${esc(m.node)}.${esc(m.field)}</div><div class="v">${fmt(st.mean)} <span class="muted" style="font-size:12px">[${fmt(st.lo)}, ${fmt(st.hi)}]</span></div>` +
       `<div class="muted">n ${st.n} · sd ${fmt(st.sd)} · min ${fmt(st.min)} · max ${fmt(st.max)}</div>${histogram(m, st)}</div>`;
@@ -235,14 +277,14 @@ function renderMetrics() {
     for (const g of groups) {
       const f = (i) => S.group[i] === g;
       let cnt = 0; for (let i = 0; i < S.group.length; i++) if (S.group[i] === g) cnt++;
-      h += `<tr><td>${esc(g || '(none)')}</td><td class="n">${cnt}</td>` + ms.map((m) => { const st = stats(m.vals, f); return `<td class="n">${fmt(st.mean)} <span class="muted">[${fmt(st.lo)}, ${fmt(st.hi)}]</span></td>`; }).join('') + '</tr>';
+      h += `<tr><td>${esc(g || '(none)')}</td><td class="n">${cnt}</td>` + ms.map((m) => { const st = stats(m.vals, f, m.bool); return `<td class="n">${fmt(st.mean)} <span class="muted">[${fmt(st.lo)}, ${fmt(st.hi)}]</span></td>`; }).join('') + '</tr>';
     }
     h += '</table>';
   }
   const deep = S.metrics.filter((m) => m.depth > 1);
   if (deep.length) {
     h += `<details><summary>all ${deep.length} nested values</summary><table><tr><th>value</th><th class="n">n</th><th class="n">mean</th><th class="n">95 % interval</th><th class="n">min</th><th class="n">max</th></tr>`;
-    for (const m of deep) { const st = stats(m.vals); if (st.n) h += `<tr><td>${esc(m.node + '.' + m.field)}</td><td class="n">${st.n}</td><td class="n">${fmt(st.mean)}</td><td class="n">[${fmt(st.lo)}, ${fmt(st.hi)}]</td><td class="n">${fmt(st.min)}</td><td class="n">${fmt(st.max)}</td></tr>`; }
+    for (const m of deep) { const st = stats(m.vals, null, m.bool); if (st.n) h += `<tr><td>${esc(m.node + '.' + m.field)}</td><td class="n">${st.n}</td><td class="n">${fmt(st.mean)}</td><td class="n">[${fmt(st.lo)}, ${fmt(st.hi)}]</td><td class="n">${fmt(st.min)}</td><td class="n">${fmt(st.max)}</td></tr>`; }
     h += '</table></details>';
   }
   sec.innerHTML = h;

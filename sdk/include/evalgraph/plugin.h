@@ -12,7 +12,13 @@
  *     call later; the host owns backoff.
  *
  * ABI versioning: a plugin built for ABI major M and minor m loads into a host with the same major M and a
- * minor >= m. The entry symbol carries the major version in its name (EG_ENTRY_SYMBOL).
+ * minor >= m. The entry symbol carries the major version in its name (EG_ENTRY_SYMBOL). A minor version only
+ * appends members at the end of structs, so a plugin built for 1.0 keeps loading into every 1.x host, while a
+ * plugin built for 1.1 is refused by a 1.0 host (it could call a service that host lacks). Even so, read a
+ * member added in a later minor version only when host->struct_size covers it (the C++ Host does), so that a
+ * table shorter than the plugin expects is never read past its end.
+ *   1.0  the first stable ABI.
+ *   1.1  eg_host.run_info: what the run has done so far (records, failures, LLM usage per provider).
  */
 #ifndef EVALGRAPH_PLUGIN_H
 #define EVALGRAPH_PLUGIN_H
@@ -26,7 +32,7 @@ extern "C" {
 
 #define EG_MAGIC 0x4556414CU /* "EVAL" */
 #define EG_ABI_MAJOR 1
-#define EG_ABI_MINOR 0
+#define EG_ABI_MINOR 1
 #define EG_ENTRY_SYMBOL "evalgraph_plugin_v1"
 
 #if defined(_WIN32)
@@ -101,6 +107,16 @@ typedef struct eg_host {
    * the model is context-free (every model but the TF-IDF default). On error, error_out holds a message. */
   eg_status (*embed)(const struct eg_host *host, eg_call *call, const char *provider, const char *const *texts,
                      const size_t *lengths, size_t n, eg_embeddings *out, eg_buffer *error_out);
+
+  /* ---- ABI 1.1 (present when struct_size covers it) ---- */
+  /* What the run has done so far, as a JSON object in `out`:
+   *   {"records": n, "failed_records": n, "llm": {"<provider>": {"calls", "cache_hits", "cache_misses",
+   *    "merged", "http_requests", "retries", "errors", "malformed_responses", "prompt_tokens",
+   *    "completion_tokens", "latency_total_s", "latency_mean_s"}, ...}}
+   * "llm" is the LLM usage as run.json reports it ({} when the pipeline declares no provider; a merged run
+   * reports its shards' usage summed). Counts grow while the run goes; a sink's finish() sees the final ones.
+   * Callable from any thread; `call` may be NULL. */
+  eg_status (*run_info)(const struct eg_host *host, eg_call *call, eg_buffer *out);
 } eg_host;
 
 /* ---- node types -------------------------------------------------------------------------------------- */

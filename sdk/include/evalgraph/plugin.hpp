@@ -18,6 +18,7 @@
 #ifndef EVALGRAPH_PLUGIN_HPP
 #define EVALGRAPH_PLUGIN_HPP
 
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -178,6 +179,25 @@ class Host {
     if (e.data != nullptr) out.data.assign(e.data, e.data + e.count * e.dim);
     if (e.release != nullptr) e.release(&e);
     return out;
+  }
+
+  // Whether the host's table has a service that was added in a later ABI minor version (an older host's
+  // table ends before it). Pass the member's offset, e.g. offsetof(eg_host, run_info).
+  bool offers(std::size_t member_offset) const {
+    return h_ != nullptr && h_->struct_size >= member_offset + sizeof(void (*)());
+  }
+
+  // What the run has done so far (ABI 1.1): {"records", "failed_records", "llm": {"<provider>": {"calls",
+  // "cache_hits", "http_requests", "retries", "errors", "prompt_tokens", ...}}}. An empty object when the host
+  // is older than 1.1 and has no such service. Throws HostError when the host answers with an error.
+  json run_info(Call *call = nullptr) const {
+    if (!offers(offsetof(eg_host, run_info)) || h_->abi_minor < 1 || h_->run_info == nullptr) return json::object();
+    eg_buffer b{};
+    eg_status s = h_->run_info(h_, call != nullptr ? call->raw() : nullptr, &b);
+    std::string out = detail::take_buffer(b);
+    if (s != EG_OK) throw HostError(s, out);
+    json j = out.empty() ? json::object() : json::parse(out);
+    return j.is_object() ? j : json::object();
   }
 
  private:

@@ -1,5 +1,6 @@
 /* One source, several deliberately broken plugins, chosen by BROKEN_CASE at compile time:
- *   1 wrong magic   2 ABI major 2 in a v1 entry   3 newer ABI minor   4 duplicate node type name
+ *   1 wrong magic   2 ABI major 2 in a v1 entry   3 newer ABI minor (EG_ABI_MINOR + 1: 1.2 against a 1.1 host)
+ *   4 duplicate node type name
  *   5 unresolved symbol (links with undefined references allowed)   6 only a v2 entry symbol */
 #include <stddef.h>
 
