@@ -453,7 +453,10 @@ std::string_view Term::key() const { return interned(key_id); }
 
 void begin_unit() {
   Vocab &v = vocab();
-  if (v.strings.size() > 1000000 || v.analysed[0].size() + v.analysed[1].size() + v.compounds.size() > 500000) {
+  // Bounds per thread: a language's working vocabulary fits well inside, while unique tokens (document ids,
+  // numbers, names) would otherwise grow it with every unit (~0.3 KB a unit) — clearing costs a re-stem.
+  constexpr std::size_t kMaxStrings = 60000, kMaxAnalysed = 40000, kMaxStems = 40000;
+  if (v.strings.size() > kMaxStrings || v.analysed[0].size() + v.analysed[1].size() + v.compounds.size() > kMaxAnalysed) {
     v.ids.clear();
     v.strings.clear();
     v.analysed[0].clear();
@@ -464,7 +467,7 @@ void begin_unit() {
   }
   Stemmers &st = stemmers();
   for (auto &c : st.cache)
-    if (c.size() > 500000) c.clear();
+    if (c.size() > kMaxStems) c.clear();
 }
 
 namespace {
