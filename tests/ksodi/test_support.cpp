@@ -71,6 +71,9 @@ TEST_CASE("support: numbers must match exactly, number words are numbers", "[sup
   CHECK(sup("The plan costs 9.99 EUR.", "Plan S costs 9,99 € a month.", Lang::En) == 1.0);
   // Rabatt, 20 (a number: 2) and Prozent found, "beträgt" missing: 4 of 5
   CHECK(sup("Der Rabatt beträgt 20 Prozent.", "Rabatt: 20 % auf alle Tarife.", Lang::De) == Approx(4.0 / 5.0));
+  // data sizes: "MB" = "Megabyte" ("pro" is a function word); "GB" against "TB" stays a different unit
+  CHECK(sup("Ohne Paket kostet 0,49 € pro MB.", "Ohne Paket kostet jedes Megabyte 0,49 Euro.", Lang::De) == 1.0);
+  CHECK(sup("The plan includes 1 GB.", "The plan includes 1 TB of data.", Lang::En) < 1.0);
   // "4th" = "fourth" (a number, weight 2) and "day" found, "starts" missing: 3 of 4
   CHECK(sup("It starts on the 4th day.", "From the fourth day on.", Lang::En) == Approx(3.0 / 4.0));
 }

@@ -13,7 +13,7 @@ struct O0Calibration {
 // The seed's start values (seed 002): the defaults of `alignment: cosine`, which reproduces the seed literally.
 inline constexpr O0Calibration kSeedStartValues{"seed-start-values", 0.6, 0.2, 0.2, 0.35};
 
-// Lexical support (ksodi-support-1.0), calibrated on the FaithDial development set (shared/validation/faithdial,
+// Lexical support (ksodi-support-1.0; 1.1 only adds data-size units), calibrated on the FaithDial development set (shared/validation/faithdial,
 // 1,819 units of the binary split) with bench/o0_calibrate.py (CALIBRATE=1 bash bench/validity.sh) — only tau
 // and the weights, the formula unchanged (clip included): alpha = 1 sets the scale (a fully supported answer
 // without markers reaches 1); beta = gamma keeps the seed's ratio between T and U; tau = 0.5 (a sentence is

@@ -64,7 +64,7 @@ const std::unordered_set<std::string_view> &stop_de() {
       // more function words: conjunctions, adverbs of connection, prepositions, pronominal adverbs, modal forms
       "sowie", "sowohl", "bzw", "beziehungsweise", "allerdings", "außerdem", "zudem", "somit", "bereits", "immer",
       "sodass", "falls", "sofern", "solange", "obwohl", "während", "nachdem", "bevor", "seit", "seitdem",
-      "innerhalb", "außerhalb", "gegenüber", "statt", "anstatt", "trotz", "wegen", "ans", "aufs", "übers", "dazu",
+      "innerhalb", "außerhalb", "gegenüber", "statt", "anstatt", "trotz", "wegen", "pro", "ans", "aufs", "übers", "dazu",
       "darüber", "davon", "dafür", "dagegen", "daran", "daraus", "hierzu", "hierfür", "wobei", "womit", "wodurch",
       "worauf", "worden", "wäre", "wären", "würde", "würden", "hätte", "hätten", "sei", "seien", "könnten",
       "müsste", "sollen", "sollten", "darf", "dürfen", "mag", "möchte", "möchten", "wollen", "etwas", "einige",
@@ -93,7 +93,11 @@ const std::unordered_map<std::string_view, std::string_view> &number_words() {
 const std::unordered_map<std::string_view, std::string_view> &unit_words() {
   static const std::unordered_map<std::string_view, std::string_view> m{
       {"€", "eur"},     {"euro", "eur"},       {"euros", "eur"},   {"eur", "eur"},     {"%", "percent"},
-      {"prozent", "percent"}, {"percent", "percent"}, {"£", "gbp"}, {"gbp", "gbp"}};
+      {"prozent", "percent"}, {"percent", "percent"}, {"£", "gbp"}, {"gbp", "gbp"},
+      // data sizes: "1 GB" = "1 Gigabyte", "0,49 € pro MB" = "pro Megabyte" (the same in German and English)
+      {"kb", "kilobyte"}, {"kilobyte", "kilobyte"}, {"kilobytes", "kilobyte"}, {"mb", "megabyte"},
+      {"megabyte", "megabyte"}, {"megabytes", "megabyte"}, {"gb", "gigabyte"}, {"gigabyte", "gigabyte"},
+      {"gigabytes", "gigabyte"}, {"tb", "terabyte"}, {"terabyte", "terabyte"}, {"terabytes", "terabyte"}};
   return m;
 }
 

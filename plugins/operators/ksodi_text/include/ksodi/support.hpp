@@ -26,7 +26,7 @@
 
 namespace ksodi::support {
 
-inline constexpr const char *kSupportVersion = "ksodi-support-1.0";
+inline constexpr const char *kSupportVersion = "ksodi-support-1.1";
 inline constexpr double kExactWeight = 2.0;  // weight of a number or name against 1 for other content words
 
 enum class Lang { En, De };
