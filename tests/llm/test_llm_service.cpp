@@ -106,6 +106,18 @@ TEST_CASE("sha256 matches FIPS 180-4 test vectors", "[llm]") {
   CHECK(sha256_hex(std::string(1000000, 'a')) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+TEST_CASE("cache keys are the same SHA-256 digests as before OpenSSL (existing caches keep hitting)", "[llm][cache]") {
+  // Pinned with the hand-written SHA-256 this replaced: a changed digest would turn every cached response
+  // into a miss.
+  ProviderConfig p;
+  p.name = "p";
+  p.base_url = "http://127.0.0.1:9/v1";
+  p.model = "m";
+  LlmService svc({p}, no_cache());
+  std::string key = svc.cache_key("p", "chat", chat_body("hello"), 0);
+  CHECK(key == "31e79001495da24030ef504d800b2d8b9ddafc17a7530ad01037dbd653364413");
+}
+
 TEST_CASE("provider_from_json validates keys, values and secrets", "[llm]") {
   using evalgraph::llm::provider_from_json;
   TempDir tmp;
