@@ -12,6 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include "config/yaml_guard.h"
+
 namespace evalgraph {
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -148,6 +150,68 @@ bool valid_id(const std::string &id) {
   return true;
 }
 
+// A size in bytes: a whole number, or one with a unit: 512 KB, 1 MB, 2 GB (KB/MB/GB and KiB/MiB/GiB are all
+// powers of 1024). False when it is neither.
+bool parse_size(const std::string &text, std::size_t &out) {
+  std::string s;
+  for (char c : text)
+    if (c != ' ' && c != '_' && c != ',') s.push_back(c);
+  std::size_t i = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == 0 || i > 15) return false;
+  std::size_t n = std::stoull(s.substr(0, i));
+  std::string unit = s.substr(i);
+  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::size_t mul = 1;
+  if (unit.empty() || unit == "b" || unit == "bytes") mul = 1;
+  else if (unit == "k" || unit == "kb" || unit == "kib") mul = std::size_t{1} << 10;
+  else if (unit == "m" || unit == "mb" || unit == "mib") mul = std::size_t{1} << 20;
+  else if (unit == "g" || unit == "gb" || unit == "gib") mul = std::size_t{1} << 30;
+  else return false;
+  if (n > (std::size_t{1} << 40) / mul) return false;  // beyond 1 TiB: surely a typo
+  out = n * mul;
+  return true;
+}
+
+// `limits:` — what one record may hold (README "Limits and hostile data").
+void parse_limits(Ctx &ctx, const YAML::Node &l, LimitsDecl &out) {
+  out.where = ctx.at(l);
+  if (!expect(ctx, l, YAML::NodeType::Map, "'limits'")) return;
+  check_keys(ctx, l, {"field_bytes", "record_bytes", "array_items", "nesting_depth", "sentences_per_answer"},
+             "'limits'");
+  auto size = [&](const char *key, std::size_t &dst) {
+    auto n = l[key];
+    if (!n) return;
+    std::size_t v = 0;
+    if (!n.IsScalar() || !parse_size(n.Scalar(), v) || v == 0) {
+      ctx.error(n, fmt::format("limits.{} must be a size in bytes above 0, e.g. 1048576, 512 KB, 1 MB or 2 GB", key));
+      return;
+    }
+    dst = v;
+  };
+  auto count = [&](const char *key, std::size_t lo, std::size_t hi, std::size_t &dst) {
+    auto n = l[key];
+    if (!n) return;
+    json v = n.IsScalar() ? scalar_to_json(n) : json();
+    if (!v.is_number_integer() || v.get<long long>() < static_cast<long long>(lo) ||
+        static_cast<unsigned long long>(v.get<long long>()) > hi) {
+      ctx.error(n, fmt::format("limits.{} must be a whole number from {} to {}", key, lo, hi));
+      return;
+    }
+    dst = static_cast<std::size_t>(v.get<long long>());
+  };
+  size("field_bytes", out.record.field_bytes);
+  size("record_bytes", out.record.record_bytes);
+  count("array_items", 1, std::size_t{1} << 40, out.record.array_items);
+  std::size_t depth = static_cast<std::size_t>(out.record.nesting_depth);
+  count("nesting_depth", 1, static_cast<std::size_t>(rawjson::kMaxDepth), depth);
+  out.record.nesting_depth = static_cast<int>(depth);
+  count("sentences_per_answer", 1, std::size_t{1} << 40, out.sentences_per_answer);
+  if ((l["field_bytes"] || l["record_bytes"]) && out.record.field_bytes > out.record.record_bytes)
+    ctx.error(l["field_bytes"] ? l["field_bytes"] : l["record_bytes"], fmt::format("limits.field_bytes ({}) is above limits.record_bytes ({}); a field is part of a record",
+                             out.record.field_bytes, out.record.record_bytes));
+}
+
 NodeDecl parse_node(Ctx &ctx, const YAML::Node &n, bool sink, size_t index) {
   NodeDecl d;
   d.is_sink = sink;
@@ -208,16 +272,12 @@ Pipeline parse_pipeline(const std::string &text, const fs::path &file) {
   Pipeline p;
   p.file = file;
   p.source_text = text;
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception &e) {
-    throw ConfigError({{{ctx.file, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg}});
-  }
+  YAML::Node root = load_yaml_checked(text, ctx.file);  // nesting and alias expansion checked
   p.where = {ctx.file, 1, 1};
   if (!root.IsMap()) throw ConfigError({{{ctx.file, 1, 1}, "a pipeline must be a YAML mapping with name, dataset, nodes and sinks"}});
   check_keys(ctx, root,
-             {"name", "description", "dataset", "replications", "providers", "embeddings", "nodes", "sinks", "output"},
+             {"name", "description", "dataset", "limits", "replications", "providers", "embeddings", "nodes", "sinks",
+              "output"},
              "the pipeline");
   const fs::path base = file.has_parent_path() ? file.parent_path() : fs::path(".");
 
@@ -251,6 +311,8 @@ Pipeline parse_pipeline(const std::string &text, const fs::path &file) {
       else p.dataset.limit = v.get<long long>();
     }
   }
+
+  if (auto l = root["limits"]) parse_limits(ctx, l, p.limits);
 
   if (auto r = root["replications"]) {
     json v = to_json(ctx, r, nullptr, "");
@@ -342,6 +404,14 @@ Pipeline parse_pipeline(const std::string &text, const fs::path &file) {
 
   if (!ctx.diags.empty()) throw ConfigError(std::move(ctx.diags));
   return p;
+}
+
+json LimitsDecl::to_json() const {
+  return {{"field_bytes", record.field_bytes},
+          {"record_bytes", record.record_bytes},
+          {"array_items", record.array_items},
+          {"nesting_depth", record.nesting_depth},
+          {"sentences_per_answer", sentences_per_answer}};
 }
 
 Pipeline load_pipeline(const fs::path &file) {

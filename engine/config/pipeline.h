@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/diagnostics.h"
+#include "io/dataset.h"
 
 namespace evalgraph {
 
@@ -36,6 +37,16 @@ struct DatasetDecl {
   Location where, path_where;
 };
 
+// `limits:` — what one record may hold and cost (README "Limits and hostile data"). A record over one fails
+// alone; the run goes on.
+struct LimitsDecl {
+  io::RecordLimits record;                  // field_bytes, record_bytes, array_items, nesting_depth
+  std::size_t sentences_per_answer = 10000;  // passed to every node as _limits; the KSODI operators count
+  Location where;
+  // What every node receives as its parameter `_limits`.
+  nlohmann::json to_json() const;
+};
+
 struct ProviderDecl {
   std::string name;
   nlohmann::json config;
@@ -48,6 +59,7 @@ struct Pipeline {
   std::string name;
   std::string description;
   DatasetDecl dataset;
+  LimitsDecl limits;
   int replications = 1;
   std::vector<ProviderDecl> providers;
   std::string default_provider;    // chat: the only or the first provider, or providers' `default: true`

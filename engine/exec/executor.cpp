@@ -46,6 +46,7 @@ struct Slot {
   int replication = 0;
   std::vector<uint8_t> status;  // per planned node
   std::map<std::string, std::string> errors, skipped;  // node id → why (written as _errors / _skipped)
+  std::string problem;  // the reader's record_problem(): the record fails alone, no node runs on it
 };
 
 struct Chunk {
@@ -63,6 +64,7 @@ struct Runner {
 std::string params_json(const PlannedNode &pn, const Pipeline &p, const fs::path &run_dir) {
   json w = pn.decl->with.is_object() ? pn.decl->with : json::object();
   w["_pipeline_dir"] = fs::absolute(p.file).parent_path().string();
+  w["_limits"] = p.limits.to_json();  // e.g. the KSODI operators count sentences against sentences_per_answer
   if (pn.type->type->kind == EG_KIND_SINK) w["_output_dir"] = run_dir.string();
   return w.dump();
 }
@@ -225,7 +227,7 @@ std::size_t Engine::replay_journal() {
   std::map<std::size_t, RawRecord> window;
   std::size_t next_read = 0;
   auto dataset_record = [&](std::size_t index) -> const RawRecord & {
-    if (!dataset) dataset = io::open_dataset(p_.dataset.path, p_.dataset.format, p_.dataset.options);
+    if (!dataset) dataset = io::open_dataset(p_.dataset.path, p_.dataset.format, p_.dataset.options, p_.limits.record);
     std::string text;
     while (next_read <= index && dataset->next_text(text)) {
       window[next_read].assign(std::move(text));
@@ -314,10 +316,10 @@ std::size_t Engine::merge_shards() {
   std::string text;
   std::vector<rawjson::Member> members;  // found by the reader's check: the record is scanned once
   auto dataset_record = [&](std::size_t index) -> const RawRecord & {
-    if (!dataset) dataset = io::open_dataset(p_.dataset.path, p_.dataset.format, p_.dataset.options);
+    if (!dataset) dataset = io::open_dataset(p_.dataset.path, p_.dataset.format, p_.dataset.options, p_.limits.record);
     while (next_read <= index && dataset->next_text(text, &members)) {
       if (members.empty() && !rawjson::object_members(text, members))
-        throw io::DataError(p_.dataset.path, dataset->line(), "the record nests deeper than 512 levels", "");
+        throw io::DataError(p_.dataset.path, dataset->line(), "the record could not be split into its fields", "");
       window[next_read].assign(std::move(text), members);
       text = std::string();
       ++next_read;
@@ -438,6 +440,7 @@ void Engine::count_resumed(const json &rec) {
       ++stats_[k].ok;
     }
   }
+  if (auto e = rec.find("_errors"); e != rec.end() && e->is_object() && e->contains("_record")) bad = true;
   if (bad) ++failed_records_;
 }
 
@@ -589,6 +592,7 @@ bool Engine::build_input(size_t k, Slot &s, std::string &out) {
 }
 
 void Engine::run_record_node(size_t k, Slot &s, int worker) {
+  if (s.status[k] != ST_PENDING) return;  // a record over a limit: failed before any node ran
   if (!upstream_ok(k, s)) return;
   std::string in;
   if (!build_input(k, s, in)) return;
@@ -634,7 +638,7 @@ void Engine::run_sequence_node(size_t k, Chunk &c, int worker) {
   std::map<std::string, size_t> gi;
   for (size_t i = 0; i < c.slots.size(); ++i) {
     Slot &s = c.slots[i];
-    if (!upstream_ok(k, s)) continue;
+    if (s.status[k] != ST_PENDING || !upstream_ok(k, s)) continue;
     std::string key = std::to_string(s.replication) + "\x1f" + group_of(s.rec, plan_.group_by);
     auto [pos, fresh] = gi.emplace(key, groups.size());
     if (fresh) groups.push_back({key, {}});
@@ -689,7 +693,12 @@ void Engine::run_sequence_node(size_t k, Chunk &c, int worker) {
 }
 
 void Engine::process_chunk(Chunk &c, int worker) {
-  for (auto &s : c.slots) s.status.assign(plan_.nodes.size(), ST_PENDING);
+  for (auto &s : c.slots) {
+    s.status.assign(plan_.nodes.size(), ST_PENDING);
+    if (s.problem.empty()) continue;
+    for (size_t k = 0; k < plan_.nodes.size(); ++k) fail(k, s, s.problem, ST_FAILED);  // the record fails alone
+    if (plan_.nodes.empty()) s.errors["_record"] = s.problem;  // (a pipeline of sinks only)
+  }
   for (size_t k = 0; k < plan_.nodes.size(); ++k) {
     const PlannedNode &pn = plan_.nodes[k];
     if (pn.sequence()) {
@@ -762,7 +771,8 @@ void Engine::writer_loop() {
     journal_chunk(*c, texts, added_at);
     for (size_t j = 0; j < c->slots.size(); ++j) {
       const Slot &s = c->slots[j];
-      if (std::any_of(s.status.begin(), s.status.end(), [](uint8_t x) { return x != ST_OK; })) ++failed_records_;
+      if (!s.problem.empty() || std::any_of(s.status.begin(), s.status.end(), [](uint8_t x) { return x != ST_OK; }))
+        ++failed_records_;
       write_to_sinks(s, texts[j]);
       ++written_;
     }
@@ -848,7 +858,7 @@ RunResult Engine::run() {
 
   std::exception_ptr reader_error;
   try {
-    auto reader = io::open_dataset(p_.dataset.path, p_.dataset.format, p_.dataset.options);
+    auto reader = io::open_dataset(p_.dataset.path, p_.dataset.format, p_.dataset.options, p_.limits.record);
     const bool seq = !plan_.group_by.empty();
     const int reps = p_.replications;
     auto chunk = std::make_unique<Chunk>();
@@ -899,13 +909,15 @@ RunResult Engine::run() {
       Slot s;
       s.index = index++;
       s.line = reader->line();
-      if (members.empty() && !rawjson::object_members(text, members))  // nlohmann took it, the checker cannot
-        throw io::DataError(p_.dataset.path, s.line, "the record nests deeper than 512 levels",
-                            "flatten the record, or keep deep structures as JSON text in a string field");
+      if (members.empty() && !rawjson::object_members(text, members))  // (the readers hand out checked objects)
+        throw io::DataError(p_.dataset.path, s.line, "the record could not be split into its fields", "");
       s.rec.assign(std::move(text), members);
       text = std::string();
+      s.problem = reader->record_problem();  // over a limit: it fails alone
       if (seq) {
-        std::string key = group_of(s.rec, plan_.group_by);
+        // A record that fails alone and lost its group field stays with the group it is read in.
+        std::string key = !s.problem.empty() && in_group && !s.rec.get(plan_.group_by) ? group_key
+                                                                                       : group_of(s.rec, plan_.group_by);
         if (key != group_key || !in_group) {
           if (in_group) closed_groups.insert(group_key);
           in_group = true;

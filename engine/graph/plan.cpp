@@ -17,7 +17,7 @@ using nlohmann::json;
 
 std::vector<std::string> read_dataset_columns(const Pipeline &p) {
   try {
-    auto reader = io::open_dataset(p.dataset.path, p.dataset.format, p.dataset.options);
+    auto reader = io::open_dataset(p.dataset.path, p.dataset.format, p.dataset.options, p.limits.record);
     std::vector<std::string> cols = reader->columns();
     if (!cols.empty()) return cols;  // CSV: the header says it all
     // JSONL records need not all carry the same keys: take the union over the first records.

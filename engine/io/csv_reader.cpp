@@ -9,6 +9,7 @@
 
 #include "io/byte_source.h"
 #include "io/readers.h"
+#include "io/record_check.h"
 
 namespace evalgraph::io::detail {
 
@@ -48,7 +49,8 @@ int char_option(const std::filesystem::path &file, const json &opts, const char 
 
 class CsvReader final : public RecordReader {
  public:
-  CsvReader(const std::filesystem::path &file, const json &opts, bool tsv) : src_(file) {
+  CsvReader(const std::filesystem::path &file, const json &opts, bool tsv, const RecordLimits &limits) : src_(file) {
+    limits_ = limits;
     for (const auto &[key, value] : opts.items()) {
       if (key != "separator" && key != "quote" && key != "json_columns")
         throw DataError(file, 0, "unknown CSV option '" + key + "'", "known options: separator, quote, json_columns");
@@ -68,12 +70,20 @@ class CsvReader final : public RecordReader {
       throw DataError(file, 0, "a line break cannot be the separator or the quote", "pick another character");
 
     bool have_header = false;
-    while ((have_header = read_row()) && nfields_ == 1 && fields_[0].empty() && !last_quoted_) {
+    while ((have_header = read_row()) && nfields_total_ == 1 && fields_[0].empty() && !last_quoted_) {
     }  // skip empty lines before the header
     if (!have_header)
       throw DataError(file, 1, "the file has no header line",
                       "a CSV dataset needs a header line that names its columns");
     header_line_ = row_line_;
+    for (std::size_t i = 0; i < nfields_ && !row_capped_; ++i) row_capped_ = field_len_[i] != fields_[i].size();
+    if (row_capped_)
+      throw DataError(file, header_line_,
+                      "the header line is " + thousands(row_bytes_) + " bytes with " + thousands(nfields_total_) +
+                          " columns, over the limits for one record (limits.field_bytes = " + thousands(limits_.field_bytes) +
+                          ", limits.record_bytes = " + thousands(limits_.record_bytes) + ", at most " +
+                          thousands(kMaxColumns) + " columns)",
+                      "check the separator and the quoting of the header line");
     columns_.assign(fields_.begin(), fields_.begin() + static_cast<std::ptrdiff_t>(nfields_));
     std::unordered_set<std::string_view> seen;
     for (const auto &c : columns_) {
@@ -102,13 +112,35 @@ class CsvReader final : public RecordReader {
   }
 
   bool next(json &record) override {
+    if (!read_record(record)) return false;
+    if (!problem_.empty()) throw DataError(src_.path(), line_, last_.problem, last_.hint, last_.column);
+    return true;
+  }
+
+  bool next_text(std::string &text, std::vector<rawjson::Member> *members) override {
+    thread_local json record;
+    if (!read_record(record)) return false;
+    serialise_record(record, columns_, text, members);
+    return true;
+  }
+
+  const std::vector<std::string> &columns() const override { return columns_; }
+  std::size_t line() const override { return line_; }
+
+ private:
+  static constexpr std::size_t kMaxColumns = 100000;
+
+  // The next record; a record over a limit comes with problem_ set and those cells null.
+  bool read_record(json &record) {
+    problem_.clear();
+    faults_.clear();
     do {
       if (!read_row()) return false;
-    } while (nfields_ == 1 && fields_[0].empty() && !last_quoted_);  // empty line
+    } while (nfields_total_ == 1 && fields_[0].empty() && !last_quoted_);  // empty line
     line_ = row_line_;
-    if (nfields_ != columns_.size())
+    if (nfields_total_ != columns_.size())
       throw DataError(src_.path(), line_,
-                      "the row has " + std::to_string(nfields_) + " field" + (nfields_ == 1 ? "" : "s") +
+                      "the row has " + std::to_string(nfields_total_) + " field" + (nfields_total_ == 1 ? "" : "s") +
                           " but the header has " + std::to_string(columns_.size()) + " column" +
                           (columns_.size() == 1 ? "" : "s"),
                       "quote fields that contain the separator (" + char_name(sep_) +
@@ -124,6 +156,7 @@ class CsvReader final : public RecordReader {
       if (k == n) {
         k = 0;
         for (auto it = obj.begin(); it != obj.end(); ++it, ++k) set_value(it->second, sorted_[k]);
+        finish_record();
         return true;
       }
     }
@@ -134,27 +167,44 @@ class CsvReader final : public RecordReader {
       set_value(it->second, sorted_[k]);
     }
     record = std::move(fresh);
+    finish_record();
     return true;
   }
 
-  const std::vector<std::string> &columns() const override { return columns_; }
-  std::size_t line() const override { return line_; }
+  // Words the record's faults (set_value collected them) as its problem.
+  void finish_record() {
+    if (row_capped_) {
+      faults_.insert(faults_.begin(), RecordFault{0, record_too_long(row_bytes_, limits_.record_bytes), record_too_long_hint()});
+    }
+    if (faults_.empty()) return;
+    last_ = faults_.front();
+    problem_ = DataError::format(src_.path(), line_, 0, last_.problem + more(faults_.size()), last_.hint);
+  }
 
- private:
   void set_value(json &value, std::size_t col) {
     std::string &text = fields_[col];
+    if (field_len_[col] > limits_.field_bytes || (row_capped_ && field_len_[col] != text.size())) {
+      if (field_len_[col] > limits_.field_bytes)
+        faults_.push_back(RecordFault{0, field_too_long(columns_[col], field_len_[col], limits_.field_bytes),
+                                      field_too_long_hint()});
+      value = nullptr;
+      return;
+    }
     if (is_json_[col]) {
       if (text.empty()) {
         value = nullptr;
         return;
       }
-      try {
-        value = json::parse(text);
-      } catch (const json::parse_error &) {
-        throw DataError(src_.path(), line_,
-                        "column '" + columns_[col] + "' is listed in json_columns but its text is not valid JSON",
-                        "fix the cell or remove the column from json_columns");
+      RecordFault fault;
+      bool over = false;
+      if (!check_cell(text, "column '" + columns_[col] + "'", limits_, fault, over))
+        throw DataError(src_.path(), line_, fault.problem, fault.hint);
+      if (over) {
+        faults_.push_back(std::move(fault));
+        value = nullptr;
+        return;
       }
+      value = json::parse(text);  // checked: valid, within the nesting limit, numbers in range, keys unique
       return;
     }
     if (value.is_string()) {
@@ -190,9 +240,32 @@ class CsvReader final : public RecordReader {
     return candidates[best];
   }
 
+  // The slot for field i; past the header's width (+1, to tell a row with too many fields) one scratch slot
+  // takes every further field, so a row of a million separators costs no million strings.
   std::string &field_slot(std::size_t i) {
-    if (i == fields_.size()) fields_.emplace_back();
+    const std::size_t width = columns_.empty() ? kMaxColumns : columns_.size() + 1;
+    if (i >= width) i = width;
+    while (fields_.size() <= i) fields_.emplace_back();
+    if (field_len_.size() < fields_.size()) field_len_.resize(fields_.size());
+    if (i >= nfields_) nfields_ = i + 1;
     return fields_[i];
+  }
+
+  // Bytes a field may still keep: none beyond limits.field_bytes (+1, to know it is over) or beyond the row's
+  // limits.record_bytes. What is not kept is only counted (field_len_, row_bytes_).
+  std::size_t room(const std::string &f) const {
+    const std::size_t field_room = limits_.field_bytes + 1 > f.size() ? limits_.field_bytes + 1 - f.size() : 0;
+    const std::size_t row_room = limits_.record_bytes > row_kept_ ? limits_.record_bytes - row_kept_ : 0;
+    return std::min(field_room, row_room);
+  }
+  void keep(std::string &f, std::size_t i, const char *b, const char *e) {
+    const auto n = static_cast<std::size_t>(e - b);
+    const std::size_t k = std::min(n, room(f));
+    f.append(b, k);
+    row_kept_ += k;
+    field_len_[i] += n;
+    row_bytes_ += n;
+    if (row_bytes_ > limits_.record_bytes) row_capped_ = true;
   }
 
   // Reads one row into fields_[0..nfields_). False at the end of the data.
@@ -200,16 +273,23 @@ class CsvReader final : public RecordReader {
     if (peek() == kEof) return false;
     row_line_ = lineno_;
     nfields_ = 0;
+    nfields_total_ = 0;
+    row_kept_ = row_bytes_ = 0;
+    row_capped_ = false;
     for (;;) {
-      std::string &f = field_slot(nfields_++);
+      const std::size_t i = std::min(nfields_total_, columns_.empty() ? kMaxColumns : columns_.size() + 1);
+      std::string &f = field_slot(i);
+      ++nfields_total_;
+      if (nfields_total_ > kMaxColumns) row_capped_ = true;
       f.clear();
+      field_len_[i] = 0;
       last_quoted_ = false;
       int c = peek();
       if (quoting_ && c == static_cast<unsigned char>(quote_)) {
         last_quoted_ = true;
-        read_quoted(f);
+        read_quoted(f, i);
       } else {
-        read_unquoted(f);
+        read_unquoted(f, i);
       }
       c = peek();
       if (c == kEof) return true;
@@ -221,7 +301,7 @@ class CsvReader final : public RecordReader {
     }
   }
 
-  void read_unquoted(std::string &f) {
+  void read_unquoted(std::string &f, std::size_t i) {
     const char sep = sep_;
     for (;;) {
       if (src_.pos == src_.end && !src_.refill()) return;
@@ -229,13 +309,13 @@ class CsvReader final : public RecordReader {
       const char *e = src_.data() + src_.end;
       const char *p = b;
       while (p != e && *p != sep && *p != '\n' && *p != '\r') ++p;
-      f.append(b, p);
+      keep(f, i, b, p);
       src_.pos += static_cast<std::size_t>(p - b);
       if (p != e) return;
     }
   }
 
-  void read_quoted(std::string &f) {
+  void read_quoted(std::string &f, std::size_t i) {
     const std::size_t start_line = lineno_;
     ++src_.pos;  // opening quote
     for (;;) {
@@ -248,13 +328,13 @@ class CsvReader final : public RecordReader {
       const char *q = static_cast<const char *>(std::memchr(b, quote_, static_cast<std::size_t>(e - b)));
       const char *stop = q != nullptr ? q : e;
       lineno_ += static_cast<std::size_t>(std::count(b, stop, '\n'));
-      f.append(b, stop);
+      keep(f, i, b, stop);
       src_.pos += static_cast<std::size_t>(stop - b);
       if (q == nullptr) continue;
       ++src_.pos;  // the quote
       int c = peek();
       if (c == static_cast<unsigned char>(quote_)) {  // doubled quote = one literal quote
-        f.push_back(quote_);
+        keep(f, i, &quote_, &quote_ + 1);
         ++src_.pos;
         continue;
       }
@@ -275,7 +355,13 @@ class CsvReader final : public RecordReader {
   std::vector<std::size_t> sorted_;
   std::vector<bool> is_json_;
   std::vector<std::string> fields_;
-  std::size_t nfields_ = 0;
+  std::vector<std::size_t> field_len_;  // each field's true length (fields_ keeps at most the limit)
+  std::size_t nfields_ = 0;             // slots in use
+  std::size_t nfields_total_ = 0;       // fields the row has
+  std::size_t row_kept_ = 0, row_bytes_ = 0;
+  bool row_capped_ = false;  // the row is over limits.record_bytes (or kMaxColumns fields)
+  std::vector<RecordFault> faults_;
+  RecordFault last_;
   bool last_quoted_ = false;
   std::size_t lineno_ = 1;    // line of the next unread byte
   std::size_t row_line_ = 0;  // line where the row read last started
@@ -285,8 +371,9 @@ class CsvReader final : public RecordReader {
 
 }  // namespace
 
-std::unique_ptr<RecordReader> open_csv(const std::filesystem::path &file, const nlohmann::json &options, bool tsv) {
-  return std::make_unique<CsvReader>(file, options, tsv);
+std::unique_ptr<RecordReader> open_csv(const std::filesystem::path &file, const nlohmann::json &options, bool tsv,
+                                       const RecordLimits &limits) {
+  return std::make_unique<CsvReader>(file, options, tsv, limits);
 }
 
 }  // namespace evalgraph::io::detail

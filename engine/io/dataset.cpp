@@ -10,26 +10,28 @@
 namespace evalgraph::io {
 
 namespace {
-std::string format_message(const std::filesystem::path &file, std::size_t line, const std::string &problem,
-                           const std::string &hint) {
-  std::string msg = file.string();
-  if (line > 0) msg.append(":").append(std::to_string(line));
-  msg.append(": ").append(problem);
-  if (!hint.empty()) msg.append(" — ").append(hint);
-  return msg;
-}
-
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
 }  // namespace
 
+std::string DataError::format(const std::filesystem::path &file, std::size_t line, std::size_t column,
+                              const std::string &problem, const std::string &hint) {
+  std::string msg = file.string();
+  if (line > 0) msg.append(":").append(std::to_string(line));
+  if (line > 0 && column > 0) msg.append(":").append(std::to_string(column));
+  msg.append(": ").append(problem);
+  if (!hint.empty()) msg.append(" — ").append(hint);
+  return msg;
+}
+
 DataError::DataError(const std::filesystem::path &file, std::size_t line, const std::string &problem,
-                     const std::string &hint)
-    : std::runtime_error(format_message(file, line, problem, hint)),
+                     const std::string &hint, std::size_t column)
+    : std::runtime_error(format(file, line, column, problem, hint)),
       file_(file),
       line_(line),
+      column_(column),
       problem_(problem),
       hint_(hint) {}
 
@@ -43,9 +45,17 @@ bool RecordReader::skip() {
 bool RecordReader::next_text(std::string &text, std::vector<rawjson::Member> *members) {
   thread_local nlohmann::json record;
   if (!next(record)) return false;
+  detail::serialise_record(record, columns(), text, members);
+  return true;
+}
+
+namespace detail {
+
+void serialise_record(const nlohmann::json &record, const std::vector<std::string> &columns, std::string &text,
+                      std::vector<rawjson::Member> *members) {
   // Columns first, in file order; then any other keys (nlohmann's own order).
   nlohmann::ordered_json ordered;
-  for (const auto &c : columns()) {
+  for (const auto &c : columns) {
     auto it = record.find(c);
     if (it != record.end()) ordered[c] = *it;
   }
@@ -53,10 +63,7 @@ bool RecordReader::next_text(std::string &text, std::vector<rawjson::Member> *me
     if (!ordered.contains(it.key())) ordered[it.key()] = it.value();
   text = ordered.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (members != nullptr) rawjson::object_members(text, *members);
-  return true;
 }
-
-namespace detail {
 
 ByteSource::ByteSource(const std::filesystem::path &file) : path_(file) {
   std::error_code ec;
@@ -106,7 +113,7 @@ bool ByteSource::refill() {
 }  // namespace detail
 
 std::unique_ptr<RecordReader> open_dataset(const std::filesystem::path &file, const std::string &format,
-                                           const nlohmann::json &options) {
+                                           const nlohmann::json &options, const RecordLimits &limits) {
   std::string fmt = lower(format);
   if (fmt.empty()) {
     std::string ext = lower(file.extension().string());
@@ -122,8 +129,8 @@ std::unique_ptr<RecordReader> open_dataset(const std::filesystem::path &file, co
     throw DataError(file, 0, "dataset options must be a mapping, got " + std::string(options.type_name()),
                     "write them as key: value pairs");
   const nlohmann::json opts = options.is_null() ? nlohmann::json::object() : options;
-  if (fmt == "csv" || fmt == "tsv") return detail::open_csv(file, opts, fmt == "tsv");
-  if (fmt == "jsonl" || fmt == "ndjson") return detail::open_jsonl(file, opts);
+  if (fmt == "csv" || fmt == "tsv") return detail::open_csv(file, opts, fmt == "tsv", limits);
+  if (fmt == "jsonl" || fmt == "ndjson") return detail::open_jsonl(file, opts, limits);
   throw DataError(file, 0, "unknown dataset format '" + format + "'", "use csv, tsv or jsonl");
 }
 

@@ -5,7 +5,8 @@
 //   nlohmann::json rec;
 //   while (reader->next(rec)) { ... rec["question"] ... }
 //
-// Every problem with the data throws DataError with a message "<file>:<line>: <what> — <what to do>".
+// Every problem with the data throws DataError with a message "<file>:<line>[:<column>]: <what> — <what to
+// do>"; a record over a limit (RecordLimits) fails alone instead (record_problem()).
 #include <cstddef>
 #include <filesystem>
 #include <memory>
@@ -18,26 +19,50 @@
 
 namespace evalgraph::io {
 
-// A problem with a dataset file. what() is "<file>:<line>: <problem> — <hint>"; line 0 (the file as a
-// whole, e.g. it cannot be opened) is written as "<file>: <problem> — <hint>".
+// A problem with a dataset file. what() is "<file>:<line>[:<column>]: <problem> — <hint>"; line 0 (the file
+// as a whole, e.g. it cannot be opened) is written as "<file>: <problem> — <hint>".
 class DataError : public std::runtime_error {
  public:
-  DataError(const std::filesystem::path &file, std::size_t line, const std::string &problem, const std::string &hint);
+  DataError(const std::filesystem::path &file, std::size_t line, const std::string &problem, const std::string &hint,
+            std::size_t column = 0);
+  // The message a DataError with these parts has (also the form of RecordReader::record_problem()).
+  static std::string format(const std::filesystem::path &file, std::size_t line, std::size_t column,
+                            const std::string &problem, const std::string &hint);
   const std::filesystem::path &file() const noexcept { return file_; }
   std::size_t line() const noexcept { return line_; }
+  std::size_t column() const noexcept { return column_; }
   const std::string &problem() const noexcept { return problem_; }
   const std::string &hint() const noexcept { return hint_; }
 
  private:
   std::filesystem::path file_;
-  std::size_t line_;
+  std::size_t line_, column_;
   std::string problem_, hint_;
+};
+
+// What one record may hold (pipeline section `limits:`, README "Limits and hostile data"). A record over a
+// limit is not refused with the data set: it is handed out with a problem (RecordReader::record_problem) and
+// fails alone. Its values over a limit are replaced by null, and a line over record_bytes is not even held in
+// memory (its record is handed out as {}).
+struct RecordLimits {
+  static constexpr std::size_t kMiB = std::size_t{1} << 20;
+  std::size_t field_bytes = kMiB;       // the JSON text of one top-level field (a CSV cell: its text)
+  std::size_t record_bytes = 8 * kMiB;  // one record: a JSONL line, a CSV row's cells together
+  std::size_t array_items = 10000;      // elements of one array, at any depth
+  int nesting_depth = 64;               // objects and arrays inside each other (1..rawjson::kMaxDepth)
 };
 
 // Reads records one at a time.
 class RecordReader {
  public:
   virtual ~RecordReader();
+  // The limits records are checked against (RecordLimits' defaults until this is called).
+  void set_limits(const RecordLimits &limits) { limits_ = limits; }
+  const RecordLimits &limits() const noexcept { return limits_; }
+  // Why the record last handed out by next_text() cannot be evaluated though the data set goes on: a limit it
+  // is over, a number beyond a double's range, a key given twice. "<file>:<line>[:<column>]: <what> — <what
+  // to do>"; empty when the record is fine. next() throws DataError with this message instead.
+  const std::string &record_problem() const noexcept { return problem_; }
   // Reads the next record into `record` (a JSON object); false at the end of the data. Reusing the same
   // `record` object between calls is the fast path (its storage is reused).
   virtual bool next(nlohmann::json &record) = 0;
@@ -54,6 +79,10 @@ class RecordReader {
   virtual const std::vector<std::string> &columns() const = 0;
   // 1-based line where the record last returned by next() started (0 before the first record).
   virtual std::size_t line() const = 0;
+
+ protected:
+  RecordLimits limits_;
+  std::string problem_;
 };
 
 // Opens a dataset. format: "csv", "tsv" (CSV with a tab separator), "jsonl" ("ndjson" too), or "" to pick by
@@ -65,7 +94,8 @@ class RecordReader {
 //          json_columns  [names]: those columns' text is parsed as JSON (an empty cell → null).
 //   JSONL: none.
 // Unknown options, an unknown format or an unreadable file throw DataError. CSV cells are strings.
+// `limits`: what one record may hold (the reader's set_limits() changes them later).
 std::unique_ptr<RecordReader> open_dataset(const std::filesystem::path &file, const std::string &format,
-                                           const nlohmann::json &options);
+                                           const nlohmann::json &options, const RecordLimits &limits = RecordLimits());
 
 }  // namespace evalgraph::io

@@ -7,6 +7,12 @@
 #include "io/dataset.h"
 
 namespace evalgraph::io::detail {
-std::unique_ptr<RecordReader> open_csv(const std::filesystem::path &file, const nlohmann::json &options, bool tsv);
-std::unique_ptr<RecordReader> open_jsonl(const std::filesystem::path &file, const nlohmann::json &options);
+std::unique_ptr<RecordReader> open_csv(const std::filesystem::path &file, const nlohmann::json &options, bool tsv,
+                                       const RecordLimits &limits);
+std::unique_ptr<RecordReader> open_jsonl(const std::filesystem::path &file, const nlohmann::json &options,
+                                         const RecordLimits &limits);
+// A record (a JSON object) as the text next_text() hands out: the columns first, in file order, then any other
+// keys; `members` (when non-null) receives its top-level members.
+void serialise_record(const nlohmann::json &record, const std::vector<std::string> &columns, std::string &text,
+                      std::vector<rawjson::Member> *members);
 }  // namespace evalgraph::io::detail

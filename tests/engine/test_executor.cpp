@@ -179,10 +179,18 @@ TEST_CASE("an LLM node without providers fails per record with a clear reason", 
              Catch::Contains("no LLM provider is configured: declare one under 'providers:'"));
 }
 
-TEST_CASE("a record nested deeper than the raw checker's limit is a clear data error", "[executor]") {
+TEST_CASE("a record nested deeper than limits.nesting_depth fails alone, the others run", "[executor][limits]") {
   Run r;
   std::string deep = std::string(600, '[') + std::string(600, ']');
-  std::string data = "{\"text\":\"a\"}\n{\"text\":\"b\",\"deep\":" + deep + "}\n";
-  REQUIRE_THROWS_WITH(run_pipeline(r, data, "  - id: pt\n    uses: test.passthrough\n"),
-                      Catch::Contains(":2: the record nests deeper than 512 levels") && Catch::Contains("flatten the record"));
+  std::string data = "{\"text\":\"a\"}\n{\"text\":\"b\",\"deep\":" + deep + "}\n{\"text\":\"c\"}\n";
+  run_pipeline(r, data, "  - id: pt\n    uses: test.passthrough\n");
+  REQUIRE(r.records.size() == 3);
+  CHECK(r.records[0]["pt"]["text"] == "a");
+  CHECK(r.records[2]["pt"]["text"] == "c");
+  CHECK(r.records[1]["deep"].is_null());  // the value over the limit is not passed on
+  CHECK_THAT(r.records[1]["_errors"]["pt"].get<std::string>(),
+             Catch::Contains("data.jsonl:2:") && Catch::Contains("field 'deep' nests objects and arrays deeper than the "
+                                                                 "limit limits.nesting_depth = 64"));
+  CHECK(r.result.failed_records == 1);
+  CHECK(r.result.nodes["pt"].failed == 1);
 }
