@@ -30,6 +30,7 @@
 
 #include "llm/response_cache.h"
 #include "llm/sha256.h"
+#include "util/raw_json.h"
 
 namespace evalgraph::llm {
 namespace {
@@ -189,9 +190,23 @@ bool retryable_curl(CURLcode c) {
 
 bool retryable_status(long s) { return s == 408 || s == 409 || s == 425 || s == 429 || s >= 500; }
 
+// Responses (and cache entries) nested deeper than this are refused before they are parsed: an answer is a few
+// levels deep, and what a plugin does with it (dump, copy) recurses.
+constexpr int kMaxResponseDepth = 64;
+const rawjson::CheckOptions& response_check() {
+  static const rawjson::CheckOptions o = [] {
+    rawjson::CheckOptions c;
+    c.max_depth = kMaxResponseDepth;
+    return c;
+  }();
+  return o;
+}
+
 // The server's message from an error body: {"error":{"message":..}}, {"error":".."}, {"message":..}, or a snippet.
 std::string server_message(const std::string& body) {
-  auto j = nlohmann::json::parse(body, nullptr, false);
+  rawjson::CheckResult chk;
+  rawjson::check(body, response_check(), chk, nullptr);
+  auto j = chk.ok() ? nlohmann::json::parse(body, nullptr, false) : nlohmann::json(nlohmann::json::value_t::discarded);
   if (!j.is_discarded() && j.is_object()) {
     if (j.contains("error")) {
       const auto& e = j["error"];
@@ -377,11 +392,25 @@ struct LlmService::Impl {
                         snippet(t.content_type), snippet(t.body));
       return false;
     }
-    out = nlohmann::json::parse(t.body, nullptr, false);
-    if (out.is_discarded() || !out.is_object()) {
+    // Checked by the engine's own scanner first (no recursion, our words): valid, nested at most
+    // kMaxResponseDepth deep, numbers within a double; only then parsed.
+    rawjson::CheckResult chk;
+    rawjson::check(t.body, response_check(), chk, nullptr);
+    if (chk.error.fault != rawjson::Fault::none) {
+      err = fmt::format("response is not valid JSON ({} at byte {}); body starts: '{}'", chk.error.what,
+                        chk.error.offset, snippet(t.body));
+      return false;
+    }
+    if (chk.limit_faults > 0) {
+      err = fmt::format("response cannot be taken: {} (at byte {}); body starts: '{}'", chk.limits.front().what,
+                        chk.limits.front().offset, snippet(t.body));
+      return false;
+    }
+    if (!chk.object) {
       err = fmt::format("response is not a JSON object; body starts: '{}'", snippet(t.body));
       return false;
     }
+    out = nlohmann::json::parse(t.body);
     if (!job.embed) {
       if (!out.contains("choices") || !out["choices"].is_array() || out["choices"].empty()) {
         err = fmt::format("response has no 'choices'; body starts: '{}'", snippet(t.body));
@@ -441,8 +470,9 @@ struct LlmService::Impl {
       bool valid = false;
       try {
         valid = validate(*job, *t, resp, err);
-      } catch (const std::exception& ex) {
-        err = fmt::format("cannot read the response ({}); body starts: '{}'", ex.what(), snippet(t->body));
+      } catch (const std::exception&) {  // (a library's words would say little here)
+        err = fmt::format("cannot read the response: a field has an unexpected type; body starts: '{}'",
+                          snippet(t->body));
       }
       if (!valid) {
         malformed = true;
@@ -616,7 +646,10 @@ struct LlmService::Impl {
     std::string key = key_for(ps, embed ? "embeddings" : "chat", model, text, replication);
     if (cache) {
       if (auto hit = cache->get(key)) {
-        auto j = nlohmann::json::parse(*hit, nullptr, false);
+        // (a cache file is data too: an entry that is not JSON within the limits is a miss)
+        rawjson::CheckResult chk;
+        rawjson::check(*hit, response_check(), chk, nullptr);
+        auto j = chk.ok() ? nlohmann::json::parse(*hit, nullptr, false) : nlohmann::json(nlohmann::json::value_t::discarded);
         if (!j.is_discarded()) {
           out.ok = true;
           out.response = std::move(j);

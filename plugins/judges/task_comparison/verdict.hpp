@@ -13,11 +13,16 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
+
+#include "evalgraph/json_bounded.hpp"
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace chatbot_judge {
+
+// A verdict object nested deeper than this is invalid ({"verdict": true} is depth 1).
+constexpr int kMaxVerdictDepth = 32;
 
 enum class Verdict { yes, no, invalid };
 
@@ -68,8 +73,8 @@ inline Verdict parse_verdict(const std::string &answer) {
   }
   auto b = s.find_first_not_of(" \t\r\n");
   if (b != std::string::npos && s[b] == '{') {
-    auto j = nlohmann::json::parse(s, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return Verdict::invalid;
+    nlohmann::json j;  // an answer nested absurdly deep is invalid, not a stack overflow
+    if (!evalgraph::parse_bounded(s, j, kMaxVerdictDepth) || !j.is_object()) return Verdict::invalid;
     for (auto it = j.begin(); it != j.end(); ++it) {
       std::string k = it.key();
       std::transform(k.begin(), k.end(), k.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });

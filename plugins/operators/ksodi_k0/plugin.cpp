@@ -43,6 +43,7 @@ class K0Node : public evalgraph::RawNode {
     for (double w : p_.weights) sum += w;
     if (sum <= 0) throw std::invalid_argument("parameter 'weights': at least one dimension needs a weight > 0");
     p_.interpretable_min = ksodi::param_num(params, "interpretable_min", 0.4, 0, 1);
+    limits_ = ksodi::input_limits(params);
   }
 
   // Fast path: the members read straight from the input text; anything unusual takes the full parse.
@@ -75,7 +76,7 @@ class K0Node : public evalgraph::RawNode {
     x.user_text = ksodi::text_of(in, "user_text");
     std::vector<ksodi::Doc> docs;
     try {
-      docs = ksodi::parse_docs(in, "retrieved_docs", "doc_");
+      docs = ksodi::parse_docs(in, "retrieved_docs", "doc_", limits_.nesting_depth);
     } catch (const std::invalid_argument &e) {
       throw evalgraph::InputError(std::string("ksodi.k0: ") + e.what());
     }
@@ -141,6 +142,7 @@ class K0Node : public evalgraph::RawNode {
 
  private:
   ksodi::K0Params p_;
+  ksodi::InputLimits limits_;
 };
 
 }  // namespace

@@ -54,6 +54,7 @@ class KTNode : public evalgraph::Node {
     for (double w : p_.k0.weights) sum += w;
     if (sum <= 0) throw std::invalid_argument("parameter 'k0.weights': at least one dimension needs a weight > 0");
     provider_ = ksodi::param_provider(params);
+    limits_ = ksodi::input_limits(params);
   }
 
   json process(evalgraph::Call &call, const json &in) override { return process_sequence(call, json::array({in}))[0]; }
@@ -67,7 +68,7 @@ class KTNode : public evalgraph::Node {
       x.k0.user_text = ksodi::text_of(in, "user_text");
       x.assistant_text = ksodi::text_of(in, "answer");
       try {
-        for (const auto &d : ksodi::parse_docs(in, "retrieved_docs", "doc_")) {
+        for (const auto &d : ksodi::parse_docs(in, "retrieved_docs", "doc_", limits_.nesting_depth)) {
           x.k0.n_docs += ksodi::text::trim(d.text).empty() ? 0 : 1;
           x.docs_text += d.text + "\n";
         }
@@ -137,6 +138,7 @@ class KTNode : public evalgraph::Node {
   evalgraph::Host host_;
   ksodi::KTParams p_;
   std::optional<std::string> provider_;
+  ksodi::InputLimits limits_;
 };
 
 }  // namespace

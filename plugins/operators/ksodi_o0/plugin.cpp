@@ -44,6 +44,7 @@ class O0Node : public evalgraph::RawNode {
     p_.include_tool_outputs = ksodi::param_bool(params, "include_tool_outputs", true);
     p_.doc_sentences = ksodi::param_bool(params, "doc_sentences", true);
     provider_ = ksodi::param_provider(params);
+    limits_ = ksodi::input_limits(params);
     text_max_ = static_cast<std::size_t>(ksodi::param_num(params, "sentence_text_max", 200, 0, 100000));
   }
 
@@ -67,8 +68,8 @@ class O0Node : public evalgraph::RawNode {
     ksodi::O0Input x;
     x.answer = ksodi::text_of(in, "answer");
     try {
-      x.docs = ksodi::parse_docs(in, "retrieved_docs", "doc_");
-      x.tool_outputs = ksodi::parse_docs(in, "tool_outputs", "tool_");
+      x.docs = ksodi::parse_docs(in, "retrieved_docs", "doc_", limits_.nesting_depth);
+      x.tool_outputs = ksodi::parse_docs(in, "tool_outputs", "tool_", limits_.nesting_depth);
     } catch (const std::invalid_argument &e) {
       throw evalgraph::InputError(std::string("ksodi.o0: ") + e.what());
     }
@@ -78,6 +79,7 @@ class O0Node : public evalgraph::RawNode {
   // The output, written directly as the JSON text nlohmann would dump for it (members in sorted order; see
   // ksodi/json_writer.hpp).
   std::string compute(evalgraph::Call &call, const ksodi::O0Input &x) const {
+    ksodi::check_sentences(x.answer, limits_.sentences_per_answer, "ksodi.o0");
     ksodi::O0Result r = ksodi::compute_o0(x, p_, ksodi::host_embedder(host_, call, provider_));
     auto doc_id = [&](int i) -> const std::string * { return i >= 0 ? &r.doc_ids[static_cast<std::size_t>(i)] : nullptr; };
     std::string text;
@@ -189,6 +191,7 @@ class O0Node : public evalgraph::RawNode {
   evalgraph::Host host_;
   ksodi::O0Params p_;
   std::optional<std::string> provider_;
+  ksodi::InputLimits limits_;
   std::string calibration_;
   std::size_t text_max_ = 200;
 };

@@ -66,6 +66,7 @@ class OTNode : public evalgraph::Node {
       p_.o0.doc_sentences = ksodi::param_bool(*it, "doc_sentences", true);
     }
     provider_ = ksodi::param_provider(params);
+    limits_ = ksodi::input_limits(params);
     text_max_ = static_cast<std::size_t>(ksodi::param_num(params, "sentence_text_max", 120, 0, 100000));
   }
 
@@ -79,10 +80,11 @@ class OTNode : public evalgraph::Node {
         throw evalgraph::InputError("ksodi.o_t: port 'answer' must be a string (the assistant text)");
       ksodi::OTInput x;
       x.o0.answer = ksodi::text_of(in, "answer");
+      ksodi::check_sentences(x.o0.answer, limits_.sentences_per_answer, "ksodi.o_t");
       x.user_text = ksodi::text_of(in, "user_text");
       try {
-        x.o0.docs = ksodi::parse_docs(in, "retrieved_docs", "doc_");
-        x.o0.tool_outputs = ksodi::parse_docs(in, "tool_outputs", "tool_");
+        x.o0.docs = ksodi::parse_docs(in, "retrieved_docs", "doc_", limits_.nesting_depth);
+        x.o0.tool_outputs = ksodi::parse_docs(in, "tool_outputs", "tool_", limits_.nesting_depth);
       } catch (const std::invalid_argument &e) {
         throw evalgraph::InputError(std::string("ksodi.o_t: ") + e.what());
       }
@@ -175,6 +177,7 @@ class OTNode : public evalgraph::Node {
   evalgraph::Host host_;
   ksodi::OTParams p_;
   std::optional<std::string> provider_;
+  ksodi::InputLimits limits_;
   std::size_t text_max_ = 120;
 };
 

@@ -44,6 +44,7 @@ class S0Node : public evalgraph::RawNode {
     if (red != "embedding" && red != "jaccard") throw std::invalid_argument("parameter 'redundancy' must be 'embedding' or 'jaccard'");
     p_.redundancy = red == "jaccard" ? ksodi::Redundancy::Jaccard : ksodi::Redundancy::Embedding;
     provider_ = ksodi::param_provider(params);
+    limits_ = ksodi::input_limits(params);
     if (auto it = params.find("alpha_by_tool_profile"); it != params.end() && it->is_object())
       for (const auto &[k, v] : it->items()) {
         if (!v.is_number()) throw std::invalid_argument("alpha_by_tool_profile." + k + " must be a number");
@@ -83,6 +84,7 @@ class S0Node : public evalgraph::RawNode {
   // The output, written directly as the JSON text nlohmann would dump for it (members in sorted order; see
   // ksodi/json_writer.hpp).
   std::string compute(evalgraph::Call &call, const ksodi::S0Input &x) const {
+    ksodi::check_sentences(x.answer, limits_.sentences_per_answer, "ksodi.s0");
     ksodi::S0Result r = ksodi::compute_s0(x, p_, ksodi::host_embedder(host_, call, provider_));
 
     std::string text;
@@ -174,6 +176,7 @@ class S0Node : public evalgraph::RawNode {
   evalgraph::Host host_;
   ksodi::S0Params p_;
   std::optional<std::string> provider_;
+  ksodi::InputLimits limits_;
 };
 
 }  // namespace

@@ -65,6 +65,7 @@ class STNode : public evalgraph::Node {
     json s0p = params.contains("s0") && params["s0"].is_object() ? params["s0"] : json::object();
     p_.s0 = s0_params(s0p);
     provider_ = ksodi::param_provider(params);
+    limits_ = ksodi::input_limits(params);
   }
 
   json process(evalgraph::Call &call, const json &in) override { return process_sequence(call, json::array({in}))[0]; }
@@ -77,6 +78,7 @@ class STNode : public evalgraph::Node {
         throw evalgraph::InputError("ksodi.s_t: port 'answer' must be a string (the assistant text)");
       ksodi::S0Input x;
       x.answer = ksodi::text_of(in, "answer");
+      ksodi::check_sentences(x.answer, limits_.sentences_per_answer, "ksodi.s_t");
       x.system_prompt = ksodi::text_of(in, "system_prompt");
       x.tool_profile = ksodi::text_of(in, "tool_profile");
       x.user_text = ksodi::text_of(in, "user_text");
@@ -134,6 +136,7 @@ class STNode : public evalgraph::Node {
   evalgraph::Host host_;
   ksodi::STParams p_;
   std::optional<std::string> provider_;
+  ksodi::InputLimits limits_;
 };
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "evalgraph/json_bounded.hpp"
 #include "evalgraph/plugin.h"
 
 namespace evalgraph {
@@ -49,7 +50,27 @@ struct HostError : std::runtime_error {
   eg_status status;
 };
 
+// Inputs, parameters and host answers nested deeper than this are refused before a node sees them (the
+// engine's records stop at its limits.nesting_depth, at most 512; a node's input adds a level or two).
+constexpr int kMaxInputDepth = 1024;
+
 namespace detail {
+// nlohmann's message without its "[json.exception.type_error.302] " prefix: what a node's user reads.
+inline std::string json_error_words(const nlohmann::json::exception &e) {
+  std::string w = e.what();
+  if (!w.empty() && w[0] == '[') {
+    std::size_t close = w.find("] ");
+    if (close != std::string::npos) w.erase(0, close + 2);
+  }
+  return "input: " + w;
+}
+// Parses JSON text the host handed over (bounded nesting; a problem is an InputError in our words).
+inline json parse_input(std::string_view text, const char *what) {
+  json j;
+  std::string why;
+  if (!parse_bounded(text, j, kMaxInputDepth, &why)) throw InputError(std::string(what) + " is " + why);
+  return j;
+}
 // A buffer that owns a std::string and frees it through the release callback.
 inline void release_string_buffer(eg_buffer *b) {
   delete static_cast<std::string *>(b->private_data);
@@ -83,6 +104,9 @@ template <class F> eg_status guard(eg_buffer *out, F &&f) noexcept {
   } catch (const HostError &e) {
     fill_buffer(out, e.what());
     return e.status == EG_CANCELLED ? EG_CANCELLED : EG_ERROR;
+  } catch (const nlohmann::json::exception &e) {  // e.g. in.at("text") on an input without it
+    fill_buffer(out, json_error_words(e));
+    return EG_INVALID_INPUT;
   } catch (const std::exception &e) {
     fill_buffer(out, e.what());
     return EG_ERROR;
@@ -140,7 +164,7 @@ class Host {
     eg_status s = h_->chat(h_, call.raw(), provider, body.data(), body.size(), &b);
     std::string out = detail::take_buffer(b);
     if (s != EG_OK) throw HostError(s, out);
-    return json::parse(out);
+    return host_json(out);
   }
 
   // Many chat completions at once; each item is {"ok":true,"response":...} or {"ok":false,"error":...}.
@@ -151,7 +175,7 @@ class Host {
     eg_status s = h_->chat_batch(h_, call.raw(), provider, body.data(), body.size(), &b);
     std::string out = detail::take_buffer(b);
     if (s != EG_OK) throw HostError(s, out);
-    return json::parse(out);
+    return host_json(out);
   }
 
   Embeddings embed(Call &call, const std::vector<std::string_view> &texts, const char *provider = nullptr) const {
@@ -196,11 +220,18 @@ class Host {
     eg_status s = h_->run_info(h_, call != nullptr ? call->raw() : nullptr, &b);
     std::string out = detail::take_buffer(b);
     if (s != EG_OK) throw HostError(s, out);
-    json j = out.empty() ? json::object() : json::parse(out);
+    json j = out.empty() ? json::object() : host_json(out);
     return j.is_object() ? j : json::object();
   }
 
  private:
+  static json host_json(const std::string &text) {
+    json j;
+    std::string why;
+    if (!parse_bounded(text, j, kMaxInputDepth, &why)) throw HostError(EG_ERROR, "the host's answer is " + why);
+    return j;
+  }
+
   const eg_host *h_;
 };
 
@@ -254,7 +285,7 @@ inline std::vector<const char *> null_terminated(const std::vector<const char *>
 template <class T> struct Adapter {
   static eg_status create(const eg_host *host, const char *params, void **inst, eg_buffer *err) noexcept {
     return guard(err, [&] {
-      json p = (params != nullptr && *params != '\0') ? json::parse(params) : json::object();
+      json p = (params != nullptr && *params != '\0') ? parse_input(params, "the parameters' JSON") : json::object();
       *inst = new T(Host(host), p);
       return EG_OK;
     });
@@ -264,7 +295,7 @@ template <class T> struct Adapter {
     return guard(out, [&] {
       Call call(c);
       auto *node = static_cast<T *>(inst);
-      json input = json::parse(in, in + len);
+      json input = parse_input(std::string_view(in, len), "the input");
       json result = input.is_array() ? node->process_sequence(call, input) : node->process(call, input);
       if (!result.is_null()) fill_buffer(out, result.dump(-1, ' ', false, json::error_handler_t::replace));
       return EG_OK;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "compression/session.hpp"
+#include "evalgraph/json_bounded.hpp"
 
 namespace compression {
 
@@ -42,8 +43,8 @@ std::optional<json> parse_json_answer(const std::string &text) {
     if (body.find("```") != std::string::npos) return std::nullopt;  // more than one block
     t = trim(body);
   }
-  json j = json::parse(t, nullptr, false);
-  if (j.is_discarded()) return std::nullopt;
+  json j;  // bounded: a judge's answer nested 100,000 deep is no JSON answer, not a stack overflow
+  if (!evalgraph::parse_bounded(t, j, kMaxAnswerDepth)) return std::nullopt;
   return j;
 }
 

@@ -11,8 +11,10 @@
 // an input the fast path accepts is one nlohmann accepts too.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
@@ -247,6 +249,7 @@ class Reader {
       while (digit()) ++p_;
       return true;
     };
+    const std::size_t start = p_;
     if (p_ < s_.size() && s_[p_] == '-') ++p_;
     if (p_ < s_.size() && s_[p_] == '0') ++p_;
     else if (!digits()) return false;
@@ -254,11 +257,15 @@ class Reader {
       ++p_;
       if (!digits()) return false;
     }
+    bool exp = false;
     if (p_ < s_.size() && (s_[p_] == 'e' || s_[p_] == 'E')) {
+      exp = true;
       ++p_;
       if (p_ < s_.size() && (s_[p_] == '+' || s_[p_] == '-')) ++p_;
       if (!digits()) return false;
     }
+    // A number beyond a double's range (1e999999) takes the full parse, which words the refusal.
+    if (exp || p_ - start > 300) return std::isfinite(std::strtod(std::string(s_.substr(start, p_ - start)).c_str(), nullptr));
     return true;
   }
 

@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "evalgraph/json_bounded.hpp"
 #include <string>
 #include <vector>
 
@@ -24,10 +26,12 @@ struct Doc {
 // Retrieved docs / tool outputs in any of the accepted shapes:
 //   [{"id": "...", "text": "..."}, …]   (text may also be under content/page_content/output/result)
 //   ["text", "text", …]                 (ids become <prefix>1, <prefix>2, …)
-//   "[…]"                               a string holding one of the above as JSON (CSV datasets)
+//   "[…]"                               a string holding one of the above as JSON (CSV datasets), nested at
+//                                       most `max_depth` deep (the pipeline's limits.nesting_depth)
 //   null / "" / absent                  no docs
 // Anything else throws std::invalid_argument with a message naming the field.
-inline std::vector<Doc> parse_docs(const nlohmann::json &in, const char *field, const char *id_prefix) {
+inline std::vector<Doc> parse_docs(const nlohmann::json &in, const char *field, const char *id_prefix,
+                                   int max_depth = evalgraph::kDefaultNestingDepth) {
   std::vector<Doc> out;
   auto it = in.find(field);
   if (it == in.end() || it->is_null()) return out;
@@ -40,9 +44,10 @@ inline std::vector<Doc> parse_docs(const nlohmann::json &in, const char *field, 
     if (s[b] != '[')
       throw std::invalid_argument(std::string(field) + ": expected an array of {\"id\",\"text\"} objects or of strings "
                                   "(or a string holding such a JSON array), got a plain string");
-    parsed = nlohmann::json::parse(s, nullptr, false);
-    if (parsed.is_discarded())
-      throw std::invalid_argument(std::string(field) + ": the string looks like a JSON array but does not parse");
+    std::string why;
+    if (!evalgraph::parse_bounded(s, parsed, max_depth, &why))
+      throw std::invalid_argument(std::string(field) + ": the string looks like a JSON array but is " + why +
+                                  " (limits.nesting_depth = " + std::to_string(max_depth) + ")");
     v = &parsed;
   }
   if (!v->is_array())

@@ -6,8 +6,10 @@
 #include <string>
 #include <string_view>
 
+#include "evalgraph/json_bounded.hpp"
 #include "evalgraph/plugin.hpp"
 #include "ksodi/embed.hpp"
+#include "ksodi/text.hpp"
 
 namespace ksodi {
 
@@ -80,14 +82,48 @@ inline std::string dump_output(const nlohmann::json &out) {
 }
 
 // The SDK's Node adapter, for the slow path of a RawNode: parse the whole input (errors as the adapter reports
-// them) and call process(), which returns the output text; for an array input, once per element, and the
-// outputs are collected in an array as the adapter's process_sequence() would.
+// them: bounded nesting, our words) and call process(), which returns the output text; for an array input, once
+// per element, and the outputs are collected in an array as the adapter's process_sequence() would.
 template <class F> std::string process_parsed(std::string_view input, F &&process) {
-  nlohmann::json in = nlohmann::json::parse(input.data(), input.data() + input.size());
+  nlohmann::json in = evalgraph::detail::parse_input(input, "the input");
   if (!in.is_array()) return process(in);
   nlohmann::json result = nlohmann::json::array();
-  for (const auto &r : in) result.push_back(nlohmann::json::parse(process(r)));
+  for (const auto &r : in) result.push_back(nlohmann::json::parse(process(r)));  // (our own output)
   return dump_output(result);
+}
+
+// What the host passes every node as `_limits` (the pipeline's `limits:` section; README "Limits and hostile
+// data"); a host that passes none gets these defaults.
+struct InputLimits {
+  std::size_t sentences_per_answer = 10000;
+  int nesting_depth = evalgraph::kDefaultNestingDepth;
+};
+inline InputLimits input_limits(const nlohmann::json &params) {
+  InputLimits l;
+  auto it = params.find("_limits");
+  if (it == params.end() || !it->is_object()) return l;
+  if (auto s = it->find("sentences_per_answer"); s != it->end() && s->is_number_unsigned() && s->get<std::size_t>() > 0)
+    l.sentences_per_answer = s->get<std::size_t>();
+  if (auto d = it->find("nesting_depth"); d != it->end() && d->is_number_integer() && d->get<int>() > 0)
+    l.nesting_depth = d->get<int>();
+  return l;
+}
+
+// Refuses (InputError) an answer that splits into more than `limit` sentences: memory and time grow with the
+// sentences (~1.6 KB each in O0), so one answer of a million short sentences must fail alone, not take the run
+// down. A count of the bytes that can end a unit (. ! ? … and line ends) bounds the sentences from above, so
+// only an answer near the limit is split to count exactly.
+inline void check_sentences(std::string_view answer, std::size_t limit, const char *node) {
+  std::size_t bound = 1;
+  for (char c : answer)
+    bound += (c == '.' || c == '!' || c == '?' || c == '\n' || static_cast<unsigned char>(c) == 0xE2) ? 1 : 0;
+  if (bound <= limit) return;
+  const std::size_t n = text::split_sentences(answer).size();
+  if (n <= limit)
+    return;
+  throw evalgraph::InputError(std::string(node) + ": the answer has " + std::to_string(n) +
+                              " sentences, over the limit limits.sentences_per_answer = " + std::to_string(limit) +
+                              "; shorten the answer, or raise limits.sentences_per_answer in the pipeline");
 }
 
 }  // namespace ksodi

@@ -18,6 +18,8 @@ std::string chat_content(const json &response);
 
 // The answer parsed as JSON when the whole answer (trimmed) is one JSON value, or when it is exactly one
 // fenced code block (```json ... ``` or ``` ... ```) holding one. Anything else: nullopt.
+// Answers nested deeper than this are no JSON answer (what the judge asks for is a few levels deep).
+constexpr int kMaxAnswerDepth = 32;
 std::optional<json> parse_json_answer(const std::string &text);
 
 // Parameters (the schema already checked the types).
