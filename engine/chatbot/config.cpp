@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "chatbot/xlsx_reader.h"
+#include "config/yaml_guard.h"
 #include "io/dataset.h"
 
 namespace evalgraph::chatbot {
@@ -32,10 +33,17 @@ YAML::Node load(Ctx &ctx, const fs::path &file, bool required, const std::string
     if (required) ctx.error({file.string(), 0, 0}, "file not found; " + hint);
     return {};
   }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    ctx.error({file.string(), 0, 0}, "cannot read the file (is it readable?)");
+    return {};
+  }
+  std::stringstream text;
+  text << in.rdbuf();
   try {
-    return YAML::LoadFile(file.string());
-  } catch (const YAML::Exception &e) {
-    ctx.error({file.string(), e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg);
+    return load_yaml_checked(text.str(), file.string());  // nesting and alias expansion checked (config/yaml_guard.h)
+  } catch (const ConfigError &e) {
+    for (const auto &d : e.diagnostics()) ctx.error(d.where, d.message);
     return {};
   }
 }

@@ -93,7 +93,10 @@ RecordFault limit_fault(std::string_view line, const rawjson::Problem &p, const 
                "it is not evaluated";
       break;
     case Fault::duplicate_key:
-      f.problem = p.what + (in.empty() ? "" : " (in " + in + ")");
+      if (p.member >= 0 && p.offset < members[static_cast<std::size_t>(p.member)].value.off)  // a top-level key
+        f.problem = "field '" + field + "' appears twice in the record";
+      else
+        f.problem = p.what + (in.empty() ? "" : " (in " + in + ")");
       f.hint = "keep one of them: JSON readers disagree on which one counts (RFC 8259, section 4)";
       break;
     default:

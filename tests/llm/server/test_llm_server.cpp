@@ -32,6 +32,7 @@ const char* fault_name(Fault f) {
     case Fault::malformed_json: return "malformed_json";
     case Fault::wrong_content_type: return "wrong_content_type";
     case Fault::missing_choices: return "missing_choices";
+    case Fault::deep_json: return "deep_json";
   }
   return "?";
 }
@@ -260,6 +261,15 @@ struct TestLlmServer::Impl {
         http::response<http::string_body> res{http::status::ok, v};
         res.set(http::field::content_type, "application/json");
         res.body() = "{\"id\": \"chatcmpl-broken\", \"choices\": [ {oops, this is not JSON";
+        act.res = std::move(res);
+        return act;
+      }
+      case Fault::deep_json: {  // what a hostile or broken server may send: valid JSON, absurdly deep
+        http::response<http::string_body> res{http::status::ok, v};
+        res.set(http::field::content_type, "application/json");
+        res.body() = "{\"id\": \"chatcmpl-deep\", \"choices\": [{\"index\": 0, \"message\": {\"role\": \"assistant\", "
+                     "\"content\": \"OK\"}, \"finish_reason\": \"stop\"}], \"extra\": " +
+                     std::string(100000, '[') + std::string(100000, ']') + "}";
         act.res = std::move(res);
         return act;
       }

@@ -26,7 +26,8 @@ enum class Fault {
   cut,                 // sends the head with a Content-Length of 1000 and a few body bytes, then closes
   malformed_json,      // 200 application/json with a body that is not JSON
   wrong_content_type,  // 200 text/html with an HTML body
-  missing_choices      // 200 application/json, valid JSON without choices/data
+  missing_choices,     // 200 application/json, valid JSON without choices/data
+  deep_json            // 200 application/json, a valid completion with a member nested 100,000 deep
 };
 
 const char* fault_name(Fault f);

@@ -102,8 +102,8 @@ inline InputLimits input_limits(const nlohmann::json &params) {
   InputLimits l;
   auto it = params.find("_limits");
   if (it == params.end() || !it->is_object()) return l;
-  if (auto s = it->find("sentences_per_answer"); s != it->end() && s->is_number_unsigned() && s->get<std::size_t>() > 0)
-    l.sentences_per_answer = s->get<std::size_t>();
+  if (auto s = it->find("sentences_per_answer"); s != it->end() && s->is_number_integer() && s->get<long long>() > 0)
+    l.sentences_per_answer = static_cast<std::size_t>(s->get<long long>());
   if (auto d = it->find("nesting_depth"); d != it->end() && d->is_number_integer() && d->get<int>() > 0)
     l.nesting_depth = d->get<int>();
   return l;
@@ -114,16 +114,27 @@ inline InputLimits input_limits(const nlohmann::json &params) {
 // down. A count of the bytes that can end a unit (. ! ? … and line ends) bounds the sentences from above, so
 // only an answer near the limit is split to count exactly.
 inline void check_sentences(std::string_view answer, std::size_t limit, const char *node) {
-  std::size_t bound = 1;
-  for (char c : answer)
-    bound += (c == '.' || c == '!' || c == '?' || c == '\n' || static_cast<unsigned char>(c) == 0xE2) ? 1 : 0;
+  auto ends_unit = [](char c) {
+    return c == '.' || c == '!' || c == '?' || c == '\n' || static_cast<unsigned char>(c) == 0xE2;
+  };
+  std::size_t bound = 1, cut = answer.size();
+  for (std::size_t i = 0; i < answer.size(); ++i) {
+    if (!ends_unit(answer[i])) continue;
+    if (++bound == 2 * limit + 2) cut = i + 1;  // a prefix that surely holds more than `limit` units if the
+  }                                             // answer is made of short sentences
   if (bound <= limit) return;
+  auto refuse = [&](const std::string &count) {
+    throw evalgraph::InputError(std::string(node) + ": the answer has " + count +
+                                " sentences, over the limit limits.sentences_per_answer = " + std::to_string(limit) +
+                                "; shorten the answer, or raise limits.sentences_per_answer in the pipeline");
+  };
+  // Counted on the prefix first, so a million short sentences are not all split to be refused.
+  if (cut < answer.size()) {
+    const std::size_t n = text::split_sentences(answer.substr(0, cut)).size();
+    if (n > limit) refuse("more than " + std::to_string(limit));
+  }
   const std::size_t n = text::split_sentences(answer).size();
-  if (n <= limit)
-    return;
-  throw evalgraph::InputError(std::string(node) + ": the answer has " + std::to_string(n) +
-                              " sentences, over the limit limits.sentences_per_answer = " + std::to_string(limit) +
-                              "; shorten the answer, or raise limits.sentences_per_answer in the pipeline");
+  if (n > limit) refuse(std::to_string(n));
 }
 
 }  // namespace ksodi
