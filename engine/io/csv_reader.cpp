@@ -19,6 +19,12 @@ using nlohmann::json;
 
 constexpr int kEof = -1;
 
+std::string hex_byte(char c) {
+  static const char kHex[] = "0123456789ABCDEF";
+  auto u = static_cast<unsigned char>(c);
+  return std::string{kHex[u >> 4], kHex[u & 0xF]};
+}
+
 std::string char_name(char c) {
   switch (c) {
     case '\t': return "tab";
@@ -85,6 +91,13 @@ class CsvReader final : public RecordReader {
                           thousands(kMaxColumns) + " columns)",
                       "check the separator and the quoting of the header line");
     columns_.assign(fields_.begin(), fields_.begin() + static_cast<std::ptrdiff_t>(nfields_));
+    for (const auto &c : columns_)
+      if (std::size_t bad = rawjson::invalid_utf8(c); bad != std::string_view::npos)
+        throw DataError(file, header_line_,
+                        "the header holds bytes that are not UTF-8 (byte 0x" + hex_byte(c[bad]) + " in column name '" +
+                            rawjson::excerpt(c, 0) + "')",
+                        "save the file as UTF-8 (Excel: \"CSV UTF-8\"), or convert it, e.g. iconv -f WINDOWS-1252 -t "
+                        "UTF-8 in.csv > out.csv");
     std::unordered_set<std::string_view> seen;
     for (const auto &c : columns_) {
       if (!seen.insert(c).second)
@@ -207,6 +220,12 @@ class CsvReader final : public RecordReader {
       value = json::parse(text);  // checked: valid, within the nesting limit, numbers in range, keys unique
       return;
     }
+    if (std::size_t bad = rawjson::invalid_utf8(text); bad != std::string_view::npos)
+      throw DataError(src_.path(), line_,
+                      "column '" + columns_[col] + "' holds bytes that are not UTF-8 (byte 0x" + hex_byte(text[bad]) +
+                          " at character " + std::to_string(rawjson::column_of(text, bad)) + " of the cell)",
+                      "save the file as UTF-8 (Excel: \"CSV UTF-8\"), or convert it, e.g. iconv -f WINDOWS-1252 -t "
+                      "UTF-8 in.csv > out.csv");
     if (value.is_string()) {
       std::swap(value.get_ref<std::string &>(), text);  // both sides keep their capacity
     } else {

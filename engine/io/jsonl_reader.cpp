@@ -30,10 +30,10 @@ std::string snippet(const char *b, const char *e) {
   while (b != e && (*b == ' ' || *b == '\t')) ++b;
   std::size_t n = static_cast<std::size_t>(e - b);
   constexpr std::size_t kMax = 60;
-  if (n <= kMax) return std::string(b, n);
+  if (n <= kMax) return rawjson::printable(std::string_view(b, n));
   std::size_t cut = kMax;
   while (cut > 0 && (static_cast<unsigned char>(b[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(b, cut) + "…";
+  return rawjson::printable(std::string_view(b, cut)) + "…";
 }
 
 const char *kind_of(std::string_view line) {

@@ -49,7 +49,7 @@ std::string printable(char c) {
 class Scanner {
  public:
   Scanner(const char *b, const char *e, const CheckOptions &opt, CheckResult *res)
-      : begin_(b), p_(b), e_(e), opt_(opt), res_(res) {}
+      : begin_(b), p_(b), e_(e), opt_(opt), res_(res), w_(workspace()) {}
 
   void ws() {
     while (p_ != e_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r')) ++p_;
@@ -60,7 +60,7 @@ class Scanner {
 
   // One JSON value and nothing after it but whitespace. `members` / `elements`: the top level's pieces.
   bool document(std::vector<Member> *members, std::vector<Span> *elements) {
-    Workspace &w = workspace();
+    Workspace &w = w_;
     w.frames.clear();
     w.keys.clear();
     w.decoded.clear();
@@ -134,6 +134,7 @@ class Scanner {
   bool string(std::string *out) {
     const char *open = p_;
     ++p_;
+    escaped_ = false;
     for (;;) {
       const char *run = p_;
       // The common case: plain ASCII up to the closing quote, eight bytes at a time while none of them is
@@ -175,6 +176,7 @@ class Scanner {
         continue;
       }
       // A backslash escape.
+      escaped_ = true;
       const char *esc_at = p_;
       ++p_;
       if (p_ == e_)
@@ -238,7 +240,7 @@ class Scanner {
     return true;
   }
 
-  long top_member() const { return workspace().frames.empty() || !top_object_ ? -1 : member_index_; }
+  long top_member() const { return w_.frames.empty() || !top_object_ ? -1 : member_index_; }
 
   static std::string unexpected_value(char c) {
     if (c == '}' || c == ']') return "a value is missing before " + printable(c) + " (a comma too many?)";
@@ -250,7 +252,7 @@ class Scanner {
   }
 
   bool open(bool object) {
-    Workspace &w = workspace();
+    Workspace &w = w_;
     if (w.frames.empty()) top_object_ = object;
     w.frames.push_back(Frame{object, 0, w.keys.size(), -1});
     ++p_;
@@ -265,7 +267,7 @@ class Scanner {
   }
 
   void close() {
-    Workspace &w = workspace();
+    Workspace &w = w_;
     Frame &f = w.frames.back();
     if (f.object && opt_.unique_keys) {
       w.keys.resize(f.key_base);
@@ -279,7 +281,7 @@ class Scanner {
 
   // An array element is about to start.
   bool item() {
-    Workspace &w = workspace();
+    Workspace &w = w_;
     Frame &f = w.frames.back();
     if (++f.items == opt_.max_items + 1 && opt_.max_items != std::numeric_limits<std::size_t>::max()) {
       if (!fail(Fault::items, offset(), "an array holds more than " + std::to_string(opt_.max_items) + " items"))
@@ -292,7 +294,7 @@ class Scanner {
 
   // An object member's key, its ':' and the whitespace up to its value.
   bool key() {
-    Workspace &w = workspace();
+    Workspace &w = w_;
     if (!peek('"')) {
       if (p_ == e_) return fail(Fault::end_of_text, offset(), "the text ends inside an object (a '}' is missing)");
       if (*p_ == '}') return fail(Fault::syntax, offset(), "a member is missing before '}' (a comma too many?)");
@@ -321,10 +323,10 @@ class Scanner {
 
   // Registers the key that starts at kb (ends at p_) in the innermost object; a second one is a fault.
   bool unique(const char *kb) {
-    Workspace &w = workspace();
+    Workspace &w = w_;
     std::string_view raw(kb + 1, static_cast<std::size_t>(p_ - kb - 2));
     std::string_view k = raw;
-    if (raw.find('\\') != std::string_view::npos) {  // compare keys as they read, not as they were escaped
+    if (escaped_) {  // compare keys as they read, not as they were escaped
       std::string &d = w.decoded.emplace_back();
       Scanner sub(kb, p_, opt_, nullptr);
       sub.string(&d);
@@ -497,9 +499,11 @@ class Scanner {
   const char *e_;
   const CheckOptions &opt_;
   CheckResult *res_;
+  Workspace &w_;  // (looked up once: a thread_local behind a function costs a check on every access)
   std::vector<Member> *members_ = nullptr;
   std::vector<Span> *elements_ = nullptr;
   bool top_object_ = false;
+  bool escaped_ = false;  // the last string held an escape
   long member_index_ = -1;
 };
 
@@ -547,6 +551,8 @@ void check(std::string_view text, const CheckOptions &opt, CheckResult &result, 
   }
 }
 
+std::size_t utf8_length(std::string_view s, std::size_t i);
+
 std::size_t column_of(std::string_view line, std::size_t offset) {
   std::size_t col = 1;
   for (std::size_t i = 0; i < offset && i < line.size(); ++i)
@@ -563,13 +569,30 @@ std::string excerpt(std::string_view text, std::size_t offset) {
     n = kMax;
     while (n > 0 && (static_cast<unsigned char>(rest[n]) & 0xC0) == 0x80) --n;
   }
-  std::string out;
-  for (std::size_t i = 0; i < n; ++i) {
-    auto c = static_cast<unsigned char>(rest[i]);
-    if (c < 0x20 || c == 0x7F) out += ' ';
-    else out += static_cast<char>(c);
-  }
+  std::string out = printable(rest.substr(0, n));
   if (n < rest.size()) out += "…";
+  return out;
+}
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      out += (c < 0x20 || c == 0x7F) ? ' ' : static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    std::size_t n = utf8_length(text, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
   return out;
 }
 
@@ -577,6 +600,19 @@ std::string excerpt(std::string_view text, std::size_t offset) {
 std::size_t utf8_length(std::string_view s, std::size_t i) {
   Scanner sc(s.data() + i, s.data() + s.size(), kStrict, nullptr);
   return sc.skip_utf8() ? sc.offset() : 0;
+}
+
+std::size_t invalid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t n = utf8_length(s, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
 }
 
 void append_string(std::string &out, std::string_view s) {

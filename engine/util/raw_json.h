@@ -42,6 +42,9 @@ bool object_members(std::string_view text, std::vector<Member> &out);
 // If `text` is one JSON array, replaces `out` with its elements' spans and returns true.
 bool array_elements(std::string_view text, std::vector<Span> &out);
 
+// The offset of the first byte of `s` that is not part of well-formed UTF-8, or npos when all of it is.
+std::size_t invalid_utf8(std::string_view s);
+
 // Appends `s` as a JSON string literal, quotes included; bytes that are not UTF-8 become U+FFFD.
 void append_string(std::string &out, std::string_view s);
 
@@ -103,5 +106,7 @@ std::size_t column_of(std::string_view line, std::size_t offset);
 
 // A short, printable excerpt of `text` from `offset` (at most ~40 bytes, cut at a character boundary).
 std::string excerpt(std::string_view text, std::size_t offset);
+// `text` fit for a message: control characters as spaces, bytes that are not UTF-8 as U+FFFD.
+std::string printable(std::string_view text);
 
 }  // namespace evalgraph::rawjson

@@ -224,3 +224,17 @@ TEST_CASE("limits: a CSV row of a million separators costs no million strings", 
   auto e = data_error("r.csv", "a,b\n" + row + "\n");
   CHECK_THAT(e.what(), Catch::Contains("r.csv:2: the row has 1000001 fields but the header has 2 columns"));
 }
+
+TEST_CASE("limits: a CSV cell or header that is not UTF-8 refuses the data set with an iconv hint", "[io][limits][csv]") {
+  auto cell = data_error("w.csv", "id,text\n1,ok\n2,Gr\xF6\xDF" "e\n");
+  CHECK(cell.line() == 3);
+  CHECK_THAT(cell.what(), Catch::Contains("w.csv:3: column 'text' holds bytes that are not UTF-8 (byte 0xF6 at "
+                                          "character 3 of the cell)") &&
+                              Catch::Contains("iconv -f WINDOWS-1252 -t UTF-8"));
+  auto header = data_error("h.csv", "id,Gr\xF6\xDF" "e\n1,2\n");
+  CHECK_THAT(header.what(), Catch::Contains("h.csv:1: the header holds bytes that are not UTF-8 (byte 0xF6 in column "
+                                            "name 'Gr\xEF\xBF\xBD\xEF\xBF\xBD" "e')"));
+  // A NUL byte in a CSV cell is a character like any other (JSON writes it \u0000).
+  auto nul = read_texts("n.csv", std::string("id,text\n1,a\0b\n", 14));
+  CHECK(json::parse(nul[0].text)["text"] == std::string("a\0b", 3));
+}
