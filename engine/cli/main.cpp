@@ -394,6 +394,13 @@ int main(int argc, char **argv) {
   } catch (const io::DataError &e) {
     std::fprintf(stderr, "%s\n", e.what());
     return kExitRuntime;
+  } catch (const nlohmann::json::exception &e) {
+    // Data reaches nlohmann only after our own checks: if one still gets here, say it without the library's
+    // "[json.exception...]" prefix.
+    std::string w = e.what();
+    if (auto close = w.find("] "); !w.empty() && w[0] == '[' && close != std::string::npos) w.erase(0, close + 2);
+    std::fprintf(stderr, "evalgraph: error: unexpected JSON: %s\n", w.c_str());
+    return kExitRuntime;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "evalgraph: error: %s\n", e.what());
     return kExitRuntime;

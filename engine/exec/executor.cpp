@@ -253,7 +253,10 @@ std::size_t Engine::replay_journal() {
         std::size_t tab = (t[0] == 'D' || t[0] == 'F') ? t.find('\t') : std::string::npos;
         std::string_view body = tab == std::string::npos ? std::string_view(t) : std::string_view(t).substr(tab + 1);
         if (tab != std::string::npos) s.index = std::stoull(t.substr(1, tab - 1));
-        json rec = json::parse(body);  // for the counts: _errors and _skipped are among the added fields
+        json rec = json::parse(body, nullptr, false);  // for the counts: _errors and _skipped are among the added fields
+        if (rec.is_discarded() || !rec.is_object())
+          throw ConfigError({{{path.string(), 0, 0},
+                              "cannot resume: the journal is damaged (a finished record is not JSON); start a new run"}});
         count_resumed(rec);
         if (t[0] == 'D') write_to_sinks(s, RawRecord::combine(dataset_record(s.index), body));
         else write_to_sinks(s, std::string(body));

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "embed/tfidf.h"
+#include "util/raw_json.h"
 
 namespace evalgraph {
 using nlohmann::json;
@@ -167,9 +168,11 @@ eg_status HostServices::c_chat(const eg_host *h, eg_call *call, const char *prov
   HostServices *s = self(h);
   std::string name;
   if (eg_status st = s->chat_provider(provider, name, out); st != EG_OK) return st;
-  json body = json::parse(req, req + len, nullptr, false);
+  // (checked without recursion first: a request nested deeper than rawjson::kMaxDepth is refused, not dumped)
+  json body = rawjson::valid(std::string_view(req, len)) ? json::parse(req, req + len, nullptr, false)
+                                                          : json(json::value_t::discarded);
   if (body.is_discarded() || !body.is_object()) {
-    fill_host_buffer(out, "chat request is not a JSON object");
+    fill_host_buffer(out, "chat request is not a JSON object (or nests deeper than 512 levels)");
     return EG_INVALID_INPUT;
   }
   llm::CallResult r = s->llm_->chat(name, body, call != nullptr ? call->replication : 0);
@@ -190,9 +193,10 @@ eg_status HostServices::c_chat_batch(const eg_host *h, eg_call *call, const char
   HostServices *s = self(h);
   std::string name;
   if (eg_status st = s->chat_provider(provider, name, out); st != EG_OK) return st;
-  json arr = json::parse(req, req + len, nullptr, false);
+  json arr = rawjson::valid(std::string_view(req, len)) ? json::parse(req, req + len, nullptr, false)
+                                                         : json(json::value_t::discarded);
   if (arr.is_discarded() || !arr.is_array()) {
-    fill_host_buffer(out, "chat_batch request is not a JSON array");
+    fill_host_buffer(out, "chat_batch request is not a JSON array (or nests deeper than 512 levels)");
     return EG_INVALID_INPUT;
   }
   std::vector<json> bodies(arr.begin(), arr.end());

@@ -1,5 +1,7 @@
 #include "exec/raw_record.h"
 
+#include <unordered_map>
+
 namespace evalgraph {
 
 bool RawRecord::assign(std::string text) {
@@ -20,17 +22,32 @@ void RawRecord::assign(std::string text, std::vector<rawjson::Member> &members) 
   text_ = std::move(text);
   intact_ = true;
   fields_.reserve(members.size());
+  // A repeated key: the last value wins, in the first one's place (as a JSON parser would read it). (The
+  // dataset readers hand out records without repeated keys; text from elsewhere may have them.) Looked up
+  // one by one for the usual few fields, through an index for a wide record (no quadratic cost).
+  std::unordered_map<std::string_view, std::size_t> index;
+  const bool wide = members.size() > 32;
   for (auto &m : members) {
-    // A repeated key: the last value wins, in the first one's place (as a JSON parser would read it).
     bool replaced = false;
-    for (auto &f : fields_) {
-      if (f.key == m.key) {
-        f.span = m.value;
+    if (wide) {
+      auto it = index.find(m.key);
+      if (it != index.end()) {
+        fields_[it->second].span = m.value;
         replaced = true;
-        break;
+      }
+    } else {
+      for (auto &f : fields_) {
+        if (f.key == m.key) {
+          f.span = m.value;
+          replaced = true;
+          break;
+        }
       }
     }
-    if (!replaced) fields_.push_back({std::move(m.key), -1, m.value});
+    if (!replaced) {
+      fields_.push_back({std::move(m.key), -1, m.value});
+      if (wide) index.emplace(fields_.back().key, fields_.size() - 1);
+    }
   }
   base_ = fields_.size();
 }

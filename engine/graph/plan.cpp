@@ -27,6 +27,7 @@ std::vector<std::string> read_dataset_columns(const Pipeline &p) {
     std::set<std::string> seen(cols.begin(), cols.end());
     std::vector<rawjson::Member> members;  // the keys, from the reader's own check of each line
     for (int i = 0; i < 1000 && reader->next_text(text, &members); ++i) {
+      if (!reader->record_problem().empty()) continue;  // a record over a limit fails alone; its keys are no columns
       for (const auto &m : members)
         if (seen.insert(m.key).second) cols.push_back(m.key);
     }

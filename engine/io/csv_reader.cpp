@@ -67,6 +67,7 @@ class CsvReader final : public RecordReader {
     quote_ = quoting_ ? static_cast<char>(quote) : '\0';
 
     src_.refill();
+    refuse_utf16(src_);
     if (src_.end - src_.pos >= 3 && std::memcmp(src_.data() + src_.pos, "\xEF\xBB\xBF", 3) == 0) src_.pos += 3;
     sep_ = sep == -1 ? sniff() : static_cast<char>(sep);
     if (quoting_ && quote_ == sep_)

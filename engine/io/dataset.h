@@ -75,7 +75,8 @@ class RecordReader {
   // Passes over the next record without handing it out (a shard's run over another shard's records); false
   // at the end of the data. JSONL only finds the line's end: the record is checked by the shard that runs it.
   virtual bool skip();
-  // CSV: the header, in file order. JSONL: the keys of the first record, in file order.
+  // CSV: the header, in file order. JSONL: the keys of the first record (the first that is not over a limit), in
+  // file order.
   virtual const std::vector<std::string> &columns() const = 0;
   // 1-based line where the record last returned by next() started (0 before the first record).
   virtual std::size_t line() const = 0;

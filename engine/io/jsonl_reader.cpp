@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string_view>
+#include <unordered_set>
 
 #include "io/byte_source.h"
 #include "io/readers.h"
@@ -57,6 +58,7 @@ class JsonlReader final : public RecordReader {
       throw DataError(file, 0, "unknown JSONL option '" + opts.begin().key() + "'",
                       "JSON Lines datasets take no options");
     src_.refill();
+    refuse_utf16(src_);
     if (src_.end - src_.pos >= 3 && std::memcmp(src_.data() + src_.pos, "\xEF\xBB\xBF", 3) == 0) src_.pos += 3;
   }
 
@@ -101,13 +103,14 @@ class JsonlReader final : public RecordReader {
     if (!res.object)
       throw DataError(src_.path(), line_, std::string("expected a JSON object, got ") + kind_of(line) + ": " + snippet(b, e),
                       hint(b, e, "each line must be one JSON object such as {\"question\": \"...\"}"));
-    if (!have_columns_) {  // the first record's keys, in file order
-      have_columns_ = true;
-      for (const auto &mem : m)
-        if (std::find(columns_.begin(), columns_.end(), mem.key) == columns_.end()) columns_.push_back(mem.key);
-    }
     std::vector<RecordFault> faults;
     collect_faults(line, res, m, limits_, faults);
+    if (!have_columns_ && faults.empty()) {  // the first (sound) record's keys, in file order
+      have_columns_ = true;
+      std::unordered_set<std::string_view> seen;
+      for (const auto &mem : m)
+        if (seen.insert(mem.key).second) columns_.push_back(mem.key);
+    }
     if (!faults.empty()) {
       last_ = faults.front();
       problem_ = DataError::format(src_.path(), line_, last_.column, last_.problem + more(faults.size()), last_.hint);

@@ -15,6 +15,14 @@ rawjson::CheckOptions check_options(const RecordLimits &limits) {
   return o;
 }
 
+void refuse_utf16(ByteSource &src) {
+  if (src.end - src.pos < 2) return;
+  const auto *b = reinterpret_cast<const unsigned char *>(src.data() + src.pos);
+  if ((b[0] == 0xFF && b[1] == 0xFE) || (b[0] == 0xFE && b[1] == 0xFF))
+    throw DataError(src.path(), 1, "the file is UTF-16 (it starts with a UTF-16 byte order mark), not UTF-8",
+                    "convert it, e.g. iconv -f UTF-16 -t UTF-8 in > out (Excel: save as \"CSV UTF-8\")");
+}
+
 std::string thousands(std::size_t n) {
   std::string digits = std::to_string(n), out;
   for (std::size_t i = 0; i < digits.size(); ++i) {
@@ -67,6 +75,12 @@ std::string field_name(const std::vector<rawjson::Member> &members, long index) 
   return members[static_cast<std::size_t>(index)].key;
 }
 
+// Whether the problem lies at a top-level key itself (not inside that member's value).
+bool at_top_key(const rawjson::Problem &p, const std::vector<rawjson::Member> &members) {
+  return p.member >= 0 && static_cast<std::size_t>(p.member) < members.size() &&
+         p.offset < members[static_cast<std::size_t>(p.member)].value.off;
+}
+
 RecordFault limit_fault(std::string_view line, const rawjson::Problem &p, const std::vector<rawjson::Member> &members,
                         const RecordLimits &limits) {
   RecordFault f;
@@ -87,13 +101,19 @@ RecordFault limit_fault(std::string_view line, const rawjson::Problem &p, const 
                   "limits.array_items = " + thousands(limits.array_items) + " items";
       f.hint = "shorten the list, or raise limits.array_items in the pipeline";
       break;
+    case Fault::members:
+      f.problem = (at_top_key(p, members) ? std::string("the record has more fields")
+                                          : (in.empty() ? std::string("the value") : in) + " holds an object of more members") +
+                  " than the limit limits.array_items = " + thousands(limits.array_items);
+      f.hint = "shorten the object, or raise limits.array_items in the pipeline";
+      break;
     case Fault::number_range:
       f.problem = p.what + (in.empty() ? "" : " (in " + in + ")");
       f.hint = "correct the value, or write it as a string (\"...\") if it is an identifier; a record that holds "
                "it is not evaluated";
       break;
     case Fault::duplicate_key:
-      if (p.member >= 0 && p.offset < members[static_cast<std::size_t>(p.member)].value.off)  // a top-level key
+      if (at_top_key(p, members))  // a top-level key
         f.problem = "field '" + field + "' appears twice in the record";
       else
         f.problem = p.what + (in.empty() ? "" : " (in " + in + ")");
@@ -134,9 +154,9 @@ void reduce(std::string_view line, const std::vector<rawjson::Member> &members, 
   std::unordered_set<std::string_view> seen;
   text.clear();
   text.push_back('{');
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    const auto &m = members[i];
-    if (!seen.insert(m.key).second) continue;  // a repeated key: the first one stays
+  for (std::size_t i = 0; i < members.size() && seen.size() < limits.array_items; ++i) {  // (a record of a
+    const auto &m = members[i];                                                          // million fields keeps
+    if (!seen.insert(m.key).second) continue;  // a repeated key: the first one stays       // array_items of them)
     if (text.size() > 1) text.push_back(',');
     rawjson::append_string(text, m.key);
     text.push_back(':');

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "io/byte_source.h"
 #include "io/dataset.h"
 #include "util/raw_json.h"
 
@@ -18,6 +19,9 @@ struct RecordFault {
 };
 
 rawjson::CheckOptions check_options(const RecordLimits &limits);
+
+// Throws DataError when the file starts with a UTF-16 byte order mark (FF FE or FE FF): the readers read UTF-8.
+void refuse_utf16(ByteSource &src);
 
 // "20,971,520"
 std::string thousands(std::size_t n);

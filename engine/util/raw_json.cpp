@@ -18,7 +18,7 @@ namespace {
 // the vectors have grown.
 struct Frame {
   bool object = false;
-  std::size_t items = 0;     // array elements so far
+  std::size_t items = 0;     // array elements or object members so far
   std::size_t key_base = 0;  // this object's first key in Workspace::keys (unique_keys)
   int set = -1;              // index of its key set in Workspace::sets, once it has many keys
 };
@@ -302,6 +302,11 @@ class Scanner {
     }
     const bool top = w.frames.size() == 1;
     if (top) ++member_index_;
+    if (++w.frames.back().items == opt_.max_items + 1 && opt_.max_items != std::numeric_limits<std::size_t>::max()) {
+      if (!fail(Fault::members, offset(), "an object holds more than " + std::to_string(opt_.max_items) + " members"))
+        return false;
+      if (res_ == nullptr) return false;
+    }
     const char *kb = p_;
     std::string *out = nullptr;
     if (top && members_ != nullptr) {

@@ -52,7 +52,7 @@ void append_string(std::string &out, std::string_view s);
 
 struct CheckOptions {
   int max_depth = kMaxDepth;                                      // containers nested deeper are a limit fault
-  std::size_t max_items = std::numeric_limits<std::size_t>::max();  // elements of one array
+  std::size_t max_items = std::numeric_limits<std::size_t>::max();  // elements of one array, members of one object
   bool unique_keys = false;                                       // a key repeated in one object is a fault
 };
 
@@ -68,6 +68,7 @@ enum class Fault : std::uint8_t {
   // Well-formed JSON that the engine does not take (check() goes on scanning after these).
   depth,          // nested deeper than max_depth
   items,          // an array with more than max_items elements
+  members,        // an object with more than max_items members
   number_range,   // a number beyond a double's range (1e999999)
   duplicate_key,  // a key twice in one object (with unique_keys)
 };

@@ -238,3 +238,38 @@ TEST_CASE("limits: a CSV cell or header that is not UTF-8 refuses the data set w
   auto nul = read_texts("n.csv", std::string("id,text\n1,a\0b\n", 14));
   CHECK(json::parse(nul[0].text)["text"] == std::string("a\0b", 3));
 }
+
+TEST_CASE("limits: an object over array_items members, a record of a million fields", "[io][limits]") {
+  RecordLimits l;
+  l.array_items = 3;
+  auto got = read_texts("o.jsonl", "{\"a\":1,\"b\":2,\"c\":3}\n{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5}\n"
+                                   "{\"m\":{\"w\":1,\"x\":2,\"y\":3,\"z\":4}}\n", l);
+  CHECK(got[0].problem.empty());
+  CHECK_THAT(got[1].problem, Catch::Contains("o.jsonl:2:20: the record has more fields than the limit "
+                                             "limits.array_items = 3"));
+  CHECK(json::parse(got[1].text) == json{{"a", 1}, {"b", 2}, {"c", 3}});  // the fields within the limit
+  CHECK_THAT(got[2].problem, Catch::Contains("field 'm' holds an object of more members than the limit"));
+  // 600,000 fields in one 7 MB record: refused at the 10,001st, quickly, and its keys are no columns.
+  std::string wide = "{\"id\":1";
+  for (int i = 0; i < 600000; ++i) wide += ",\"k" + std::to_string(i) + "\":0";
+  iotest::TempDir dir;
+  auto reader = open_dataset(iotest::write_file(dir / "w.jsonl", wide + "}\n{\"id\":2,\"text\":\"t\"}\n"), "",
+                             json::object());
+  std::string text;
+  REQUIRE(reader->next_text(text));
+  CHECK_THAT(reader->record_problem(), Catch::Contains("the record has more fields than the limit limits.array_items "
+                                                       "= 10,000"));
+  CHECK(json::parse(text).size() == 10000);
+  CHECK(reader->columns().empty());
+  REQUIRE(reader->next_text(text));
+  CHECK(reader->columns() == std::vector<std::string>{"id", "text"});
+}
+
+TEST_CASE("limits: a UTF-16 file is named as such", "[io][limits]") {
+  for (const char *name : {"u.jsonl", "u.csv"}) {
+    auto e = data_error(name, std::string("\xFF\xFE{\0\"\0a\0", 8));
+    CHECK(e.line() == 1);
+    CHECK_THAT(e.what(), Catch::Contains("the file is UTF-16 (it starts with a UTF-16 byte order mark), not UTF-8") &&
+                             Catch::Contains("iconv -f UTF-16 -t UTF-8"));
+  }
+}
