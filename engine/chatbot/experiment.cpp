@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "config/pipeline.h"
+#include "evalgraph/json_bounded.hpp"
 #include "graph/plan.h"
 #include "io/dataset.h"
 #include "llm/llm_service.h"
@@ -433,11 +434,16 @@ std::vector<std::string> parse_example_list(const std::string &answer) {
     return s;
   };
   std::vector<std::string> out;
-  // 1. A JSON array (possibly inside a code fence or an object, with prose around it).
-  for (std::size_t a = answer.find('['); a != std::string::npos && out.empty(); a = answer.find('[', a + 1)) {
+  // 1. A JSON array (possibly inside a code fence or an object, with prose around it). At most kMaxTries
+  // candidate spans are parsed, each nested at most 8 deep: an answer of 100,000 brackets costs no hour.
+  constexpr int kMaxTries = 200;
+  int tries = 0;
+  for (std::size_t a = answer.find('['); a != std::string::npos && out.empty() && tries < kMaxTries;
+       a = answer.find('[', a + 1)) {
     std::size_t b = answer.rfind(']');
-    while (b != std::string::npos && b > a && out.empty()) {
-      json j = json::parse(answer.substr(a, b - a + 1), nullptr, false);
+    while (b != std::string::npos && b > a && out.empty() && tries++ < kMaxTries) {
+      json j;
+      if (!evalgraph::parse_bounded(std::string_view(answer).substr(a, b - a + 1), j, 8)) j = json(json::value_t::discarded);
       if (!j.is_discarded() && j.is_array()) {
         for (const auto &x : j) {
           if (x.is_string()) {

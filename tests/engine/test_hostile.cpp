@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "chatbot/experiment.h"
 #include "config/yaml_guard.h"
 #include "evalgraph/json_bounded.hpp"
 #include "test_llm_server.h"
@@ -416,4 +417,16 @@ TEST_CASE("raw checker: a million levels are scanned without recursion, refused 
   evalgraph::rawjson::check(deep.substr(0, deep.size() - 1), opt, res, nullptr);
   CHECK(res.error.fault == evalgraph::rawjson::Fault::end_of_text);
   CHECK(res.error.what == "the text ends inside an array (a ']' is missing)");
+}
+
+TEST_CASE("create-dataset: an answer of 100,000 brackets is read in bounded time", "[hostile][chatbot]") {
+  auto t0 = std::chrono::steady_clock::now();
+  auto items = evalgraph::chatbot::parse_example_list(nested(100000));
+  auto mixed = evalgraph::chatbot::parse_example_list(std::string(20000, '[') + "\"a\", x" + std::string(20000, ']'));
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(items.empty());
+  CHECK(secs < 5);  // every '[' against every ']' was hours
+  CHECK(evalgraph::chatbot::parse_example_list("Here: [\"one\", \"two\"] done") ==
+        std::vector<std::string>{"one", "two"});
+  (void)mixed;
 }
