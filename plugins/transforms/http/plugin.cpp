@@ -149,8 +149,10 @@ class HttpTransform : public evalgraph::Node {
   }
 
   json extract(const std::string &answer) const {
-    json j = json::parse(answer, nullptr, false);
-    if (j.is_discarded()) throw std::runtime_error(url_ + ": the answer is not JSON: " + answer.substr(0, 200));
+    json j;  // bounded: an endpoint's answer nested 100,000 deep is refused, not dumped (recursion)
+    std::string why;
+    if (!evalgraph::parse_bounded(answer, j, evalgraph::kDefaultNestingDepth, &why))
+      throw std::runtime_error(url_ + ": the answer is " + why + ": " + answer.substr(0, 200));
     if (!j.contains(pointer_))
       throw std::runtime_error(url_ + ": the answer has nothing at " + pointer_.to_string() + ": " + answer.substr(0, 200));
     const json &v = j.at(pointer_);
