@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "evalgraph/json_bounded.hpp"
+
 namespace compression {
 
 namespace {
@@ -61,8 +63,9 @@ Message parse_message(const json &j, std::size_t index) {
       if (tc.name.empty()) throw std::invalid_argument("message " + std::to_string(index) + ": a tool call has no name");
       if (args != nullptr) {
         if (args->is_string()) {
-          json parsed = json::parse(args->get<std::string>(), nullptr, false);
-          tc.args = parsed.is_discarded() ? json{{"raw", args->get<std::string>()}} : parsed;
+          json parsed;  // (bounded: arguments nested absurdly deep are kept as text, never dumped as JSON)
+          const bool ok = evalgraph::parse_bounded(args->get<std::string>(), parsed, evalgraph::kDefaultNestingDepth);
+          tc.args = ok ? parsed : json{{"raw", args->get<std::string>()}};
         } else if (args->is_object()) {
           tc.args = *args;
         }
