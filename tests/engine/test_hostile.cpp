@@ -430,3 +430,42 @@ TEST_CASE("create-dataset: an answer of 100,000 brackets is read in bounded time
         std::vector<std::string>{"one", "two"});
   (void)mixed;
 }
+
+// (tests/engine/test_cli.cpp)
+std::filesystem::path start_and_kill(TempDir &d, const std::string &args, const std::filesystem::path &out_root);
+
+TEST_CASE("hostile: records over limits resume like any record", "[hostile][cli][resume]") {
+  TempDir d;
+  std::string data;
+  for (int i = 0; i < 200; ++i) {
+    if (i % 50 == 7) data += "{\"text\":\"deep " + std::to_string(i) + "\",\"x\":" + nested(1000) + "}\n";
+    else if (i % 50 == 19) data += "{\"text\":\"big " + std::to_string(i) + "\",\"x\":1e999999}\n";
+    else if (i % 50 == 33) data += "{\"text\":\"dup\",\"text\":\"dup " + std::to_string(i) + "\"}\n";
+    else data += "{\"text\":\"row " + std::to_string(i) + "\"}\n";
+  }
+  d.write("data.jsonl", data);
+  auto make = [&](const std::string &dir) {
+    d.write(dir + ".yaml", "name: r\ndataset: {path: data.jsonl}\nnodes:\n  - id: s\n    uses: test.slow\n    with: {ms: 10}\n"
+                           "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\noutput: {dir: " + dir + "}\n");
+  };
+  make("clean");
+  make("killed");
+  auto clean = run_cmd(evalgraph_cmd("run -q -j 2 --chunk-size 10 " + (d.path / "clean.yaml").string()));
+  INFO(clean.output);
+  REQUIRE(clean.exit_code == 1);
+  std::filesystem::path clean_dir = last_line(clean.output);
+  auto recs = read_jsonl(clean_dir / "out.jsonl");
+  REQUIRE(recs.size() == 200);
+  CHECK_THAT(error_of(recs[7], "s"), Catch::Contains("data.jsonl:8:"));
+  CHECK_THAT(error_of(recs[19], "s"), Catch::Contains("1e999999"));
+  CHECK_THAT(error_of(recs[33], "s"), Catch::Contains("field 'text' appears twice"));
+  CHECK(recs[8]["s"]["text"] == "ROW 8");
+
+  std::filesystem::path run_dir = start_and_kill(d, "run -q -j 2 --chunk-size 10 " + (d.path / "killed.yaml").string(),
+                                                 d.path / "killed");
+  auto resumed = run_cmd(evalgraph_cmd("run -q --resume " + run_dir.string()));
+  INFO(resumed.output);
+  CHECK(resumed.exit_code == 1);
+  CHECK(read_file(run_dir / "out.jsonl") == read_file(clean_dir / "out.jsonl"));
+  CHECK(json::parse(read_file(run_dir / "run.json"))["failed_records"] == 12);
+}
