@@ -451,9 +451,10 @@ Experiment load_experiment(const fs::path &config_dir_in, const PluginRegistry &
       for (const auto &kv : sw) {
         std::string k = kv.first.Scalar();
         auto it = std::find_if(e.criteria.begin(), e.criteria.end(), [&](const Criterion &c) { return c.name == k; });
+        const std::string text = scalar(kv.second);  // (kept: `end` points into it)
         char *end = nullptr;
-        double w = std::strtod(scalar(kv.second).c_str(), &end);
-        if (scalar(kv.second).empty() || *end != '\0' || w < 0)
+        double w = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || w < 0)
           ctx.error(loc(ef, kv.second), fmt::format("score_weighting '{}': the weight must be a number >= 0", k));
         else if (it == e.criteria.end() && names.count(k) == 0)
           ctx.error(loc(ef, kv.first), fmt::format("score_weighting names '{}', which is neither a task nor an index of this "

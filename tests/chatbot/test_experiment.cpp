@@ -457,3 +457,32 @@ TEST_CASE("the shipped seed-format fixture (pipelines/chatbot/config) is read as
   CHECK(e.system_prompts.count("evaluate_task_comparison") == 1);
   CHECK(chatbot::write_dataset(e, t.path / "ds.jsonl") == 6);  // 3 rows x 2 transformations
 }
+
+// Found by fuzz_config_dir under ASan: the weight's text was a temporary that strtod's end pointer outlived
+// (stack-use-after-scope on every score_weighting entry; a long weight made it a heap-use-after-free). In
+// the sanitizer build this test fails on the old code; everywhere it pins what a weight may look like.
+TEST_CASE("config: score_weighting reads weights as written (long ones too) and refuses junk after a number", "[config]") {
+  TempDir t;
+  fs::copy(fs::path(REPO_DIR) / "pipelines" / "chatbot", t.path / "p", fs::copy_options::recursive);
+  t.write("p/secrets/llm_api.secret", "sk-x\n");
+  const fs::path ev = t.path / "p" / "config" / "evaluation.yaml";
+  const std::string text = testsupport::read_file(ev);
+  auto with_weights = [&](const std::string &p, const std::string &k) {
+    std::string s = replace_all(text, "  Prägnanz und Einfachheit: 2\n", "  Prägnanz und Einfachheit: " + p + "\n");
+    t.write("p/config/evaluation.yaml", replace_all(s, "  Vermeidung des Konjunktivs: 1\n", "  Vermeidung des Konjunktivs: " + k + "\n"));
+  };
+  with_weights("2.00000000000000000000000000000000000000", "\"0.25\"");
+  chatbot::Experiment e = chatbot::load_experiment(t.path / "p" / "config", registry(), false);
+  REQUIRE(e.criteria.size() == 5);
+  CHECK(e.criteria[0].weight == 2);
+  CHECK(e.criteria[1].weight == 0.25);
+  with_weights("1.5 kg", "1.00000000000000000000000000000000000000x");
+  try {
+    (void)chatbot::load_experiment(t.path / "p" / "config", registry(), false);
+    FAIL("no error");
+  } catch (const ConfigError &err) {
+    REQUIRE(err.diagnostics().size() == 2);
+    CHECK(err.diagnostics()[0].str().find("score_weighting 'Prägnanz und Einfachheit': the weight must be a number >= 0") != std::string::npos);
+    CHECK(err.diagnostics()[1].str().find("score_weighting 'Vermeidung des Konjunktivs': the weight must be a number >= 0") != std::string::npos);
+  }
+}
