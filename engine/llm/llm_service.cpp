@@ -78,6 +78,16 @@ void call_global_init() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
+// Whether an easy handle may serve another transfer. libcurl before 8.1.0 keeps a pointer to the previous
+// transfer's last header in the handle, and a response that starts with a folded header line (" x" right after
+// the status line) then reads and frees freed memory (curl issue #11101, fixed by curl PR #11103; Debian 12 has
+// 7.88.1). Found by tests/fuzz/fuzz_llm_response. There, each handle serves one transfer; connections are
+// still reused (they live in the multi handle).
+bool reuse_easy_handles() {
+  static const bool ok = curl_version_info(CURLVERSION_NOW)->version_num >= 0x080100;
+  return ok;
+}
+
 struct Job {
   std::size_t prov = 0;
   bool embed = false;
@@ -378,7 +388,7 @@ struct LlmService::Impl {
     if (in_multi) curl_multi_remove_handle(multi, t->easy);
     curl_easy_reset(t->easy);  // drops every pointer into *t (buffers, headers) before t goes away
     wipe_and_free(t->headers);
-    if (easy_pool.size() < 256)
+    if (reuse_easy_handles() && easy_pool.size() < 256)
       easy_pool.push_back(t->easy);
     else
       curl_easy_cleanup(t->easy);

@@ -15,6 +15,7 @@
 
 #include "llm/llm_service.h"
 #include "llm/sha256.h"
+#include "raw_http_server.h"
 #include "test_llm_server.h"
 
 using evalgraph::llm::CacheOptions;
@@ -802,4 +803,31 @@ TEST_CASE("test server: seeded random faults are deterministic per request", "[l
   CHECK(a != c);
   CHECK(a.size() > 35);  // about 30% of 200
   CHECK(a.size() < 85);
+}
+
+// Found by tests/fuzz/fuzz_llm_response under ASan: with libcurl before 8.1 (Debian 12 has 7.88.1) an easy
+// handle reused after a good answer read freed memory when the next response opened with a folded header line
+// (curl issue #11101). Now that call is an error, and the calls before and after it are answered.
+TEST_CASE("a response opening with a folded header line after a good one is an error and no crash", "[llm][hostile]") {
+  evalgraph::testing::RawHttpServer raw;
+  const std::string body = R"({"choices":[{"index":0,"message":{"role":"assistant","content":"fine"}}]})";
+  const std::string ok = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " +
+                         std::to_string(body.size()) + "\r\n\r\n" + body;
+  raw.set_responses({ok, "HTTP/1.1 503 Busy\r\n :x\r\nContent-Length: 0\r\n\r\n", ok});
+  ProviderConfig p;
+  p.name = "raw";
+  p.base_url = raw.base_url();
+  p.model = "m";
+  p.max_attempts = 1;
+  p.timeout_s = 5;
+  p.connect_timeout_s = 2;
+  LlmService svc({p}, no_cache());
+  std::vector<CallResult> r;
+  for (int i = 0; i < 3; ++i) r.push_back(svc.chat("raw", chat_body("q" + std::to_string(i)), 0));
+  REQUIRE(r[0].ok);
+  CHECK(content_of(r[0]) == "fine");
+  CHECK_FALSE(r[1].ok);
+  REQUIRE(r[2].ok);
+  CHECK(content_of(r[2]) == "fine");
+  CHECK(raw.connections() == 3);
 }
