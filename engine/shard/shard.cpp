@@ -28,8 +28,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kExitUsage = 2;
-
 [[noreturn]] void refuse(const std::string &where, const std::string &msg) { throw ConfigError({{{where, 0, 0}, msg}}); }
 
 bool parse_int(std::string_view s, int &out) {
