@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "config/pipeline.h"
+#include "config/yaml_guard.h"
 #include "evalgraph/json_bounded.hpp"
 #include "graph/plan.h"
 #include "io/dataset.h"
@@ -485,12 +486,7 @@ fs::path create_dataset(const CreateSettings &s, std::vector<std::string> &warni
   const std::string file = (cfg_dir / "create_dataset.yaml").string();
   std::vector<Diagnostic> d;
   if (!fs::exists(file)) throw ConfigError({{{file, 0, 0}, "file not found; create it (dataset_name, num_examples, description, criteria, llm_config, system_prompt, user_prompt, output_format)"}});
-  YAML::Node y;
-  try {
-    y = YAML::LoadFile(file);
-  } catch (const YAML::Exception &e) {
-    throw ConfigError({{{file, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg}});
-  }
+  YAML::Node y = load_yaml_file_checked(file);  // nesting and alias expansion checked (config/yaml_guard.h)
   auto at = [&](const YAML::Node &n) -> Location {
     if (!n || n.Mark().is_null()) return {file, 1, 1};
     return {file, n.Mark().line + 1, n.Mark().column + 1};

@@ -4,6 +4,9 @@
 #include <yaml-cpp/depthguard.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <utility>
 #include <vector>
 
 namespace evalgraph {
@@ -120,27 +123,34 @@ std::optional<Location> yaml_too_deep(std::string_view text, const std::string &
 }
 
 namespace {
-void count_values(const YAML::Node &n, std::size_t cap, std::size_t &total) {
-  if (++total > cap) return;
-  if (n.IsMap()) {
-    for (const auto &kv : n) {
-      count_values(kv.second, cap, total);
-      if (total > cap) return;
-    }
-  } else if (n.IsSequence()) {
-    for (const auto &x : n) {
-      count_values(x, cap, total);
-      if (total > cap) return;
+// Walks the node graph with an explicit stack (yaml-cpp hands back a graph: an alias inside its own anchor,
+// `&x {a: *x}`, is a cycle that a recursive walk follows until the stack is gone). Stops once more than `cap`
+// values are counted or a path runs deeper than kMaxYamlExpandedDepth.
+YamlExpansion expand(const YAML::Node &root, std::size_t cap) {
+  YamlExpansion r;
+  std::vector<std::pair<YAML::Node, int>> todo;
+  todo.emplace_back(root, 1);
+  while (!todo.empty()) {
+    auto [n, depth] = std::move(todo.back());
+    todo.pop_back();
+    r.depth = std::max(r.depth, depth);
+    if (++r.values > cap || depth > kMaxYamlExpandedDepth) break;
+    if (n.IsMap()) {
+      for (const auto &kv : n) todo.emplace_back(kv.second, depth + 1);
+    } else if (n.IsSequence()) {
+      for (const auto &x : n) todo.emplace_back(x, depth + 1);
     }
   }
+  r.values = std::min(r.values, cap + 1);
+  return r;
 }
+
+bool over(const YamlExpansion &e, std::size_t cap) { return e.values > cap || e.depth > kMaxYamlExpandedDepth; }
 }  // namespace
 
-std::size_t yaml_expanded_values(const YAML::Node &root, std::size_t cap) {
-  std::size_t total = 0;
-  count_values(root, cap, total);
-  return std::min(total, cap + 1);
-}
+YamlExpansion yaml_expansion(const YAML::Node &root, std::size_t cap) { return expand(root, cap); }
+
+std::size_t yaml_expanded_values(const YAML::Node &root, std::size_t cap) { return expand(root, cap).values; }
 
 YAML::Node load_yaml_checked(const std::string &text, const std::string &file) {
   if (auto at = yaml_too_deep(text, file))
@@ -157,26 +167,38 @@ YAML::Node load_yaml_checked(const std::string &text, const std::string &file) {
   } catch (const YAML::Exception &e) {
     throw ConfigError({{{file, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg}});
   }
-  if (yaml_expanded_values(root) > kMaxYamlValues) {
-    // Name the top-level entry where the count runs over, if the document is a mapping.
-    Location at{file, 1, 1};
-    std::string what = "the document";
-    if (root.IsMap()) {
-      std::size_t total = 1;
-      for (const auto &kv : root) {
-        count_values(kv.second, kMaxYamlValues, total);
-        if (total > kMaxYamlValues) {
-          if (!kv.first.Mark().is_null()) at = {file, kv.first.Mark().line + 1, kv.first.Mark().column + 1};
-          what = "'" + kv.first.Scalar() + "'";
-          break;
-        }
+  if (!over(expand(root, kMaxYamlValues), kMaxYamlValues)) return root;
+  // Name the top-level entry where it runs over, if the document is a mapping.
+  Location at{file, 1, 1};
+  std::string what = "the document";
+  YamlExpansion e = expand(root, kMaxYamlValues);
+  if (root.IsMap()) {
+    for (const auto &kv : root) {
+      YamlExpansion part = expand(kv.second, kMaxYamlValues);
+      if (over(part, kMaxYamlValues)) {
+        if (!kv.first.Mark().is_null()) at = {file, kv.first.Mark().line + 1, kv.first.Mark().column + 1};
+        what = "'" + kv.first.Scalar() + "'";
+        e = part;
+        break;
       }
     }
-    throw ConfigError({{at, fmt::format("{} stands for more than {} values once its aliases (*name) are expanded; "
-                                        "write the values out, or use fewer nested aliases",
-                                        what, kMaxYamlValues)}});
   }
-  return root;
+  if (e.depth > kMaxYamlExpandedDepth)
+    throw ConfigError({{at, fmt::format("{} nests deeper than {} levels once its aliases (*name) are expanded: an "
+                                        "alias inside the node its own anchor (&name) marks never ends; use the "
+                                        "alias outside that node, or write the values out",
+                                        what, kMaxYamlExpandedDepth)}});
+  throw ConfigError({{at, fmt::format("{} stands for more than {} values once its aliases (*name) are expanded; "
+                                      "write the values out, or use fewer nested aliases",
+                                      what, kMaxYamlValues)}});
+}
+
+YAML::Node load_yaml_file_checked(const std::string &file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError({{{file, 0, 0}, "cannot read the file; check that it exists and is readable"}});
+  std::ostringstream text;
+  text << in.rdbuf();
+  return load_yaml_checked(text.str(), file);
 }
 
 }  // namespace evalgraph

@@ -17,6 +17,8 @@ namespace evalgraph {
 
 constexpr int kMaxYamlDepth = 64;
 constexpr std::size_t kMaxYamlValues = 100000;
+// Depth with aliases expanded: a chain of aliases may nest deeper than the text does, a cycle never ends.
+constexpr int kMaxYamlExpandedDepth = 4 * kMaxYamlDepth;
 
 // The place (1-based line and column) where `text` first nests collections deeper than `max_depth`, or
 // nullopt. Block collections count by indentation and "- " entries, flow collections by their brackets;
@@ -28,8 +30,20 @@ std::optional<Location> yaml_too_deep(std::string_view text, const std::string &
 // up to `cap` (then `cap` + 1 is returned).
 std::size_t yaml_expanded_values(const YAML::Node &root, std::size_t cap = kMaxYamlValues);
 
+// Values counted as above and the deepest path seen, without recursion; counting stops past `cap` values or
+// past kMaxYamlExpandedDepth (an alias inside its own anchor makes the graph a cycle).
+struct YamlExpansion {
+  std::size_t values = 0;
+  int depth = 0;
+};
+YamlExpansion yaml_expansion(const YAML::Node &root, std::size_t cap = kMaxYamlValues);
+
 // Parses YAML text as yaml-cpp does, after the nesting check, and checks its expansion. Throws ConfigError
-// (one Diagnostic at file:line:column) for a syntax error, too deep a document or too large an expansion.
+// (one Diagnostic at file:line:column) for a syntax error, too deep a document, too large an expansion
+// or an alias that contains itself.
 YAML::Node load_yaml_checked(const std::string &text, const std::string &file);
+
+// The same for a file read whole; a file that cannot be read is a ConfigError naming it.
+YAML::Node load_yaml_file_checked(const std::string &file);
 
 }  // namespace evalgraph

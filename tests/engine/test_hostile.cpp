@@ -160,6 +160,40 @@ TEST_CASE("hostile: YAML aliases that expand to a billion values are refused qui
   CHECK(secs < 10);  // was 12 GB and a minute before the check
 }
 
+TEST_CASE("hostile: a YAML alias inside its own anchor is refused, not followed until the stack is gone", "[hostile][yaml][cli]") {
+  // yaml-cpp builds `&x {a: *x}` as a cycle; walking it recursively was a stack overflow (found by fuzz_pipeline
+  // and fuzz_config_dir; both reproducers stay in their corpora).
+  TempDir d;
+  d.write("data.jsonl", unit("a", "x"));
+  d.write("p.yaml", "name: cyc\ndataset: {path: data.jsonl}\nnodes:\n  - id: s0\n    uses: ksodi.s0\n"
+                    "    inputs: {answer: assistant_text}\n    with: &x {alpha: *x}\n");
+  auto r = run_cmd(evalgraph_cmd("validate " + (d.path / "p.yaml").string()));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("p.yaml:3:1: error: 'nodes' nests deeper than 256 levels once its aliases"));
+  no_library_words(r.output);
+  // A wide cycle runs into the value count or the depth, whichever comes first; either way a refusal.
+  d.write("p.yaml", "name: cyc\ndataset: {path: data.jsonl}\nnodes: &n [{id: s0, uses: ksodi.s0, with: [*n, *n, *n]}]\n");
+  auto w = run_cmd(evalgraph_cmd("validate " + (d.path / "p.yaml").string()));
+  INFO(w.output);
+  CHECK(w.exit_code == 2);
+  CHECK_THAT(w.output, Catch::Contains("p.yaml:3:1: error: 'nodes'"));
+  // The --config-dir reader and create_dataset.yaml go through the same guard.
+  std::filesystem::copy(std::string(REPO_DIR) + "/pipelines/chatbot", d.path / "project",
+                        std::filesystem::copy_options::recursive);
+  const auto cfg = d.path / "project" / "config";
+  d.write("project/config/llm_tasks.yaml", "t: &t {x: [1, *t]}\n");
+  auto c = run_cmd(evalgraph_cmd("run --config-dir " + cfg.string()));
+  INFO(c.output.substr(0, 1000));
+  CHECK(c.exit_code == 2);
+  CHECK_THAT(c.output, Catch::Contains("llm_tasks.yaml:1:1: error: 't' nests deeper than 256 levels"));
+  d.write("project/config/create_dataset.yaml", "dataset_name: &t [x, *t]\n");
+  auto k = run_cmd(evalgraph_cmd("create-dataset --config-dir " + cfg.string()));
+  INFO(k.output.substr(0, 1000));
+  CHECK(k.exit_code == 2);
+  CHECK_THAT(k.output, Catch::Contains("create_dataset.yaml:1:1: error: 'dataset_name' nests deeper"));
+}
+
 TEST_CASE("hostile: a number beyond a double (1e999999) fails its record alone and names the field", "[hostile][cli]") {
   TempDir d;
   auto o = run_ksodi(d, "data.jsonl",
