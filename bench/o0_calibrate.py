@@ -6,11 +6,9 @@ it stores (align, exact_missing, markers), for each tau and weight ratio (beta =
 prints the AUROC against the labels. AUROC does not depend on the scale of the weights, only on their ratios and on
 the clip (values clipped to 0 tie): alpha = 1 sets the scale (a fully supported answer without markers reaches 1).
 
-The rule that picks the calibration, printed at the end: tau = 0.5 (a sentence is unsupported when its best
-document states less than half of it; AUROC barely depends on tau), and gamma/alpha = the largest ratio on the grid
-whose AUROC stays within 0.005 of A_ret's alone. The dev set's one- and two-sentence answers cannot show what U
-adds on long answers (there it separates an invented paragraph from a grounded answer), so U keeps as much
-weight as the dev set allows without losing agreement.
+The rule that picks the calibration, printed at the end: beta = gamma = 0.2, the seed's start values kept on
+O0's 0-1 scale (alpha = 1), and tau = the best of the grid at that ratio. Printed beside it, for comparison, the
+rule of the previous calibration: the largest gamma/alpha whose AUROC stays within 0.005 of A_ret's alone.
   o0_calibrate.py DETAILED_JSONL [--node o0]
 """
 import argparse, json, sys, os
@@ -20,6 +18,7 @@ from validity_stats import auroc, FAITHFUL, UNFAITHFUL
 RATIOS = [0.0, 0.1, 0.15, 0.2, 0.25, 1 / 3, 0.5, 1.0]
 TAUS = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
 TOLERANCE = 0.005
+SEED_RATIO = 0.2
 
 
 def o0_auroc(units, tau, g):
@@ -55,8 +54,12 @@ def main():
     for tau in TAUS:
         grid[tau] = [o0_auroc(units, tau, g) for g in RATIOS]
         print(f"{tau:<5} " + " ".join(f"{v:6.4f}" for v in grid[tau]))
+    col = RATIOS.index(SEED_RATIO)
+    best = max(TAUS, key=lambda t: grid[t][col])
+    print(f"rule: gamma/alpha = beta/alpha = {SEED_RATIO} (the seed's 0.2 with alpha = 1), tau = the best at that "
+          f"ratio -> tau {best}, AUROC {grid[best][col]:.4f}")
     ok = [g for g, v in zip(RATIOS, grid[0.5]) if v >= a_ret - TOLERANCE]
-    print(f"rule: tau 0.5, gamma/alpha = the largest ratio within {TOLERANCE} of A_ret alone -> {max(ok):.3f}")
+    print(f"(previous rule: tau 0.5, the largest ratio within {TOLERANCE} of A_ret alone -> {max(ok):.3f})")
 
 
 if __name__ == "__main__":

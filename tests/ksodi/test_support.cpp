@@ -33,8 +33,38 @@ TEST_CASE("support: stop words are not content, each term counts once", "[suppor
   std::vector<std::string> shown;
   for (const auto &x : t) shown.push_back(x.shown);
   CHECK(shown == std::vector<std::string>{"Kündigung", "Textform", "möglich", "kostenlos"});
-  CHECK(sentence_terms("Yes, I think so.", Lang::En).size() == 1);  // "think"
+  CHECK(sentence_terms("Yes, I think so.", Lang::En).size() == 2);  // the speaker and "think"
   CHECK(sentence_terms("Ja, das ist so.", Lang::De).empty());
+}
+
+TEST_CASE("support: a sentence about the speaker needs a document that speaks in the first person", "[support]") {
+  // Pronouns are stop words; the speaker term keeps "I have an iguana" from resting on "iguana" alone.
+  const std::string lizards = "The green iguana is a large lizard kept as a pet.";
+  CHECK(sup("I have an iguana.", lizards, Lang::En) == 0.5);
+  CHECK(missing("I have an iguana.", lizards, Lang::En) == std::vector<std::string>{"I (speaker)"});
+  CHECK(sup("My iguana is green.", lizards, Lang::En) == Approx(2.0 / 3));
+  CHECK(sup("The iguana is green.", lizards, Lang::En) == 1.0);  // no speaker, nothing changes
+  // A document in the first person (a quote, the user's own words) holds the speaker.
+  CHECK(sup("I was born in Hawaii.", "\"I was born in Hawaii,\" Obama said.", Lang::En) == 1.0);
+  // A long first-person sentence still rests on its content.
+  CHECK(sup("I recommend restarting the router first.", "Restart the router first, then recommend it.", Lang::En) ==
+        Approx(0.8));
+  // German: ich, mich, mir, mein…
+  CHECK(sup("Ich habe einen Leguan.", "Der grüne Leguan ist eine große Echse.", Lang::De) == 0.5);
+  CHECK(sup("Mir gefällt der Leguan.", "Der Leguan gefällt vielen Menschen.", Lang::De) == Approx(2.0 / 3));
+  // "I" after a capitalised word inside a sentence is a numeral; after a comma or at the start, the speaker.
+  CHECK(sup("It began after World War I ended.", "World War I ended in 1918, then it began.", Lang::En) == 1.0);
+  CHECK(sup("Thanks John, I agree.", "John agrees.", Lang::En) == 0.75);  // John (a name, weight 2) and "agree" found, the speaker not
+  // Courtesy stays courtesy; a sentence whose only term is the speaker is a claim about the speaker.
+  CHECK(courtesy_only(sentence_terms("Let me know if you need anything else.", Lang::En)));
+  auto yes = sentence_terms("Yes, I do.", Lang::En);
+  REQUIRE(yes.size() == 1);
+  CHECK(yes[0].kind == TermKind::Speaker);
+  CHECK_FALSE(courtesy_only(yes));
+  // A missing speaker is not a swapped name or number: it lowers the support, it does not void the sentence.
+  std::vector<DocIndex> d;
+  d.emplace_back(lizards, Lang::En);
+  CHECK(best_support(sentence_terms("I have an iguana.", Lang::En), d).exact_missing.empty());
 }
 
 TEST_CASE("support: Snowball stemming finds inflected forms, DE and EN", "[support]") {

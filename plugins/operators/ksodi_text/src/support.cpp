@@ -160,6 +160,17 @@ bool is_stop(std::string_view lowered, Lang lang) {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+// ASCII case-insensitive equality with a lowercase word.
+bool ascii_ieq(std::string_view s, std::string_view lower) {
+  if (s.size() != lower.size()) return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
+
 // A word token of a text, as written.
 struct Token {
   std::string_view surface;
@@ -234,6 +245,30 @@ template <class F> void for_each_token(std::string_view s, F &&f) {
     t.index = idx++;
     f(t);
   }
+}
+
+// A first-person singular pronoun: the speaker (see support.hpp). `prev` is the token before (nullptr at the
+// start): English "I" right after a capitalised word inside the sentence, with only blanks between, is a
+// numeral ("World War I", "Elizabeth I", "Type I"). "mine" (also a noun) and German "meinen" (also a verb) are
+// left out.
+bool speaker_pronoun(const Token &t, const Token *prev, Lang lang) {
+  const std::string_view w = t.surface;
+  if (w.size() > 6 || t.has_digit) return false;
+  if (lang == Lang::De) {
+    for (std::string_view p : {"ich", "mich", "mir", "mein", "meine", "meinem", "meiner", "meines"})
+      if (ascii_ieq(w, p)) return true;
+    return false;
+  }
+  if (w == "I") {
+    if (prev == nullptr || !prev->first_upper || prev->index == 0) return true;
+    const char *gap = prev->surface.data() + prev->surface.size();
+    for (; gap < w.data(); ++gap)
+      if (*gap != ' ') return true;  // "…, I": punctuation between, so the pronoun
+    return false;
+  }
+  for (std::string_view p : {"i", "me", "my", "myself"})
+    if (ascii_ieq(w, p)) return true;
+  return false;
 }
 
 std::string number_key(std::string_view surface) {
@@ -524,7 +559,18 @@ std::vector<Term> sentence_terms(std::string_view sentence_text, Lang lang) {
   const bool shouted = letters >= 12 && uppers * 10 >= letters * 7;
   const std::uint64_t pass = ++v.builds << 3;  // marks (kind bits) for "this term is already in `out`"
   std::vector<Term> out;
-  for (const Token &t : tokens) {
+  bool speaker = false;
+  for (std::size_t k = 0; k < tokens.size(); ++k) {
+    const Token &t = tokens[k];
+    if (!speaker && speaker_pronoun(t, k > 0 ? &tokens[k - 1] : nullptr, lang)) {
+      speaker = true;
+      Term term;
+      term.kind = TermKind::Speaker;
+      term.key_id = term.stem_id = intern("\x01speaker");
+      term.shown = std::string(t.surface) + " (speaker)";
+      out.push_back(std::move(term));
+      continue;
+    }
     const Analysis a = analyse(t.surface, lang);
     Term term;
     switch (a.cls) {
@@ -575,10 +621,13 @@ bool courtesy_only(const std::vector<Term> &terms) {
       "frage", "melden", "jederzeit", "freue", "freut", "schonen", "schoner", "tag", "viel", "erfolg", "klar",
       "naturlich", "selbstverstandlich", "super", "prima", "leid", "tut", "entschuldigung", "wenden", "bescheid",
       "sagen", "geben", "gruße", "grussen", "freundlichen", "unterstutzen", "unterstutzung", "kein", "keine"};
-  if (terms.empty()) return false;
-  for (const Term &t : terms)
+  bool courtesy = false;
+  for (const Term &t : terms) {
+    if (t.kind == TermKind::Speaker) continue;
     if (t.kind != TermKind::Word || words.count(fold(t.shown)) == 0) return false;
-  return true;
+    courtesy = true;
+  }
+  return courtesy;
 }
 
 void IdSet::build(const std::vector<std::uint32_t> &ids) {
@@ -623,7 +672,14 @@ DocIndex::DocIndex(std::string_view s, Lang lang, std::string_view doc_id) : lan
     else if (a.cls != Analysis::Digits) add(stems_, a.key, 2);
   };
   if (!doc_id.empty() && !generated_id(doc_id)) for_each_token(doc_id, index);
-  for_each_token(s, index);
+  Token prev;
+  bool have_prev = false;
+  for_each_token(s, [&](const Token &t) {
+    if (!speaks_first_person_ && speaker_pronoun(t, have_prev ? &prev : nullptr, lang)) speaks_first_person_ = true;
+    prev = t;
+    have_prev = true;
+    index(t);
+  });
   stem_set_.build(stems_);
   exact_set_.build(exact);
 }
@@ -683,6 +739,8 @@ bool DocIndex::contains(const Term &t) const {
       return has_exact(t.key_id);
     case TermKind::Name:
       return has_exact(t.key_id) || has_stem(t.stem_id);
+    case TermKind::Speaker:
+      return speaks_first_person_;
     case TermKind::Word:
       break;
   }
@@ -742,7 +800,7 @@ SentenceSupport best_support(const std::vector<Term> &terms, const std::vector<D
         r.matched.push_back(t.shown);
       } else {
         r.missing.push_back(t.shown);
-        if (t.kind != TermKind::Word) r.exact_missing.push_back(t.shown);
+        if (t.kind == TermKind::Number || t.kind == TermKind::Name) r.exact_missing.push_back(t.shown);
       }
     }
   }

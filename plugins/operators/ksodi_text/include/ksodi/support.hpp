@@ -14,6 +14,15 @@
 //    sentence) must match exactly (accents folded, a name may differ in inflection only); they weigh
 //    kExactWeight, and a missing one is reported separately: a swapped number or name makes a claim wrong
 //    even when every other word matches.
+//  - the speaker: a sentence in the first person singular ("I", "me", "my"; "ich", "mich", "mir", "mein…") says
+//    something about whoever speaks ("I have an iguana", "Ich habe das selbst erlebt"). Pronouns are stop words,
+//    so without a term of its own such a sentence would be scored on its other words alone and a document about
+//    iguanas would "support" it. One Speaker term per sentence stands for that subject; a document holds it only
+//    when it speaks in the first person itself (a quote, a user's own message). It weighs as a word, so a long
+//    first-person sentence still rests on its content ("I recommend restarting the router first" keeps 4 of 5),
+//    while a short claim about the speaker is as unsupported as any other free claim. A sentence of courtesy
+//    words ("Let me know if you need anything") stays courtesy. English "I" right after a capitalised word
+//    inside a sentence ("World War I", "Type I") is a numeral, not the speaker.
 // Everything is versioned by kSupportVersion: any change to a list or a rule must bump it.
 #pragma once
 
@@ -26,7 +35,7 @@
 
 namespace ksodi::support {
 
-inline constexpr const char *kSupportVersion = "ksodi-support-1.1";
+inline constexpr const char *kSupportVersion = "ksodi-support-1.2";
 inline constexpr double kExactWeight = 2.0;  // weight of a number or name against 1 for other content words
 
 enum class Lang { En, De };
@@ -37,14 +46,15 @@ Lang detect_language(std::string_view text);
 // ~100 words are read.
 void count_stop_words(std::string_view text, int &en, int &de);
 
-enum class TermKind : std::uint8_t { Word, Number, Name };
+enum class TermKind : std::uint8_t { Word, Number, Name, Speaker };
 struct Term {
   // Interned strings (see intern()/interned()): valid within one unit (begin_unit() may clear them between units).
-  std::uint32_t key_id = 0;   // Word: folded stem; Number: canonical digits; Name: folded lowercase surface
+  std::uint32_t key_id = 0;   // Word: folded stem; Number: canonical digits; Name: folded lowercase surface;
+                              // Speaker: one fixed key
   std::uint32_t stem_id = 0;  // folded stem (Names match by it too; equals key_id for Words)
-  std::string shown;          // the token as written (for the audit)
+  std::string shown;          // the token as written (for the audit; the speaker: "I (speaker)")
   TermKind kind = TermKind::Word;
-  double weight() const { return kind == TermKind::Word ? 1.0 : kExactWeight; }
+  double weight() const { return kind == TermKind::Number || kind == TermKind::Name ? kExactWeight : 1.0; }
   std::string_view key() const;
 };
 
@@ -52,7 +62,8 @@ struct Term {
 std::vector<Term> sentence_terms(std::string_view sentence, Lang lang);
 // True when every term is a word of courtesy or conversation management ("Sure! Here you go:", "Let me know if
 // you need anything else.", "Gern geschehen, melden Sie sich bei weiteren Fragen."): such a sentence claims
-// nothing a document could support.
+// nothing a document could support. The speaker term does not count either way ("Let me know …" is courtesy);
+// a sentence whose only term is the speaker ("Yes, I do.") is a claim about the speaker.
 bool courtesy_only(const std::vector<Term> &terms);
 
 // How a German compound may split (see support.cpp): parts by their interned exact form and stem.
@@ -97,6 +108,7 @@ class DocIndex {
   bool has_exact(std::uint32_t id) const { return exact_set_.contains(id); }
   bool compound_found(const std::vector<CompoundSplit> &splits) const;
   Lang lang_;
+  bool speaks_first_person_ = false;  // the document itself says "I"/"ich" (it holds the speaker term)
   std::vector<std::uint32_t> stems_;  // folded stems of every word token, each once (for compound heads)
   IdSet stem_set_, exact_set_;        // stems; folded lowercase surfaces and canonical numbers
   // German words not found by their stem, and whether the compound rules found them: a unit asks for the same
