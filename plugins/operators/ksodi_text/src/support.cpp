@@ -253,7 +253,9 @@ template <class F> void for_each_token(std::string_view s, F &&f) {
 // left out.
 bool speaker_pronoun(const Token &t, const Token *prev, Lang lang) {
   const std::string_view w = t.surface;
-  if (w.size() > 6 || t.has_digit) return false;
+  if (w.empty() || w.size() > 6 || t.has_digit) return false;
+  const char c0 = w[0];
+  if (c0 != 'i' && c0 != 'I' && c0 != 'm' && c0 != 'M') return false;  // every pronoun below starts so
   if (lang == Lang::De) {
     for (std::string_view p : {"ich", "mich", "mir", "mein", "meine", "meinem", "meiner", "meines"})
       if (ascii_ieq(w, p)) return true;
@@ -653,7 +655,7 @@ bool generated_id(std::string_view id) {
 }
 }  // namespace
 
-DocIndex::DocIndex(std::string_view s, Lang lang, std::string_view doc_id) : lang_(lang) {
+DocIndex::DocIndex(std::string_view s, Lang lang, std::string_view doc_id) : lang_(lang), text_(s) {
   Vocab &v = vocab();
   const std::uint64_t build = ++v.builds << 2;
   std::vector<std::uint32_t> exact;
@@ -672,14 +674,7 @@ DocIndex::DocIndex(std::string_view s, Lang lang, std::string_view doc_id) : lan
     else if (a.cls != Analysis::Digits) add(stems_, a.key, 2);
   };
   if (!doc_id.empty() && !generated_id(doc_id)) for_each_token(doc_id, index);
-  Token prev;
-  bool have_prev = false;
-  for_each_token(s, [&](const Token &t) {
-    if (!speaks_first_person_ && speaker_pronoun(t, have_prev ? &prev : nullptr, lang)) speaks_first_person_ = true;
-    prev = t;
-    have_prev = true;
-    index(t);
-  });
+  for_each_token(s, index);
   stem_set_.build(stems_);
   exact_set_.build(exact);
 }
@@ -740,7 +735,7 @@ bool DocIndex::contains(const Term &t) const {
     case TermKind::Name:
       return has_exact(t.key_id) || has_stem(t.stem_id);
     case TermKind::Speaker:
-      return speaks_first_person_;
+      return speaks_first_person();
     case TermKind::Word:
       break;
   }
@@ -756,6 +751,21 @@ bool DocIndex::contains(const Term &t) const {
   if (!found && t.shown.size() <= kMaxCompound) found = compound_found(compound_splits(fold(t.shown)));
   it->second = found;
   return found;
+}
+
+// Read on the first sentence that asks (most answers have no first-person sentence, so most documents are never
+// scanned for it).
+bool DocIndex::speaks_first_person() const {
+  if (speaker_known_) return speaks_first_person_;
+  speaker_known_ = true;
+  Token prev;
+  bool have_prev = false;
+  for_each_token(text_, [&](const Token &t) {
+    if (!speaks_first_person_ && speaker_pronoun(t, have_prev ? &prev : nullptr, lang_)) speaks_first_person_ = true;
+    prev = t;
+    have_prev = true;
+  });
+  return speaks_first_person_;
 }
 
 // The hashes of every head a document compound can have: each stem's suffixes of >= kMinHead bytes that leave

@@ -97,7 +97,7 @@ class IdSet {
 
 // The terms a document offers for matching: the ids of its stems and of its exact forms. A document's own id is
 // part of what it states when given (`kb-tarif-014`, `run_python`): answers cite it, and a tool's name says what
-// its output is. Generated ids (`doc_3`, `tool_1`) carry nothing and are skipped.
+// its output is. Generated ids (`doc_3`, `tool_1`) carry nothing and are skipped. The text must outlive the index.
 class DocIndex {
  public:
   DocIndex(std::string_view text, Lang lang, std::string_view id = {});
@@ -107,8 +107,10 @@ class DocIndex {
   bool has_stem(std::uint32_t id) const { return stem_set_.contains(id); }
   bool has_exact(std::uint32_t id) const { return exact_set_.contains(id); }
   bool compound_found(const std::vector<CompoundSplit> &splits) const;
+  bool speaks_first_person() const;  // the document itself says "I"/"ich" (it holds the speaker term)
   Lang lang_;
-  bool speaks_first_person_ = false;  // the document itself says "I"/"ich" (it holds the speaker term)
+  std::string_view text_;  // for speaks_first_person(): the text outlives the index (one unit)
+  mutable bool speaker_known_ = false, speaks_first_person_ = false;
   std::vector<std::uint32_t> stems_;  // folded stems of every word token, each once (for compound heads)
   IdSet stem_set_, exact_set_;        // stems; folded lowercase surfaces and canonical numbers
   // German words not found by their stem, and whether the compound rules found them: a unit asks for the same
