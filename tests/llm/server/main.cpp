@@ -1,6 +1,7 @@
 // eg-test-llm-server: the scripted OpenAI-compatible loopback server as a process (benchmarks, manual use).
-//   eg-test-llm-server [--port N] [--threads N] [--latency-ms N] [--reply TEXT] [--fault-rate F] [--seed N]
+//   eg-test-llm-server [--port N] [--threads N] [--latency-ms N] [--latency-sigma S] [--reply TEXT] [--fault-rate F] [--seed N]
 //                      [--faults 429,500,503,hang,cut,malformed_json,wrong_content_type] [--hang-ms N]
+// --latency-sigma S: log-normal latency with that sigma and the mean --latency-ms, seeded by --seed.
 // Prints "listening on http://127.0.0.1:PORT/v1" on stdout, runs until SIGINT/SIGTERM.
 #include <csignal>
 #include <cstdlib>
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
     if (a == "--port") port = static_cast<unsigned short>(std::stoi(next()));
     else if (a == "--threads") o.threads = std::stoi(next());
     else if (a == "--latency-ms") o.latency_ms = std::stoi(next());
+    else if (a == "--latency-sigma") o.latency_sigma = std::stod(next());
     else if (a == "--reply") o.default_reply = next();
     else if (a == "--fault-rate") o.fault_rate = std::stod(next());
     else if (a == "--seed") o.seed = std::stoull(next());
@@ -48,7 +50,7 @@ int main(int argc, char** argv) {
         }
       }
     } else if (a == "--help" || a == "-h") {
-      std::cout << "usage: eg-test-llm-server [--port N] [--threads N] [--latency-ms N] [--reply TEXT] "
+      std::cout << "usage: eg-test-llm-server [--port N] [--threads N] [--latency-ms N] [--latency-sigma S] [--reply TEXT] "
                    "[--fault-rate F] [--seed N] [--faults k1,k2,...] [--hang-ms N]\n";
       return 0;
     } else {

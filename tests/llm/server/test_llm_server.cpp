@@ -231,6 +231,15 @@ struct TestLlmServer::Impl {
     }
     record(fault);
     act.delay_ms = rule && rule->latency_ms >= 0 ? rule->latency_ms : default_latency.load();
+    if (opts.latency_sigma > 0 && !(rule && rule->latency_ms >= 0) && act.delay_ms > 0) {
+      // Log-normal with the same mean: Box-Muller over two uniforms from the body's seeded hash.
+      std::uint64_t h = mix(fnv1a(req.body(), 0x5bd1e9955bd1e995ULL ^ mix(opts.seed + 7)));
+      double u1 = (static_cast<double>(h >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+      double u2 = static_cast<double>(mix(h) >> 11) * (1.0 / 9007199254740992.0);
+      double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+      double s = opts.latency_sigma;
+      act.delay_ms = static_cast<int>(std::lround(act.delay_ms * std::exp(s * z - s * s / 2)));
+    }
     switch (fault) {
       case Fault::http_429: {
         act.res = json_response(429, error_body("Rate limit reached (scripted)", "rate_limit_exceeded"), v);

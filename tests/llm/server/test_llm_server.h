@@ -48,7 +48,11 @@ struct Rule {
 
 struct ServerOptions {
   int threads = 2;
-  int latency_ms = 0;               // default latency of every answer
+  int latency_ms = 0;               // default latency of every answer (its mean when latency_sigma > 0)
+  // Heavy-tailed latency: with latency_sigma > 0 the default latency is log-normal with this sigma and the
+  // mean latency_ms (latency_ms * exp(sigma*z - sigma^2/2), z standard normal drawn from a hash of seed and
+  // request body, so a run is repeatable whatever the arrival order). Rules with their own latency keep it.
+  double latency_sigma = 0;
   std::string default_reply = "OK";  // when no rule matches
   int hang_ms = 3000;               // Fault::hang duration
   int embedding_dim = 64;
