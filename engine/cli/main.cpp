@@ -208,7 +208,8 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
   if (opt.jobs <= 0) opt.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   opt.limit = vm["limit"].as<long long>();
   opt.chunk_size = std::max<std::size_t>(1, vm["chunk-size"].as<std::size_t>());
-  opt.llm_concurrency = std::max(1, vm["llm-concurrency"].as<int>());
+  opt.llm_concurrency = std::max(0, vm["llm-concurrency"].as<int>());
+  opt.window = vm["window"].as<std::size_t>();
   opt.journal = vm.count("no-journal") == 0;
   const bool quiet = vm.count("quiet") != 0;
   const char *ci = std::getenv("CI");
@@ -304,7 +305,10 @@ int main(int argc, char **argv) {
       "jobs,j", po::value<int>()->default_value(0), "worker threads (0: one per core)")(
       "limit", po::value<long long>()->default_value(-1), "run only the first N dataset records")(
       "chunk-size", po::value<std::size_t>()->default_value(256), "records per unit of work (tuning)")(
-      "llm-concurrency", po::value<int>()->default_value(32), "records waiting for LLM answers at once, per worker")(
+      "llm-concurrency", po::value<int>()->default_value(0),
+      "cap on LLM calls in flight across providers (0: none; each provider's max_in_flight is its window)")(
+      "window", po::value<std::size_t>()->default_value(0),
+      "records read and not yet written at most (0: derived from the LLM windows and -j)")(
       "no-journal", "run: keep no progress journal (faster; the run cannot be resumed)")(
       "no-report", "run: write no report.html")(
       "output,o", po::value<std::string>(), "results root folder (default: the pipeline's output.dir)")(

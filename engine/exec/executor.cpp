@@ -20,7 +20,6 @@
 #include <unistd.h>
 #include <unordered_set>
 
-#include "exec/fan_out.h"
 #include "exec/raw_record.h"
 #include "io/dataset.h"
 #include "report/default_report.h"
@@ -38,6 +37,7 @@ std::atomic<bool> g_stop{false};
 std::atomic<bool> g_abort{false};
 
 enum : uint8_t { ST_PENDING = 0, ST_OK = 1, ST_FAILED = 2, ST_SKIPPED = 3 };
+constexpr int kMaxLlmThreads = 1024;
 
 struct Slot {
   RawRecord rec;  // the record as JSON text, node outputs spliced in
@@ -47,12 +47,36 @@ struct Slot {
   std::vector<uint8_t> status;  // per planned node
   std::map<std::string, std::string> errors, skipped;  // node id → why (written as _errors / _skipped)
   std::string problem;  // the reader's record_problem(): the record fails alone, no node runs on it
+  std::uint32_t next = 0;   // the next node (plan order) this record runs
+  std::int32_t group = -1;  // sequence pipelines: its group in the chunk
 };
 
+// A unit of reading, journaling and writing: `chunk_size` records (whole groups in sequence mode). Its records
+// advance through the nodes independently (see Engine::advance); the chunk is finished when the last one is.
 struct Chunk {
   std::size_t seq = 0;
   std::vector<Slot> slots;
+  std::atomic<std::size_t> remaining{0};  // records not yet through every node
+  bool finished = false;                  // (under Engine::mu_) ready for the writer
+  // Sequence mode: the records of each (replication, group) and how many of them reached each node.
+  struct Group {
+    std::vector<std::uint32_t> members;
+    std::vector<std::uint32_t> arrived;
+  };
+  std::mutex mu;  // arrived
+  std::vector<Group> groups;
 };
+
+// Work for a thread: start a chunk, continue one record, or run a sequence node over one group.
+struct Task {
+  enum Kind : std::uint8_t { START, RECORD, GROUP } kind = START;
+  Chunk *chunk = nullptr;
+  std::uint32_t slot = 0, group = 0, node = 0;
+};
+
+// Where a node runs: on the -j CPU workers, on the LLM threads (thread-safe record nodes that call an LLM:
+// they spend their time waiting, so as many wait side by side as the providers take), or once per group.
+enum Where : std::uint8_t { W_LOCAL, W_LLM, W_SEQ };
 
 // One node with its instances: one shared instance when the type is thread-safe, else one per worker.
 struct Runner {
@@ -162,10 +186,17 @@ class Engine {
   void setup();
   void teardown();
   void worker_loop(int worker);
+  void llm_loop();
   void writer_loop();
-  void process_chunk(Chunk &c, int worker);
+  void start_chunk(Chunk &c, int worker);
+  void advance(Chunk &c, std::uint32_t i, int worker);
+  void arrive(Chunk &c, std::uint32_t i, std::uint32_t k, int worker);
+  void run_group(Chunk &c, std::uint32_t g, std::uint32_t k, int worker);
+  void finish_record(Chunk &c);
+  void push_cpu(Task t);
+  void push_llm(Task t);
   void run_record_node(size_t k, Slot &s, int worker);
-  void run_sequence_node(size_t k, Chunk &c, int worker);
+  void run_sequence_group(size_t k, Chunk &c, std::vector<size_t> idx, int worker);
   bool upstream_ok(size_t k, Slot &s);
   void fail(size_t k, Slot &s, const std::string &msg, uint8_t how);
   bool build_input(size_t k, Slot &s, std::string &out);
@@ -187,13 +218,17 @@ class Engine {
   std::vector<Runner> sinks_;
 
   std::mutex mu_;
-  std::condition_variable cv_work_, cv_done_, cv_space_;
-  std::deque<std::unique_ptr<Chunk>> work_;
-  std::map<std::size_t, std::unique_ptr<Chunk>> done_;
-  std::size_t in_flight_ = 0, max_in_flight_ = 4;
+  std::condition_variable cv_work_, cv_llm_, cv_done_, cv_space_;
+  std::deque<Task> cpu_start_, cpu_more_;  // CPU work: new chunks; records and groups under way (taken first)
+  std::deque<Task> llm_q_;                 // records waiting for an LLM thread
+  std::map<std::size_t, std::unique_ptr<Chunk>> chunks_;  // read, not yet written (the reorder buffer)
+  std::size_t records_in_flight_ = 0, window_ = 0;  // records read and not yet written; their bound
+  std::size_t unfinished_ = 0;  // chunks with records still running
   bool reading_done_ = false;
   std::size_t total_chunks_ = 0;
   std::size_t next_write_ = 0;
+  std::vector<Where> where_;  // per planned node
+  int llm_threads_ = 0;
 
   std::mutex stats_mu_;
   std::vector<NodeStats> stats_;
@@ -202,7 +237,6 @@ class Engine {
   std::atomic<std::size_t> written_{0}, failed_records_{0};
   std::size_t expected_total_ = 0;
   Clock::time_point start_ = Clock::now(), last_progress_{};
-  std::unique_ptr<FanOut> fan_out_;  // only when a thread-safe node calls an LLM
   std::FILE *journal_ = nullptr;
   static constexpr std::size_t kJournalBuffer = 1 << 20;
   std::unique_ptr<char[]> journal_buffer_;  // outlives journal_ (closed in run())
@@ -526,10 +560,21 @@ void Engine::setup() {
     r.instances.push_back(create_instance(pn, params, host_));
     sinks_.push_back(std::move(r));
   }
-  bool llm_bound = std::any_of(plan_.nodes.begin(), plan_.nodes.end(), [](const PlannedNode &pn) {
-    return !pn.sequence() && pn.type->has(EG_FLAG_USES_LLM) && pn.type->has(EG_FLAG_THREAD_SAFE);
-  });
-  if (llm_bound && opt_.llm_concurrency > 1) fan_out_ = std::make_unique<FanOut>(opt_.llm_concurrency - 1);
+  // LLM threads: enough to keep every provider's window (max_in_flight) full, plus a few that have their next
+  // call queued in the LLM service while the others parse answers; --llm-concurrency caps them (a global cap).
+  int windows = 0;
+  if (host_.llm() != nullptr)
+    for (const auto &name : host_.llm()->provider_names()) windows += host_.llm()->provider(name)->max_in_flight;
+  where_.clear();
+  for (const auto &pn : plan_.nodes) {
+    bool llm = !pn.sequence() && pn.type->has(EG_FLAG_USES_LLM) && pn.type->has(EG_FLAG_THREAD_SAFE) && windows > 0;
+    where_.push_back(pn.sequence() ? W_SEQ : llm ? W_LLM : W_LOCAL);
+  }
+  if (std::find(where_.begin(), where_.end(), W_LLM) != where_.end()) {
+    llm_threads_ = windows + windows / 8 + 1;
+    if (opt_.llm_concurrency > 0) llm_threads_ = std::min(llm_threads_, opt_.llm_concurrency);
+    llm_threads_ = std::min(llm_threads_, kMaxLlmThreads);
+  }
   stats_.assign(runners_.size(), {});
   sink_errors_.assign(sinks_.size(), 0);
   sink_first_error_.assign(sinks_.size(), {});
@@ -634,103 +679,185 @@ bool order_less(const json *a, const json *b) {
   return a->dump() < b->dump();
 }
 
-void Engine::run_sequence_node(size_t k, Chunk &c, int worker) {
+// Runs sequence node k over the records `idx` of one (replication, group) of chunk c, in order_by order.
+void Engine::run_sequence_group(size_t k, Chunk &c, std::vector<size_t> idx, int worker) {
   const PlannedNode &pn = plan_.nodes[k];
-  // Groups in order of first appearance; a chunk always holds whole groups.
-  std::vector<std::pair<std::string, std::vector<size_t>>> groups;
-  std::map<std::string, size_t> gi;
-  for (size_t i = 0; i < c.slots.size(); ++i) {
-    Slot &s = c.slots[i];
-    if (s.status[k] != ST_PENDING || !upstream_ok(k, s)) continue;
-    std::string key = std::to_string(s.replication) + "\x1f" + group_of(s.rec, plan_.group_by);
-    auto [pos, fresh] = gi.emplace(key, groups.size());
-    if (fresh) groups.push_back({key, {}});
-    groups[pos->second].second.push_back(i);
-  }
-  for (auto &[key, idx] : groups) {
-    if (!plan_.order_by.empty()) {
-      std::map<size_t, std::optional<json>> keys;  // the order_by values, parsed once per record
-      for (size_t i : idx) {
-        auto raw = c.slots[i].rec.get(plan_.order_by);
-        keys[i] = raw ? std::optional<json>(json::parse(*raw, nullptr, false)) : std::nullopt;
-      }
-      std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-        const auto &ka = keys[a], &kb = keys[b];
-        return order_less(ka ? &*ka : nullptr, kb ? &*kb : nullptr);
-      });
-    }
-    std::string arr = "[", in;
-    std::vector<size_t> members;
+  if (!plan_.order_by.empty()) {
+    std::map<size_t, std::optional<json>> keys;  // the order_by values, parsed once per record
     for (size_t i : idx) {
-      if (!build_input(k, c.slots[i], in)) continue;
-      if (!members.empty()) arr += ',';
-      arr += in;
-      members.push_back(i);
+      auto raw = c.slots[i].rec.get(plan_.order_by);
+      keys[i] = raw ? std::optional<json>(json::parse(*raw, nullptr, false)) : std::nullopt;
     }
-    arr += ']';
-    if (members.empty()) continue;
-    const Slot &first = c.slots[members.front()];
-    eg_call call{first.index, first.replication, &pn.decl->id};
-    std::string out;
-    eg_status st = call_process(pn.type->type, runners_[k].instance(worker), &call, arr, out, opt_, host_);
-    std::vector<rawjson::Span> items;
-    std::string why;
-    if (st != EG_OK) why = fmt::format("{}: {}", status_word(st), host_.redact(out));
-    else if (!normalise_output(out) || !rawjson::array_elements(out, items) || items.size() != members.size())
-      why = fmt::format("sequence plugin {} must return an array of {} objects; it returned: {}", pn.type->name,
-                        members.size(), out.substr(0, 120));
-    for (size_t m = 0; m < members.size(); ++m) {
-      Slot &s = c.slots[members[m]];
-      if (!why.empty()) {
-        fail(k, s, why, ST_FAILED);
-      } else if (out[items[m].off] != '{') {
-        fail(k, s, fmt::format("sequence plugin {} returned a non-object for item {}", pn.type->name, m), ST_FAILED);
-      } else {
-        s.rec.set(pn.decl->id, out.substr(items[m].off, items[m].len));
-        s.status[k] = ST_OK;
-        std::lock_guard lk(stats_mu_);
-        ++stats_[k].ok;
-      }
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      const auto &ka = keys[a], &kb = keys[b];
+      return order_less(ka ? &*ka : nullptr, kb ? &*kb : nullptr);
+    });
+  }
+  std::string arr = "[", in;
+  std::vector<size_t> members;
+  for (size_t i : idx) {
+    if (!build_input(k, c.slots[i], in)) continue;
+    if (!members.empty()) arr += ',';
+    arr += in;
+    members.push_back(i);
+  }
+  arr += ']';
+  if (members.empty()) return;
+  const Slot &first = c.slots[members.front()];
+  eg_call call{first.index, first.replication, &pn.decl->id};
+  std::string out;
+  eg_status st = call_process(pn.type->type, runners_[k].instance(worker), &call, arr, out, opt_, host_);
+  std::vector<rawjson::Span> items;
+  std::string why;
+  if (st != EG_OK) why = fmt::format("{}: {}", status_word(st), host_.redact(out));
+  else if (!normalise_output(out) || !rawjson::array_elements(out, items) || items.size() != members.size())
+    why = fmt::format("sequence plugin {} must return an array of {} objects; it returned: {}", pn.type->name,
+                      members.size(), out.substr(0, 120));
+  for (size_t m = 0; m < members.size(); ++m) {
+    Slot &s = c.slots[members[m]];
+    if (!why.empty()) {
+      fail(k, s, why, ST_FAILED);
+    } else if (out[items[m].off] != '{') {
+      fail(k, s, fmt::format("sequence plugin {} returned a non-object for item {}", pn.type->name, m), ST_FAILED);
+    } else {
+      s.rec.set(pn.decl->id, out.substr(items[m].off, items[m].len));
+      s.status[k] = ST_OK;
+      std::lock_guard lk(stats_mu_);
+      ++stats_[k].ok;
     }
   }
 }
 
-void Engine::process_chunk(Chunk &c, int worker) {
-  for (auto &s : c.slots) {
-    s.status.assign(plan_.nodes.size(), ST_PENDING);
-    if (s.problem.empty()) continue;
-    for (size_t k = 0; k < plan_.nodes.size(); ++k) fail(k, s, s.problem, ST_FAILED);  // the record fails alone
-    if (plan_.nodes.empty()) s.errors["_record"] = s.problem;  // (a pipeline of sinks only)
+void Engine::push_cpu(Task t) {
+  {
+    std::lock_guard lk(mu_);
+    (t.kind == Task::START ? cpu_start_ : cpu_more_).push_back(t);
   }
-  for (size_t k = 0; k < plan_.nodes.size(); ++k) {
-    const PlannedNode &pn = plan_.nodes[k];
-    if (pn.sequence()) {
-      run_sequence_node(k, c, worker);
-    } else if (fan_out_ && pn.type->has(EG_FLAG_USES_LLM) && pn.type->has(EG_FLAG_THREAD_SAFE)) {
-      // LLM-bound: the chunk's records wait for their answers side by side.
-      fan_out_->run(c.slots.size(), [&](size_t i) { run_record_node(k, c.slots[i], worker); });
-    } else {
-      for (auto &s : c.slots) run_record_node(k, s, worker);
+  cv_work_.notify_one();
+}
+
+void Engine::push_llm(Task t) {
+  {
+    std::lock_guard lk(mu_);
+    llm_q_.push_back(t);
+  }
+  cv_llm_.notify_one();
+}
+
+// A new chunk, on a CPU worker: the records that fail alone are marked, sequence groups formed, and each record
+// set going (local nodes run right here, one record after the other).
+void Engine::start_chunk(Chunk &c, int worker) {
+  const auto n = static_cast<std::uint32_t>(c.slots.size());
+  std::map<std::string, std::int32_t> gi;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    Slot &s = c.slots[i];
+    s.status.assign(plan_.nodes.size(), ST_PENDING);
+    if (!s.problem.empty()) {
+      for (size_t k = 0; k < plan_.nodes.size(); ++k) fail(k, s, s.problem, ST_FAILED);  // the record fails alone
+      if (plan_.nodes.empty()) s.errors["_record"] = s.problem;  // (a pipeline of sinks only)
     }
+    if (!plan_.group_by.empty()) {
+      std::string key = std::to_string(s.replication) + "\x1f" + group_of(s.rec, plan_.group_by);
+      auto [pos, fresh] = gi.emplace(key, static_cast<std::int32_t>(c.groups.size()));
+      if (fresh) c.groups.push_back({{}, std::vector<std::uint32_t>(plan_.nodes.size(), 0)});
+      c.groups[static_cast<size_t>(pos->second)].members.push_back(i);
+      s.group = pos->second;
+    }
+  }
+  if (n == 0) {  // (the reader sends no empty chunk)
+    c.remaining = 1;
+    finish_record(c);
+    return;
+  }
+  for (std::uint32_t i = 0; i < n; ++i) advance(c, i, worker);  // the last call may finish c: no use of c after
+}
+
+// Moves record i of chunk c on through the nodes in plan order (upstream before downstream) as far as it can
+// on this thread: a CPU worker (worker >= 0) runs local nodes and hands LLM nodes to the LLM threads; an LLM
+// thread (worker < 0) runs LLM nodes one after the other (a judge call goes out as soon as the completion it
+// reads is back) and hands local nodes back to the workers. At a sequence node the record waits for its group.
+void Engine::advance(Chunk &c, std::uint32_t i, int worker) {
+  Slot &s = c.slots[i];
+  const auto n = static_cast<std::uint32_t>(plan_.nodes.size());
+  while (s.next < n) {
+    const std::uint32_t k = s.next;
+    const Where w = where_[k];
+    if (w == W_SEQ) return arrive(c, i, k, worker);
+    if (w == W_LLM && worker >= 0) return push_llm({Task::RECORD, &c, i, 0, 0});
+    if (w == W_LOCAL && worker < 0) return push_cpu({Task::RECORD, &c, i, 0, 0});
+    run_record_node(k, s, std::max(worker, 0));
+    ++s.next;
+  }
+  finish_record(c);
+}
+
+// Record i reached sequence node k; the group's last record to arrive runs it for the whole group.
+void Engine::arrive(Chunk &c, std::uint32_t i, std::uint32_t k, int worker) {
+  const auto g = static_cast<std::uint32_t>(c.slots[i].group);
+  {
+    std::lock_guard lk(c.mu);
+    auto &grp = c.groups[g];
+    if (++grp.arrived[k] < grp.members.size()) return;
+  }
+  if (worker < 0) return push_cpu({Task::GROUP, &c, 0, g, k});
+  run_group(c, g, k, worker);
+}
+
+void Engine::run_group(Chunk &c, std::uint32_t g, std::uint32_t k, int worker) {
+  const std::vector<std::uint32_t> members = c.groups[g].members;  // a copy: c may be finished below
+  std::vector<size_t> idx;
+  for (std::uint32_t i : members) {
+    Slot &s = c.slots[i];
+    if (s.status[k] == ST_PENDING && upstream_ok(k, s)) idx.push_back(i);
+  }
+  if (!idx.empty()) run_sequence_group(k, c, std::move(idx), worker);
+  for (std::uint32_t i : members) ++c.slots[i].next;
+  for (std::uint32_t i : members) advance(c, i, worker);
+}
+
+void Engine::finish_record(Chunk &c) {
+  if (c.remaining.fetch_sub(1) != 1) return;
+  bool all_done = false;
+  {
+    std::lock_guard lk(mu_);
+    c.finished = true;  // from here on only the writer touches c
+    all_done = --unfinished_ == 0 && reading_done_;
+  }
+  cv_done_.notify_all();
+  if (all_done) {
+    cv_work_.notify_all();
+    cv_llm_.notify_all();
   }
 }
 
 void Engine::worker_loop(int worker) {
   for (;;) {
-    std::unique_ptr<Chunk> c;
+    Task t;
     {
       std::unique_lock lk(mu_);
-      cv_work_.wait(lk, [&] { return !work_.empty() || reading_done_; });
-      if (work_.empty()) return;
-      c = std::move(work_.front());
-      work_.pop_front();
+      cv_work_.wait(lk, [&] { return !cpu_more_.empty() || !cpu_start_.empty() || (reading_done_ && unfinished_ == 0); });
+      auto &q = !cpu_more_.empty() ? cpu_more_ : cpu_start_;  // records under way before new chunks
+      if (q.empty()) return;
+      t = q.front();
+      q.pop_front();
     }
-    process_chunk(*c, worker);
+    if (t.kind == Task::START) start_chunk(*t.chunk, worker);
+    else if (t.kind == Task::GROUP) run_group(*t.chunk, t.group, t.node, worker);
+    else advance(*t.chunk, t.slot, worker);
+  }
+}
+
+void Engine::llm_loop() {
+  for (;;) {
+    Task t;
     {
-      std::lock_guard lk(mu_);
-      done_.emplace(c->seq, std::move(c));
+      std::unique_lock lk(mu_);
+      cv_llm_.wait(lk, [&] { return !llm_q_.empty() || (reading_done_ && unfinished_ == 0); });
+      if (llm_q_.empty()) return;
+      t = llm_q_.front();
+      llm_q_.pop_front();
     }
-    cv_done_.notify_all();
+    advance(*t.chunk, t.slot, -1);
   }
 }
 
@@ -755,15 +882,20 @@ void Engine::writer_loop() {
     std::unique_ptr<Chunk> c;
     {
       std::unique_lock lk(mu_);
-      cv_done_.wait(lk, [&] { return done_.count(next_write_) != 0 || (reading_done_ && next_write_ >= total_chunks_); });
-      if (done_.count(next_write_) == 0) return;
-      c = std::move(done_[next_write_]);
-      done_.erase(next_write_);
+      auto ready = [&] {
+        auto it = chunks_.find(next_write_);
+        return it != chunks_.end() && it->second->finished;
+      };
+      cv_done_.wait(lk, [&] { return ready() || (reading_done_ && next_write_ >= total_chunks_); });
+      if (!ready()) return;
+      auto it = chunks_.find(next_write_);
+      c = std::move(it->second);
+      chunks_.erase(it);
       ++next_write_;
     }
     if (g_abort.load()) {  // a hard stop: what is still in flight is neither journaled nor written
       std::lock_guard lk(mu_);
-      --in_flight_;
+      records_in_flight_ -= c->slots.size();
       cv_space_.notify_all();
       continue;
     }
@@ -782,7 +914,7 @@ void Engine::writer_loop() {
     next_index_ = c->slots.empty() ? next_index_ : c->slots.back().index + 1;
     {
       std::lock_guard lk(mu_);
-      --in_flight_;
+      records_in_flight_ -= c->slots.size();
     }
     cv_space_.notify_all();
     progress_line(false);
@@ -800,12 +932,19 @@ json Engine::run_info() const {
   return {{"records", written_.load()}, {"failed_records", failed_records_.load()}, {"llm", std::move(llm)}};
 }
 
+// Hands a chunk read to the workers once the window has room for it (a chunk larger than the window, a big
+// group, goes alone).
 void Engine::push_chunk(std::unique_ptr<Chunk> c) {
   std::unique_lock lk(mu_);
-  cv_space_.wait(lk, [&] { return in_flight_ < max_in_flight_; });
+  const std::size_t n = c->slots.size();
+  cv_space_.wait(lk, [&] { return records_in_flight_ == 0 || records_in_flight_ + n <= window_; });
   c->seq = total_chunks_++;
-  ++in_flight_;
-  work_.push_back(std::move(c));
+  c->remaining = n;
+  records_in_flight_ += n;
+  ++unfinished_;
+  Chunk *raw = c.get();
+  chunks_.emplace(raw->seq, std::move(c));
+  cpu_start_.push_back({Task::START, raw, 0, 0, 0});
   lk.unlock();
   cv_work_.notify_one();
 }
@@ -844,7 +983,7 @@ RunResult Engine::run() {
   }
   const std::size_t skip = next_index_;
   const int workers = std::max(1, opt_.jobs);
-  max_in_flight_ = static_cast<std::size_t>(workers) * 2 + 2;
+  window_ = opt_.window > 0 ? opt_.window : default_window(workers, llm_threads_, opt_.chunk_size);
   long long limit = opt_.limit >= 0 ? opt_.limit : p_.dataset.limit;
   if (opt_.progress) {
     std::size_t lines = count_lines(p_.dataset.path);
@@ -857,6 +996,7 @@ RunResult Engine::run() {
 
   std::vector<std::thread> threads;
   for (int w = 0; w < workers; ++w) threads.emplace_back([this, w] { worker_loop(w); });
+  for (int t = 0; t < llm_threads_; ++t) threads.emplace_back([this] { llm_loop(); });
   std::thread writer([this] { writer_loop(); });
 
   std::exception_ptr reader_error;
@@ -956,6 +1096,7 @@ RunResult Engine::run() {
     reading_done_ = true;
   }
   cv_work_.notify_all();
+  cv_llm_.notify_all();
   cv_done_.notify_all();
   for (auto &t : threads) t.join();
   writer.join();
@@ -1043,6 +1184,11 @@ RunResult Engine::run() {
 }
 
 }  // namespace
+
+std::size_t default_window(int jobs, int llm_threads, std::size_t chunk_size) {
+  std::size_t w = (static_cast<std::size_t>(std::max(1, jobs)) * 2 + 2) * std::max<std::size_t>(1, chunk_size);
+  return std::max(w, static_cast<std::size_t>(std::max(0, llm_threads)) * 32);
+}
 
 int shard_of_group(const std::string &group_key, int count) {
   std::uint64_t h = 14695981039346656037ULL;  // FNV-1a 64: the same on every machine and compiler

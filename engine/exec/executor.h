@@ -1,6 +1,8 @@
 #pragma once
-// Runs a plan: records stream from the dataset through the nodes in DAG order, in parallel over chunks of
-// records, and reach the sinks in input order. Memory is bounded by the number of chunks in flight.
+// Runs a plan: records stream from the dataset through the nodes in DAG order and reach the sinks in input
+// order. Each record moves on as soon as its inputs are ready (no barrier between nodes): local nodes run on
+// the -j CPU workers, thread-safe LLM nodes on LLM threads that keep every provider's max_in_flight window
+// full, sequence nodes once per group. Memory is bounded by the window of records read and not yet written.
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -15,8 +17,10 @@ namespace evalgraph {
 
 struct RunOptions {
   int jobs = 1;                        // worker threads (CPU parallelism)
-  int llm_concurrency = 32;            // records of a chunk that wait for LLM answers side by side
-  std::size_t chunk_size = 256;        // records per unit of work
+  int llm_concurrency = 0;             // global cap on LLM calls waited for at once (0: none; each provider's
+                                       // max_in_flight bounds its own calls)
+  std::size_t chunk_size = 256;        // records per unit of reading, journaling and writing
+  std::size_t window = 0;              // records read and not yet written (0: default_window())
   std::filesystem::path output_root;   // overrides the pipeline's output dir when non-empty
   std::filesystem::path run_dir;       // use exactly this folder (tests); else <root>/<name>__<timestamp>
   long long limit = -1;                // stop after this many dataset records (-1: pipeline's limit or all)
@@ -34,6 +38,11 @@ struct RunOptions {
   std::vector<std::filesystem::path> merge_journals;
   nlohmann::json extra_summary = nlohmann::json::object();  // merged into run.json (shard, fingerprint, ...)
 };
+
+// The default bound on records read and not yet written: what the old chunk pipeline held ((2*jobs+2)
+// chunks), or, with LLM nodes, 32 records per LLM thread, enough that a slow answer (20x the mean latency)
+// does not drain the providers' windows while the records after it wait to be written in order.
+std::size_t default_window(int jobs, int llm_threads, std::size_t chunk_size);
 
 // The shard (0-based) that a sequence group goes to: FNV-1a 64 of its group key (as JSON text) mod count.
 int shard_of_group(const std::string &group_key, int count);

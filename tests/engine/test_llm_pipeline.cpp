@@ -132,3 +132,148 @@ TEST_CASE("LLM-bound nodes keep many calls in flight with a single worker", "[ll
   CHECK(srv.max_concurrency() == 16);  // the provider's limit, not the one worker, bounds the calls
   unsetenv("EG_TEST_SECRET_KEY");
 }
+
+namespace {
+// The last message's text of a recorded chat request.
+std::string last_content(const evalgraph::testing::RecordedRequest &req) {
+  json b = json::parse(req.body, nullptr, false);
+  if (b.is_discarded() || !b.contains("messages") || b["messages"].empty()) return "";
+  return b["messages"].back().value("content", "");
+}
+
+// Two LLM nodes in a chain: a reads the record's text, b reads a's answer.
+std::string chain_pipeline(const TestLlmServer &srv, const std::string &out_dir, int max_in_flight,
+                           const std::string &third = "") {
+  return "name: chain\ndataset: {path: data.csv}\n"
+         "providers:\n  judge:\n    base_url: " + srv.base_url() + "\n    model: m\n    api_key_env: EG_TEST_SECRET_KEY\n"
+         "    max_in_flight: " + std::to_string(max_in_flight) + "\n"
+         "nodes:\n  - {id: a, uses: test.needs_llm}\n  - {id: b, uses: test.needs_llm, inputs: {text: a.answer}}\n" + third +
+         "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n"
+         "output: {dir: " + out_dir + "}\n";
+}
+}  // namespace
+
+TEST_CASE("a record's second LLM call goes out while slow first calls of other records are still waiting", "[llm][dataflow]") {
+  // No barrier between nodes: the first node answers slowly for some records; the others' second calls must
+  // not wait for those answers. (Ordering of events the server saw, not speed: the slow answers take 1.5 s,
+  // the others 5 ms.)
+  setenv("EG_TEST_SECRET_KEY", "k", 1);
+  ServerOptions so;
+  so.latency_ms = 5;
+  TestLlmServer srv(so);
+  Rule slow;
+  slow.match = "^slow";  // the first node's message of a slow record; the second node's starts "answer to"
+  slow.regex = true;
+  slow.latency_ms = 1500;
+  slow.reply = "answer to {last_user}";
+  srv.add_rule(slow);
+  Rule ok;
+  ok.reply = "answer to {last_user}";
+  srv.add_rule(ok);
+  TempDir d;
+  std::string data = "text\n";
+  const int n = 40;
+  for (int i = 0; i < n; ++i) data += (i % 10 == 2 ? "slow " : "fast ") + std::to_string(i) + "\n";
+  d.write("data.csv", data);
+  d.write("p.yaml", chain_pipeline(srv, "out", 8));
+  auto r = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q -j 1 --no-cache " + (d.path / "p.yaml").string()));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(srv.request_count() == 2 * n);
+
+  double slow_first_end = 1e9;  // when the first slow first-node call came back
+  std::vector<double> fast_second;  // arrivals of second-node calls of fast records after the first slow one
+  for (const auto &req : srv.requests()) {
+    std::string c = last_content(req);
+    if (c.rfind("slow ", 0) == 0) slow_first_end = std::min(slow_first_end, req.t_s + 1.5);
+  }
+  for (const auto &req : srv.requests()) {
+    std::string c = last_content(req);
+    if (c.rfind("answer to fast ", 0) == 0 && std::stoi(c.substr(15)) > 2) fast_second.push_back(req.t_s);
+  }
+  REQUIRE(fast_second.size() == 34);  // 3..39 but 12, 22, 32
+  std::size_t before = 0;
+  for (double t : fast_second) before += t < slow_first_end ? 1 : 0;
+  INFO("second calls of later fast records before the slow first calls ended: " << before << " of 34");
+  CHECK(before >= 17);  // with a barrier per chunk: 0 (all 40 records are one chunk)
+
+  // The records still come out complete and in input order.
+  std::filesystem::path run_dir = r.output.substr(0, r.output.size() - 1);
+  auto recs = read_jsonl(run_dir / "out.jsonl");
+  REQUIRE(recs.size() == static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    CHECK(recs[static_cast<std::size_t>(i)]["text"] == (i % 10 == 2 ? "slow " : "fast ") + std::to_string(i));
+    CHECK(recs[static_cast<std::size_t>(i)]["b"]["answer"] ==
+          "answer to answer to " + std::string(i % 10 == 2 ? "slow " : "fast ") + std::to_string(i));
+  }
+  unsetenv("EG_TEST_SECRET_KEY");
+}
+
+TEST_CASE("the server never sees more than the provider's max_in_flight, and default flags fill that window", "[llm][dataflow]") {
+  setenv("EG_TEST_SECRET_KEY", "k", 1);
+  ServerOptions so;
+  so.latency_ms = 20;
+  so.threads = 4;
+  TestLlmServer srv(so);
+  Rule ok;
+  ok.reply = "answer to {last_user}";
+  srv.add_rule(ok);
+  TempDir d;
+  std::string data = "text,other\n";
+  for (int i = 0; i < 120; ++i) data += "q" + std::to_string(i) + ",o" + std::to_string(i) + "\n";
+  d.write("data.csv", data);
+  // Three LLM nodes: a chain a -> b and c beside them, on one provider with a window of 6.
+  d.write("p.yaml", chain_pipeline(srv, "out", 6, "  - {id: c, uses: test.needs_llm, inputs: {text: other}}\n"));
+  auto r = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q --no-cache " + (d.path / "p.yaml").string()));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(srv.request_count() == 360);
+  CHECK(srv.max_concurrency() <= 6);
+  CHECK(srv.max_concurrency() == 6);  // no second knob holds the window below the provider's
+
+  // --llm-concurrency is a global cap below the providers' windows.
+  srv.reset_counters();
+  d.write("q.yaml", chain_pipeline(srv, "capped", 6));
+  auto c = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q --no-cache --llm-concurrency 2 " + (d.path / "q.yaml").string()));
+  INFO(c.output);
+  REQUIRE(c.exit_code == 0);
+  CHECK(srv.request_count() == 240);
+  CHECK(srv.max_concurrency() <= 2);
+  unsetenv("EG_TEST_SECRET_KEY");
+}
+
+TEST_CASE("a sequence node after an LLM node sees its whole group in order, with a small window", "[llm][dataflow]") {
+  setenv("EG_TEST_SECRET_KEY", "k", 1);
+  ServerOptions so;
+  so.latency_ms = 2;
+  TestLlmServer srv(so);
+  Rule ok;
+  ok.reply = "{last_user}";
+  srv.add_rule(ok);
+  TempDir d;
+  std::string data = "conv,turn,text\n";
+  for (int g = 0; g < 6; ++g)
+    for (int t = 3; t >= 1; --t) data += "g" + std::to_string(g) + "," + std::to_string(t) + ",t" + std::to_string(t) + "\n";
+  d.write("data.csv", data);
+  d.write("p.yaml", "name: seq\ndataset: {path: data.csv}\nreplications: 2\n"
+                    "providers:\n  judge:\n    base_url: " + srv.base_url() + "\n    model: m\n    api_key_env: EG_TEST_SECRET_KEY\n"
+                    "nodes:\n  - {id: a, uses: test.needs_llm}\n"
+                    "  - {id: s, uses: test.seq, inputs: {text: a.answer}, group_by: conv, order_by: turn}\n"
+                    "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\noutput: {dir: out}\n");
+  auto r = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q --no-cache --chunk-size 2 --window 4 " + (d.path / "p.yaml").string()));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  std::filesystem::path run_dir = r.output.substr(0, r.output.size() - 1);
+  auto recs = read_jsonl(run_dir / "out.jsonl");
+  REQUIRE(recs.size() == 36);  // 18 records, 2 replications each
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    INFO(recs[i].dump());
+    CHECK(recs[i]["s"]["group_size"] == 3);
+    const int turn = std::stoi(recs[i]["turn"].get<std::string>());
+    CHECK(recs[i]["s"]["position"] == turn - 1);
+    CHECK(recs[i]["s"]["running"] == std::string("t1+t2+t3").substr(0, static_cast<std::size_t>(3 * turn - 1)));
+  }
+  CHECK(recs[0]["_replication"] == 0);
+  CHECK(recs[3]["_replication"] == 1);  // a group's replications follow each other
+  unsetenv("EG_TEST_SECRET_KEY");
+}
