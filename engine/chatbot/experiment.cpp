@@ -309,7 +309,11 @@ fs::path combine_experiments(const std::vector<fs::path> &folders_in, const fs::
   for (const auto &f : folders) {
     fs::path rj = f / "report.json";
     std::ifstream in(rj);
-    json j = in ? json::parse(in, nullptr, false) : json();
+    json j;  // bounded: nlohmann's own parser recurses, a damaged file must not take the stack
+    if (in) {
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (!evalgraph::parse_bounded(text, j, 64)) j = json(json::value_t::discarded);
+    }
     if (!fs::exists(f / "detailed_results.jsonl") || j.is_discarded() || !j.is_object()) {
       diags.push_back({{f.string(), 0, 0}, "not a finished experiment folder (needs report.json and detailed_results.jsonl "
                                            "written by `evalgraph run --config-dir`)"});
@@ -380,7 +384,8 @@ fs::path combine_experiments(const std::vector<fs::path> &folders_in, const fs::
     while (std::getline(in, line)) {
       ++ln;
       if (line.empty()) continue;
-      json row = json::parse(line, nullptr, false);
+      json row;
+      if (!evalgraph::parse_bounded(line, row, 64)) row = json(json::value_t::discarded);
       if (row.is_discarded()) fail(fmt::format("{}:{}: not a JSON line", (folders[i] / "detailed_results.jsonl").string(), ln));
       auto it = rename[i].find(row.value("transformation", ""));
       if (it != rename[i].end()) {

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "compare/stats.h"
+#include "evalgraph/json_bounded.hpp"
 #include "util/atomic_file.h"
 #include "util/raw_json.h"
 
@@ -23,6 +24,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+
+// How deep run.json may nest (ours nests a few levels).
+constexpr int kMaxResultsDepth = 64;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::size_t kChangedRecords = 20;
@@ -124,9 +128,12 @@ Run load_run(const fs::path &dir) {
     throw CompareError(2, fmt::format("{}: not a results folder: no run.json in it ({})", dir.string(), why));
   }
   std::ifstream in(rj, std::ios::binary);
-  run.info = json::parse(in, nullptr, false);
-  if (run.info.is_discarded() || !run.info.is_object())
-    throw CompareError(3, fmt::format("{}: not valid JSON; the results folder is damaged", rj.string()));
+  const std::string info_text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string why;
+  // Bounded: a damaged or hostile run.json must not take the stack (nlohmann's own parser recurses).
+  if (!evalgraph::parse_bounded(info_text, run.info, kMaxResultsDepth, &why) || !run.info.is_object())
+    throw CompareError(3, fmt::format("{}: not valid JSON ({}); the results folder is damaged", rj.string(),
+                                      why.empty() ? "not an object" : why));
   if (run.info.contains("nodes") && run.info["nodes"].is_object())
     for (const auto &[id, _] : run.info["nodes"].items()) run.nodes.push_back(id);
   run.records_file = records_file_of(dir, run.info);

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "config/diagnostics.h"
+#include "evalgraph/json_bounded.hpp"
 #include "exec/executor.h"
 #include "exec/host.h"
 #include "io/dataset.h"
@@ -72,7 +73,10 @@ std::string file_digest(const fs::path &file) {
 json read_json(const fs::path &f) {
   std::ifstream in(f, std::ios::binary);
   if (!in) return json();
-  return json::parse(in, nullptr, false);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  json j;  // bounded: a damaged shard's run.json must not take the stack (nlohmann's own parser recurses)
+  if (!evalgraph::parse_bounded(text, j, 64)) return json(json::value_t::discarded);
+  return j;
 }
 
 std::string now_iso() { return fmt::format("{:%Y-%m-%dT%H:%M:%S}", fmt::localtime(std::time(nullptr))); }

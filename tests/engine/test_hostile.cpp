@@ -369,6 +369,38 @@ TEST_CASE("hostile: an LLM response nested 100,000 deep fails the record, not th
 
 // ---- the pieces behind the messages ----
 
+TEST_CASE("hostile: compare and merge read a results folder's run.json without recursing on it", "[hostile][cli]") {
+  // Our own files, but a damaged or hand-edited one must end in a message, not a stack overflow.
+  TempDir d;
+  auto o = run_ksodi(d, "data.jsonl", unit("a", "Der Tarif kostet 10 Euro.") + unit("b", "Er kostet 12 Euro."));
+  REQUIRE(o.cmd.exit_code == 0);
+  const std::filesystem::path good = last_line(o.cmd.output);
+  const std::filesystem::path bad = d.path / "bad";
+  std::filesystem::copy(good, bad, std::filesystem::copy_options::recursive);
+  d.write("bad/run.json", "{\"x\":" + nested(1000000) + "}");
+  auto c = run_cmd(evalgraph_cmd("compare " + good.string() + " " + bad.string()));
+  INFO(c.output.substr(0, 600));
+  CHECK(c.exit_code == 3);
+  CHECK_THAT(c.output, Catch::Contains("run.json: not valid JSON (nested deeper than 64 levels)"));
+  no_library_words(c.output);
+  // A merge reads each shard's run.json the same way.
+  for (int i = 1; i <= 2; ++i) {
+    auto sh = run_cmd(evalgraph_cmd("run -q " + (d.path / "p.yaml").string() + " --shard " + std::to_string(i) +
+                                    "/2 -o " + (d.path / "shards").string()));
+    REQUIRE(sh.exit_code == 0);
+  }
+  std::filesystem::path first;
+  for (const auto &e : std::filesystem::directory_iterator(d.path / "shards"))
+    if (e.path().filename().string().find("shard-1") != std::string::npos) first = e.path();
+  REQUIRE_FALSE(first.empty());
+  d.write(std::filesystem::relative(first / "run.json", d.path).string(), nested(1000000));
+  auto m = run_cmd(evalgraph_cmd("merge " + (d.path / "shards").string() + "/* -o " + (d.path / "merged").string()));
+  INFO(m.output.substr(0, 600));
+  CHECK((m.exit_code == 2 || m.exit_code == 3));
+  CHECK_THAT(m.output, Catch::Contains("run.json"));
+  no_library_words(m.output);
+}
+
 TEST_CASE("yaml guard: depth is measured through flow, block and compact collections, not through text",
           "[hostile][yaml]") {
   using evalgraph::yaml_too_deep;
