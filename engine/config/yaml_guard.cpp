@@ -145,6 +145,18 @@ YamlExpansion expand(const YAML::Node &root, std::size_t cap) {
   return r;
 }
 
+// Whether the text may hold an alias (`*name` where a node starts); only chooses the wording of an error.
+bool has_alias(std::string_view text) {
+  for (std::size_t i = text.find('*'); i != std::string_view::npos; i = text.find('*', i + 1)) {
+    const char before = i == 0 ? ' ' : text[i - 1];
+    const char after = i + 1 < text.size() ? text[i + 1] : ' ';
+    const bool starts = before == ' ' || before == '\t' || before == '\n' || before == '[' || before == '{' ||
+                        before == ',' || before == ':' || before == '-';
+    if (starts && after != ' ' && after != '\t' && after != '\n' && after != '\r' && after != '*') return true;
+  }
+  return false;
+}
+
 bool over(const YamlExpansion &e, std::size_t cap) { return e.values > cap || e.depth > kMaxYamlExpandedDepth; }
 }  // namespace
 
@@ -188,6 +200,10 @@ YAML::Node load_yaml_checked(const std::string &text, const std::string &file) {
                                         "alias inside the node its own anchor (&name) marks never ends; use the "
                                         "alias outside that node, or write the values out",
                                         what, kMaxYamlExpandedDepth)}});
+  if (!has_alias(text))
+    throw ConfigError({{at, fmt::format("{} holds more than {} values; no configuration needs that many: split it "
+                                        "into smaller files, or keep bulk data in the data set",
+                                        what, kMaxYamlValues)}});
   throw ConfigError({{at, fmt::format("{} stands for more than {} values once its aliases (*name) are expanded; "
                                       "write the values out, or use fewer nested aliases",
                                       what, kMaxYamlValues)}});

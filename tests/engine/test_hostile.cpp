@@ -194,6 +194,21 @@ TEST_CASE("hostile: a YAML alias inside its own anchor is refused, not followed 
   CHECK_THAT(k.output, Catch::Contains("create_dataset.yaml:1:1: error: 'dataset_name' nests deeper"));
 }
 
+TEST_CASE("hostile: a pipeline of more than 100,000 values without aliases says so, not 'aliases'", "[hostile][yaml][cli]") {
+  TempDir d;
+  d.write("data.jsonl", unit("a", "x"));
+  std::string yaml = "name: big\ndataset: {path: data.jsonl}\nnodes:\n";
+  for (int i = 0; i < 20000; ++i)
+    yaml += "  - {id: n" + std::to_string(i) + ", uses: ksodi.s0, inputs: {answer: assistant_text}}\n";
+  d.write("p.yaml", yaml);
+  auto r = run_cmd(evalgraph_cmd("validate " + (d.path / "p.yaml").string()));
+  INFO(r.output.substr(0, 600));
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("p.yaml:3:1: error: 'nodes' holds more than 100000 values; no configuration "
+                                       "needs that many"));
+  CHECK_THAT(r.output, !Catch::Contains("aliases"));
+}
+
 TEST_CASE("hostile: a number beyond a double (1e999999) fails its record alone and names the field", "[hostile][cli]") {
   TempDir d;
   auto o = run_ksodi(d, "data.jsonl",
