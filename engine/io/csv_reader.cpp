@@ -286,6 +286,13 @@ class CsvReader final : public RecordReader {
     field_len_[i] += n;
     row_bytes_ += n;
     if (row_bytes_ > limits_.record_bytes) row_capped_ = true;
+    if (row_bytes_ > limits_.skip_bytes())
+      throw DataError(src_.path(), row_line_,
+                      "the row that starts on line " + std::to_string(row_line_) + " runs on for more than " +
+                          std::to_string(limits_.skip_bytes() >> 10) + " KB (64 x limits.record_bytes): this is not a "
+                          "CSV file",
+                      "check the quoting (an unclosed quote runs to the end of the file) or give a CSV file (a device "
+                      "such as /dev/zero, or a binary file, is not one)");
   }
 
   // Reads one row into fields_[0..nfields_). False at the end of the data.

@@ -50,6 +50,9 @@ struct RecordLimits {
   std::size_t record_bytes = 8 * kMiB;  // one record: a JSONL line, a CSV row's cells together
   std::size_t array_items = 10000;      // elements of one array, at any depth
   int nesting_depth = 64;               // objects and arrays inside each other (1..rawjson::kMaxDepth)
+  // A record over record_bytes is read past; one that runs on past 64 times that (512 MB by default) is no
+  // record at all (a device such as /dev/zero, a binary file): the data set is refused rather than read for ever.
+  std::size_t skip_bytes() const { return 64 * record_bytes; }
 };
 
 // Reads records one at a time.

@@ -189,7 +189,18 @@ class JsonlReader final : public RecordReader {
         ++lineno_;
         return LineRead::ok;
       }
-      if (src_.end - src_.pos > cap) return drop_rest_of_line(length);
+      if (src_.end - src_.pos > cap) {
+        // A NUL byte is never JSON text: hand the held part over as the line, so that the checker refuses the
+        // data set at its line and column, instead of reading past a "line" that may never end (/dev/zero).
+        if (std::memchr(base + src_.pos, '\0', cap) != nullptr) {
+          b = base + src_.pos;
+          e = b + limits_.record_bytes;
+          src_.pos += limits_.record_bytes;
+          ++lineno_;
+          return LineRead::ok;
+        }
+        return drop_rest_of_line(length);
+      }
       std::size_t offset = src_.end - src_.pos;  // bytes of this line already scanned
       if (!src_.refill()) {
         if (src_.pos == src_.end) return LineRead::none;
@@ -207,6 +218,7 @@ class JsonlReader final : public RecordReader {
     length = src_.end - src_.pos;
     src_.pos = src_.end;
     for (;;) {
+      runs_on(length);
       if (!src_.refill()) break;  // the file ends inside the line
       const char *base = src_.data();
       const auto *nl = static_cast<const char *>(std::memchr(base + src_.pos, '\n', src_.end - src_.pos));
@@ -218,8 +230,18 @@ class JsonlReader final : public RecordReader {
       length += src_.end - src_.pos;
       src_.pos = src_.end;
     }
+    runs_on(length);
     ++lineno_;
     return LineRead::too_long;
+  }
+
+  // A line past limits.skip_bytes() is no record (a device such as /dev/zero, a binary file): refuse the data set.
+  void runs_on(std::size_t length) const {
+    if (length <= limits_.skip_bytes()) return;
+    throw DataError(src_.path(), lineno_,
+                    "line " + std::to_string(lineno_) + " runs on for more than " + std::to_string(limits_.skip_bytes() >> 10) +
+                        " KB without a line break (64 x limits.record_bytes): this is not a JSON Lines file",
+                    "give a file with one JSON object per line (a device such as /dev/zero, or a binary file, is not one)");
   }
 
   ByteSource src_;

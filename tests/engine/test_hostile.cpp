@@ -209,6 +209,33 @@ TEST_CASE("hostile: a pipeline of more than 100,000 values without aliases says 
   CHECK_THAT(r.output, !Catch::Contains("aliases"));
 }
 
+TEST_CASE("hostile: /dev/zero as a data set is refused, not read for ever", "[hostile][cli]") {
+  // JSONL: a NUL byte is never JSON text, so the first line is refused at once. CSV (where a NUL byte is a
+  // character like any other): a row that runs on past 64 x limits.record_bytes is no row.
+  TempDir d;
+  for (const std::string fmt : {"jsonl", "csv"}) {
+    d.write("p.yaml", "name: z\ndataset: {path: /dev/zero, format: " + fmt +
+                          "}\nlimits: {record_bytes: 4 KB, field_bytes: 1 KB}\nnodes:\n"
+                          "  - {id: s0, uses: ksodi.s0, inputs: {answer: assistant_text}}\n"
+                          "sinks:\n  - {uses: sink.jsonl, with: {file: out.jsonl}}\noutput: {dir: out}\n");
+    auto r = run_cmd(evalgraph_cmd("run -q " + (d.path / "p.yaml").string()));
+    INFO(fmt << ": " << r.output.substr(0, 600));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Catch::Contains(fmt == "jsonl" ? "/dev/zero:1:1: invalid JSON" : "/dev/zero:1: the row that "
+                                                                                              "starts on line 1 runs on"));
+    no_library_words(r.output);
+  }
+  // A line without an end in a regular file: the same refusal once it runs past the bound.
+  d.write("long.jsonl", "{\"assistant_text\": \"" + std::string(300 * 1024, 'a'));
+  d.write("p.yaml", "name: z\ndataset: {path: long.jsonl}\nlimits: {record_bytes: 4 KB, field_bytes: 1 KB}\nnodes:\n"
+                    "  - {id: s0, uses: ksodi.s0, inputs: {answer: assistant_text}}\n"
+                    "sinks:\n  - {uses: sink.jsonl, with: {file: out.jsonl}}\noutput: {dir: out}\n");
+  auto l = run_cmd(evalgraph_cmd("run -q " + (d.path / "p.yaml").string()));
+  INFO(l.output.substr(0, 600));
+  CHECK(l.exit_code == 2);
+  CHECK_THAT(l.output, Catch::Contains("long.jsonl:1: line 1 runs on for more than"));
+}
+
 TEST_CASE("hostile: a number beyond a double (1e999999) fails its record alone and names the field", "[hostile][cli]") {
   TempDir d;
   auto o = run_ksodi(d, "data.jsonl",
