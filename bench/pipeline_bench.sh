@@ -11,12 +11,13 @@
 #   bash bench/pipeline_bench.sh [build-dir]
 # Environment: EVALGRAPH (an evalgraph binary to measure instead of <build>/evalgraph, e.g. an older build;
 # its plugins come from the folder beside it), LATENCY_MS (100), IN_FLIGHT (64), SIGMAS ("0 1"),
-# CASES ("a b c d"), N (1000), N_LARGE (10000).
+# CASES ("a b c d"), N (1000), N_LARGE (10000), SEED (13: the server's latency draws), FLAGS (extra evalgraph
+# flags, for experiments; the figures are taken without).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$repo/build-pipeline-bench}
 LATENCY_MS=${LATENCY_MS:-100} IN_FLIGHT=${IN_FLIGHT:-64} SIGMAS=${SIGMAS:-"0 1"} CASES=${CASES:-"a b c d"}
-N=${N:-1000} N_LARGE=${N_LARGE:-10000}
+N=${N:-1000} N_LARGE=${N_LARGE:-10000} SEED=${SEED:-13} FLAGS=${FLAGS:-}
 command -v /usr/bin/time >/dev/null || { apt-get install -y -qq time >/dev/null 2>&1 || true; }
 echo "== building (Release) in $build"
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -35,8 +36,8 @@ trap cleanup EXIT
 start_server() {  # $1 sigma
   if [ -n "$server_pid" ]; then kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; fi
   # The server is its own process, so the CPU measured is evalgraph's alone.
-  "$build/eg-test-llm-server" --latency-ms "$LATENCY_MS" --latency-sigma "$1" --seed 13 --threads 2 \
-    --reply true >"$work/server.out" 2>"$work/server.err" &
+  "$build/eg-test-llm-server" --latency-ms "$LATENCY_MS" --latency-sigma "$1" --seed "$SEED" --threads 2 \
+    --reply "{last_user}" >"$work/server.out" 2>"$work/server.err" &
   server_pid=$!
   url=""
   for _ in $(seq 200); do
@@ -99,7 +100,7 @@ for sigma in $SIGMAS; do
     # A cold response cache of its own (XDG_CACHE_HOME), otherwise the defaults.
     rc=0
     XDG_CACHE_HOME="$work/xdg" /usr/bin/time -f "%e %U %S %M" -o "$work/time" \
-      "$exe" run "$work/$c.yaml" >"$work/run.out" 2>"$work/run.err" || rc=$?
+      "$exe" run $FLAGS "$work/$c.yaml" >"$work/run.out" 2>"$work/run.err" || rc=$?
     read -r wall user sys rss <"$work/time"
     runjson=$(ls "$work"/out/*/run.json 2>/dev/null | head -1 || true)
     failed="?"

@@ -228,6 +228,7 @@ class Engine {
   std::size_t total_chunks_ = 0;
   std::size_t next_write_ = 0;
   std::vector<Where> where_;  // per planned node
+  bool all_local_ = false;    // every node is W_LOCAL
   int llm_threads_ = 0;
 
   std::mutex stats_mu_;
@@ -570,6 +571,7 @@ void Engine::setup() {
     bool llm = !pn.sequence() && pn.type->has(EG_FLAG_USES_LLM) && pn.type->has(EG_FLAG_THREAD_SAFE) && windows > 0;
     where_.push_back(pn.sequence() ? W_SEQ : llm ? W_LLM : W_LOCAL);
   }
+  all_local_ = std::all_of(where_.begin(), where_.end(), [](Where w) { return w == W_LOCAL; });
   if (std::find(where_.begin(), where_.end(), W_LLM) != where_.end()) {
     llm_threads_ = windows + windows / 8 + 1;
     if (opt_.llm_concurrency > 0) llm_threads_ = std::min(llm_threads_, opt_.llm_concurrency);
@@ -764,7 +766,10 @@ void Engine::start_chunk(Chunk &c, int worker) {
       s.group = pos->second;
     }
   }
-  if (n == 0) {  // (the reader sends no empty chunk)
+  if (n == 0 || all_local_) {
+    // Only local nodes: the chunk runs here node after node, as the chunk executor did (no per-record hand-off).
+    for (size_t k = 0; k < plan_.nodes.size(); ++k)
+      for (auto &s : c.slots) run_record_node(k, s, worker);
     c.remaining = 1;
     finish_record(c);
     return;
