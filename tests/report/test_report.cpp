@@ -181,9 +181,12 @@ TEST_CASE("report.html: a run with an LLM node shows its calls per provider, and
   evalgraph::testing::TestLlmServer srv;
   evalgraph::testing::Rule ok;
   ok.reply = "reply to {last_user}";
+  // Records move on their own (no barrier between chunks), so the repeated question is shared only while the
+  // first is still in flight: answers take long enough that all six are asked before the first comes back.
+  ok.latency_ms = 500;
   srv.add_rule(ok);
   TempDir t;
-  // Six records, two of them the same question: six calls, five HTTP requests (one answer cached or shared).
+  // Six records, two of them the same question: six calls, five HTTP requests (one answer shared).
   t.write("data.csv", "id,original\nq1,one\nq2,two\nq3,three\nq4,four\nq5,five\nq6,one\n");
   t.write("p.yaml", llm_pipeline(srv, "out"));
   auto r = run_cmd(std::string("CI=true ") + EVALGRAPH_EXE + " run -q -j 1 --no-cache " + (t.path / "p.yaml").string());
