@@ -50,7 +50,8 @@ check "report without eg-final: renders, says no LLM usage was recorded, no erro
 server=$(dirname "$exe")/eg-test-llm-server  # executables are built next to evalgraph
 check "the loopback LLM test server is built ($server)" '[ -x "$server" ]'
 if [ -x "$server" ]; then
-  "$server" --reply "an answer" >"$work/server.out" 2>"$work/server.err" &
+  # answers take 500 ms, so the repeated question is still in flight when it is asked again (shared, not re-sent)
+  "$server" --reply "an answer" --latency-ms 500 >"$work/server.out" 2>"$work/server.err" &
   server_pid=$!
   for _ in $(seq 100); do grep -q "^listening on " "$work/server.out" && break; sleep 0.05; done
   url=$(sed -n 's/^listening on //p' "$work/server.out")
