@@ -195,6 +195,7 @@ class Engine {
   void finish_record(Chunk &c);
   void push_cpu(Task t);
   void push_llm(Task t);
+  bool yield_llm(Chunk &c, std::uint32_t i);
   void run_record_node(size_t k, Slot &s, int worker);
   void run_sequence_group(size_t k, Chunk &c, std::vector<size_t> idx, int worker);
   bool upstream_ok(size_t k, Slot &s);
@@ -220,7 +221,12 @@ class Engine {
   std::mutex mu_;
   std::condition_variable cv_work_, cv_llm_, cv_done_, cv_space_;
   std::deque<Task> cpu_start_, cpu_more_;  // CPU work: new chunks; records and groups under way (taken first)
-  std::deque<Task> llm_q_;                 // records waiting for an LLM thread
+  // Records waiting for an LLM thread, by the number of LLM nodes they have left (llm_left_ of their next node):
+  // the record with the most LLM work left goes first, so a record's first call is not held back behind the
+  // later calls of records already under way (a late first call would put two latency draws in a row at the end).
+  std::vector<std::deque<Task>> llm_q_;
+  std::size_t llm_queued_ = 0;
+  std::vector<std::uint32_t> llm_left_;  // per planned node k (and one past the end): W_LLM nodes from k on
   std::map<std::size_t, std::unique_ptr<Chunk>> chunks_;  // read, not yet written (the reorder buffer)
   std::size_t records_in_flight_ = 0, window_ = 0;  // records read and not yet written; their bound
   std::size_t unfinished_ = 0;  // chunks with records still running
@@ -572,6 +578,10 @@ void Engine::setup() {
     where_.push_back(pn.sequence() ? W_SEQ : llm ? W_LLM : W_LOCAL);
   }
   all_local_ = std::all_of(where_.begin(), where_.end(), [](Where w) { return w == W_LOCAL; });
+  llm_left_.assign(where_.size() + 1, 0);
+  for (size_t k = where_.size(); k-- > 0;) llm_left_[k] = llm_left_[k + 1] + (where_[k] == W_LLM ? 1 : 0);
+  llm_q_.assign(llm_left_[0] + 1, {});
+  llm_queued_ = 0;
   if (std::find(where_.begin(), where_.end(), W_LLM) != where_.end()) {
     llm_threads_ = windows + windows / 8 + 1;
     if (opt_.llm_concurrency > 0) llm_threads_ = std::min(llm_threads_, opt_.llm_concurrency);
@@ -739,11 +749,27 @@ void Engine::push_cpu(Task t) {
 }
 
 void Engine::push_llm(Task t) {
+  const std::uint32_t left = llm_left_[t.chunk->slots[t.slot].next];
   {
     std::lock_guard lk(mu_);
-    llm_q_.push_back(t);
+    llm_q_[left].push_back(t);
+    ++llm_queued_;
   }
   cv_llm_.notify_one();
+}
+
+// On an LLM thread, record i is about to make its next LLM call: when a record with more LLM work left is
+// waiting (a first call while this would be a second), that one goes first and this record queues behind it.
+bool Engine::yield_llm(Chunk &c, std::uint32_t i) {
+  const std::uint32_t left = llm_left_[c.slots[i].next];
+  std::lock_guard lk(mu_);
+  if (llm_queued_ == 0) return false;
+  bool more = false;
+  for (size_t q = left + 1; q < llm_q_.size() && !more; ++q) more = !llm_q_[q].empty();
+  if (!more) return false;
+  llm_q_[left].push_back({Task::RECORD, &c, i, 0, 0});  // this thread takes the waiting one next (no notify)
+  ++llm_queued_;
+  return true;
 }
 
 // A new chunk, on a CPU worker: the records that fail alone are marked, sequence groups formed, and each record
@@ -784,12 +810,15 @@ void Engine::start_chunk(Chunk &c, int worker) {
 void Engine::advance(Chunk &c, std::uint32_t i, int worker) {
   Slot &s = c.slots[i];
   const auto n = static_cast<std::uint32_t>(plan_.nodes.size());
+  bool called = false;  // an LLM thread made a call for this record already
   while (s.next < n) {
     const std::uint32_t k = s.next;
     const Where w = where_[k];
     if (w == W_SEQ) return arrive(c, i, k, worker);
     if (w == W_LLM && worker >= 0) return push_llm({Task::RECORD, &c, i, 0, 0});
     if (w == W_LOCAL && worker < 0) return push_cpu({Task::RECORD, &c, i, 0, 0});
+    if (w == W_LLM && called && yield_llm(c, i)) return;
+    called = called || w == W_LLM;
     run_record_node(k, s, std::max(worker, 0));
     ++s.next;
   }
@@ -857,10 +886,13 @@ void Engine::llm_loop() {
     Task t;
     {
       std::unique_lock lk(mu_);
-      cv_llm_.wait(lk, [&] { return !llm_q_.empty() || (reading_done_ && unfinished_ == 0); });
-      if (llm_q_.empty()) return;
-      t = llm_q_.front();
-      llm_q_.pop_front();
+      cv_llm_.wait(lk, [&] { return llm_queued_ > 0 || (reading_done_ && unfinished_ == 0); });
+      if (llm_queued_ == 0) return;
+      auto q = llm_q_.rbegin();  // the most LLM work left first, in arrival order within
+      while (q->empty()) ++q;
+      t = q->front();
+      q->pop_front();
+      --llm_queued_;
     }
     advance(*t.chunk, t.slot, -1);
   }

@@ -209,6 +209,38 @@ TEST_CASE("a record's second LLM call goes out while slow first calls of other r
   unsetenv("EG_TEST_SECRET_KEY");
 }
 
+TEST_CASE("waiting first LLM calls go out before the next calls of records already under way", "[llm][dataflow]") {
+  // The record with the most LLM work left goes first: with one call in flight, the server sees every record's
+  // first call before any second call (depth-first, r0's second call would follow its first at once, and at
+  // the end of a run a slow first call would be followed by a second one). Order, not speed.
+  setenv("EG_TEST_SECRET_KEY", "k", 1);
+  ServerOptions so;
+  so.latency_ms = 10;
+  TestLlmServer srv(so);
+  Rule ok;
+  ok.reply = "answer to {last_user}";
+  srv.add_rule(ok);
+  TempDir d;
+  std::string data = "text\n";
+  const int n = 12;
+  for (int i = 0; i < n; ++i) data += "q" + std::to_string(i) + "\n";
+  d.write("data.csv", data);
+  d.write("p.yaml", chain_pipeline(srv, "out", 1));
+  auto r = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q -j 1 --no-cache " + (d.path / "p.yaml").string()));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto reqs = srv.requests();
+  REQUIRE(reqs.size() == 2 * n);
+  std::string order;
+  for (const auto &req : reqs) order += last_content(req).rfind("answer to ", 0) == 0 ? '2' : '1';
+  CHECK(order == std::string(n, '1') + std::string(n, '2'));
+  std::filesystem::path run_dir = r.output.substr(0, r.output.size() - 1);
+  auto recs = read_jsonl(run_dir / "out.jsonl");
+  REQUIRE(recs.size() == static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) CHECK(recs[static_cast<std::size_t>(i)]["b"]["answer"] == "answer to answer to q" + std::to_string(i));
+  unsetenv("EG_TEST_SECRET_KEY");
+}
+
 TEST_CASE("the server never sees more than the provider's max_in_flight, and default flags fill that window", "[llm][dataflow]") {
   setenv("EG_TEST_SECRET_KEY", "k", 1);
   ServerOptions so;
