@@ -3,11 +3,15 @@
 // Threading: callers (any number of threads) prepare a request, look it up in the cache and, on a miss,
 // hand a Job to the event-loop thread and block on a std::future. The event-loop thread alone owns the
 // libcurl multi handle, the per-provider ready queues, the delayed (backoff) queue and the rate limiters;
-// it is woken by curl_multi_wakeup. Successful answers are queued to the cache's writer thread.
+// it waits in epoll on the sockets libcurl names and is woken through an eventfd. Successful answers are
+// queued to the cache's writer thread.
 #include "llm/llm_service.h"
 
 #include <curl/curl.h>
 #include <string.h>  // explicit_bzero
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -252,6 +256,13 @@ struct LlmService::Impl {
   std::atomic<bool> cancel_flag{false};
 
   CURLM* multi = nullptr;
+  // The loop waits in epoll on the sockets libcurl names (CURLMOPT_SOCKETFUNCTION) and on an eventfd that
+  // submit() and cancel() write to; libcurl is told of each ready socket alone (curl_multi_socket_action), so
+  // an answer costs the same with 64 transfers in flight as with one (curl_multi_perform and curl_multi_poll
+  // went over every transfer's socket at each wakeup: twice the CPU per call when answers come one by one).
+  int epfd = -1, evfd = -1;
+  bool timer_set = false;  // libcurl's timeout (CURLMOPT_TIMERFUNCTION): when to call it with CURL_SOCKET_TIMEOUT
+  Clock::time_point timer_at{};
   std::thread loop_thread;
   // loop-thread state
   std::multimap<Clock::time_point, JobPtr> delayed;
@@ -560,6 +571,32 @@ struct LlmService::Impl {
     }
   }
 
+  void wake() {
+    std::uint64_t one = 1;
+    ssize_t r = ::write(evfd, &one, sizeof one);  // async-signal-safe; a full counter already wakes the loop
+    (void)r;
+  }
+
+  static int socket_cb(CURL*, curl_socket_t fd, int what, void* userp, void*) {
+    auto* self = static_cast<Impl*>(userp);
+    if (what == CURL_POLL_REMOVE) {
+      epoll_ctl(self->epfd, EPOLL_CTL_DEL, fd, nullptr);  // fails harmlessly where it was never added
+      return 0;
+    }
+    epoll_event ev{};
+    ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+    ev.data.fd = fd;
+    if (epoll_ctl(self->epfd, EPOLL_CTL_MOD, fd, &ev) != 0) epoll_ctl(self->epfd, EPOLL_CTL_ADD, fd, &ev);
+    return 0;
+  }
+
+  static int timer_cb(CURLM*, long timeout_ms, void* userp) {
+    auto* self = static_cast<Impl*>(userp);
+    self->timer_set = timeout_ms >= 0;
+    if (self->timer_set) self->timer_at = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    return 0;
+  }
+
   void run() {
     for (;;) {
       {
@@ -597,7 +634,10 @@ struct LlmService::Impl {
         }
       }
       int running = 0;
-      curl_multi_perform(multi, &running);
+      if (timer_set && timer_at <= Clock::now()) {
+        timer_set = false;
+        curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
+      }
       int left = 0;
       bool any_done = false;
       while (CURLMsg* m = curl_multi_info_read(multi, &left)) {
@@ -607,12 +647,23 @@ struct LlmService::Impl {
         }
       }
       if (any_done) continue;  // start what the freed slots allow before sleeping
-      long curl_ms = -1;
-      curl_multi_timeout(multi, &curl_ms);
+      if (timer_set) wake = std::min(wake, timer_at);
       auto until = std::chrono::duration_cast<std::chrono::microseconds>(wake - Clock::now()).count();
       long ms = until <= 0 ? 0 : static_cast<long>((until + 999) / 1000);
-      if (curl_ms >= 0) ms = std::min(ms, curl_ms);
-      curl_multi_poll(multi, nullptr, 0, static_cast<int>(ms), nullptr);
+      epoll_event evs[64];
+      int n = epoll_wait(epfd, evs, 64, static_cast<int>(ms));
+      for (int i = 0; i < n; ++i) {
+        if (evs[i].data.fd == evfd) {
+          std::uint64_t v;
+          ssize_t r = ::read(evfd, &v, sizeof v);
+          (void)r;
+          continue;
+        }
+        const auto e = evs[i].events;
+        int mask = ((e & (EPOLLIN | EPOLLHUP)) ? CURL_CSELECT_IN : 0) | ((e & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
+                   ((e & EPOLLERR) ? CURL_CSELECT_ERR : 0);
+        curl_multi_socket_action(multi, evs[i].data.fd, mask, &running);
+      }
     }
   }
 
@@ -710,7 +761,7 @@ struct LlmService::Impl {
       }
     }
     if (jobs.empty()) {
-      curl_multi_wakeup(multi);
+      wake();
       return;
     }
     for (auto& j : jobs) fail(j, cancel_flag.load() ? "cancelled" : "LLM service shut down");
@@ -752,6 +803,24 @@ LlmService::LlmService(std::vector<ProviderConfig> providers, CacheOptions cache
   if (cache_opts.enabled) im.cache = std::make_unique<ResponseCache>(cache_opts.path.empty() ? default_cache_path() : cache_opts.path);
   im.multi = curl_multi_init();
   if (!im.multi) throw std::runtime_error("curl_multi_init failed");
+  im.epfd = epoll_create1(EPOLL_CLOEXEC);
+  im.evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (im.epfd < 0 || im.evfd < 0) {
+    if (im.epfd >= 0) ::close(im.epfd);
+    if (im.evfd >= 0) ::close(im.evfd);
+    curl_multi_cleanup(im.multi);
+    throw std::runtime_error("epoll_create1 or eventfd failed");
+  }
+  {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = im.evfd;
+    epoll_ctl(im.epfd, EPOLL_CTL_ADD, im.evfd, &ev);
+  }
+  curl_multi_setopt(im.multi, CURLMOPT_SOCKETFUNCTION, &Impl::socket_cb);
+  curl_multi_setopt(im.multi, CURLMOPT_SOCKETDATA, &im);
+  curl_multi_setopt(im.multi, CURLMOPT_TIMERFUNCTION, &Impl::timer_cb);
+  curl_multi_setopt(im.multi, CURLMOPT_TIMERDATA, &im);
   long total = 0;
   for (auto& ps : im.provs) total += ps->cfg.max_in_flight;
   curl_multi_setopt(im.multi, CURLMOPT_MAXCONNECTS, std::max(16L, total + 8));
@@ -764,10 +833,12 @@ LlmService::~LlmService() {
     std::lock_guard lk(im.mu);
     im.stopping = true;
   }
-  curl_multi_wakeup(im.multi);
+  im.wake();
   if (im.loop_thread.joinable()) im.loop_thread.join();
   for (auto* e : im.easy_pool) curl_easy_cleanup(e);
   curl_multi_cleanup(im.multi);
+  ::close(im.epfd);
+  ::close(im.evfd);
   im.cache.reset();  // flushes queued writes
 }
 
@@ -834,7 +905,7 @@ CallResult LlmService::embed(const std::string& provider, const std::vector<std:
 
 void LlmService::cancel() {
   impl_->cancel_flag.store(true);
-  curl_multi_wakeup(impl_->multi);
+  impl_->wake();
 }
 
 bool LlmService::cancelled() const { return impl_->cancel_flag.load(); }
