@@ -9,19 +9,19 @@
 // exactly one real transformation. Without `transformation` the node applies to every row.
 #pragma once
 #include <evalgraph/plugin.hpp>
+#include <optional>
 #include <string>
 
 namespace evalgraph_transforms {
 
 using evalgraph::json;
 
-inline bool applies(const json &params, const json &in) {
-  auto it = params.find("transformation");
-  if (it == params.end() || !it->is_string()) return true;
+inline bool applies(const std::optional<std::string> &transformation, const json &in) {
+  if (!transformation) return true;
   auto t = in.find("transformation");
   if (t == in.end() || t->is_null()) return true;
   std::string row = t->is_string() ? t->get<std::string>() : t->dump();
-  return row == it->get<std::string>();
+  return row == *transformation;
 }
 
 // Output for a row of another transformation: pass the previous node's text through.

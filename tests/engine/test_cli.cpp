@@ -1,6 +1,8 @@
 // The command line as a user meets it: exit codes, messages, DOT, the plugin list.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <functional>
 #include <sstream>
 
 #include <chrono>
@@ -267,4 +269,29 @@ TEST_CASE("Ctrl-C stops gracefully, says how to resume, and the resumed run is c
   auto recs = read_jsonl(run_dir / "out.jsonl");
   REQUIRE(recs.size() == 400);
   for (int i = 0; i < 400; ++i) REQUIRE(recs[i]["s"]["text"] == "ROW " + std::to_string(i));
+}
+
+TEST_CASE("plugins --json: every parameter of the bundled plugins has a description and a default or is required", "[cli]") {
+  auto j = run_cmd(std::string("CI=true ") + EVALGRAPH_EXE + " plugins --json");
+  REQUIRE(j.exit_code == 0);
+  auto doc = json::parse(j.output);
+  std::size_t types = 0;
+  std::function<void(const json &, const std::string &)> check = [&](const json &schema, const std::string &where) {
+    if (!schema.is_object()) return;
+    const json req = schema.value("required", json::array());
+    const json props = schema.value("properties", json::object());
+    for (const auto &[k, p] : props.items()) {
+      INFO(where << "." << k);
+      CHECK(p.contains("description"));
+      CHECK((p.contains("default") || std::find(req.begin(), req.end(), k) != req.end()));
+      check(p, where + "." + k);
+      if (p.contains("items")) check(p["items"], where + "." + k + "[]");
+    }
+  };
+  for (const auto &p : doc["plugins"])
+    for (const auto &nt : p["node_types"]) {
+      ++types;
+      check(nt["params_schema"], nt["name"].get<std::string>());
+    }
+  CHECK(types >= 25);
 }

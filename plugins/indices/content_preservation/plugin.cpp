@@ -8,13 +8,7 @@ namespace {
 
 using evalgraph::json;
 
-constexpr const char *kSchema = R"({
-  "type": "object",
-  "description": "Content-word recall of the original in the transformed text (light German stemming, stop words removed).",
-  "properties": {},
-  "patternProperties": {"^_": {}},
-  "additionalProperties": false
-})";
+const evalgraph::Params<evalgraph::NoParams> kParams{"Content-word recall of the original in the transformed text (light German stemming, stop words removed).", {}};
 
 class ContentPreservation : public evalgraph::Node {
  public:
@@ -36,7 +30,7 @@ class ContentPreservation : public evalgraph::Node {
 EVALGRAPH_PLUGIN("index_content_preservation", "1.0.0", "Content preservation index (content-word recall)",
                  evalgraph::node_type<ContentPreservation>({EG_KIND_INDEX, "index.content_preservation",
                                                             "share of the original's content words kept in the transformed text",
-                                                            kSchema, {"original", "transformed"}, {},
+                                                            kParams.schema(), {"original", "transformed"}, {},
                                                             {"value", "valid", "recall", "precision", "f1", "n_original",
                                                              "n_transformed", "n_shared", "missing", "formula"},
                                                             EG_FLAG_THREAD_SAFE}))

@@ -10,13 +10,7 @@ namespace {
 
 using evalgraph::json;
 
-constexpr const char *kSchema = R"({
-  "type": "object",
-  "description": "German readability (Amstad's Flesch Reading Ease; Wiener Sachtextformel as a component).",
-  "properties": {},
-  "patternProperties": {"^_": {}},
-  "additionalProperties": false
-})";
+const evalgraph::Params<evalgraph::NoParams> kParams{"German readability (Amstad's Flesch Reading Ease; Wiener Sachtextformel as a component).", {}};
 
 json stats_json(const chatbot_text::ReadabilityStats &s) {
   return {{"fre_amstad", s.fre}, {"wstf1", s.wstf}, {"words", s.words}, {"sentences", s.sentences},
@@ -49,6 +43,6 @@ class Readability : public evalgraph::Node {
 EVALGRAPH_PLUGIN("index_readability_de", "1.0.0", "German readability index (Amstad / Wiener Sachtextformel)",
                  evalgraph::node_type<Readability>({EG_KIND_INDEX, "index.readability_de",
                                                     "German readability of the transformed text: clip(FRE_Amstad,0,100)/100",
-                                                    kSchema, {"original", "transformed"}, {},
+                                                    kParams.schema(), {"original", "transformed"}, {},
                                                     {"value", "valid", "original", "transformed", "fre_delta", "formula"},
                                                     EG_FLAG_THREAD_SAFE}))

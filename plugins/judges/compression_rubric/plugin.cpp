@@ -4,6 +4,7 @@
 // id — and the requests of a checkpoint are sent in a seeded random order.
 #include <set>
 
+#include "compression/llm_params.hpp"
 #include "compression/llm_util.hpp"
 #include "compression/rubric.hpp"
 #include "evalgraph/plugin.hpp"
@@ -13,53 +14,48 @@ using namespace compression;
 
 constexpr int kSlots = 8;
 
-constexpr const char *kSchema = R"schema({
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "provider": {"type": "string", "minLength": 1, "description": "Pipeline provider of the judge (default: the pipeline's default)"},
-    "temperature": {"type": "number", "minimum": 0, "maximum": 2, "description": "default 0"},
-    "max_tokens": {"type": "integer", "minimum": 1, "description": "default: not sent"},
-    "seed": {"type": "integer", "description": "Seed of the order in which a checkpoint's answers are sent (default 1)"},
-    "criteria_by_probe_type": {"type": "object", "additionalProperties": false,
-      "properties": {
-        "recall": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-        "artifact": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-        "continuation": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-        "decision": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
-      "description": "Criteria graded per probe type (types not given keep the default)"},
-    "criterion_weights": {"type": "object", "additionalProperties": {"type": "number", "minimum": 0},
-      "description": "Weight of a criterion within its dimension (default 1 each)"},
-    "ground_truth": {"type": "boolean", "description": "Send the probe's expected answer as ground_truth (default true)"}
-  }
-})schema";
+struct Config : LlmRequest {
+  long long seed = 1;
+  json criteria_by_probe_type = json::object();
+  std::map<std::string, double> criterion_weights;
+  bool ground_truth = true;
+};
+json criteria_list(const std::string &type) {
+  return {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}, {"description", "Criteria graded for " + type + " probes"},
+          {"default", default_criteria_by_type()[type]}};
+}
+const evalgraph::Params<Config> kParams{"", llm_request_params(), {
+  evalgraph::param<Config>(&Config::seed, "seed", "Seed of the order in which a checkpoint's answers are sent"),
+  evalgraph::param<Config>(&Config::criteria_by_probe_type, "criteria_by_probe_type", "Criteria graded per probe type (types not given keep the default)")
+      .with_schema({{"type", "object"}, {"additionalProperties", false}, {"properties", {{"recall", criteria_list("recall")}, {"artifact", criteria_list("artifact")}, {"continuation", criteria_list("continuation")}, {"decision", criteria_list("decision")}}}}).shown_default(default_criteria_by_type()),
+  evalgraph::param<Config>(&Config::criterion_weights, "criterion_weights", "Weight of a criterion within its dimension (absent: 1)").with_schema({{"additionalProperties", {{"type", "number"}, {"minimum", 0}}}}),
+  evalgraph::param<Config>(&Config::ground_truth, "ground_truth", "Send the probe's expected answer as ground_truth"),
+}};
 
 class Judge : public evalgraph::Node {
  public:
   Judge(const evalgraph::Host &h, const json &p) : host_(h), by_type_(default_criteria_by_type()) {
-    provider_ = str_param(p, "provider", "");
-    temperature_ = num_param(p, "temperature", 0);
-    max_tokens_ = static_cast<int>(int_param(p, "max_tokens", 0));
-    seed_ = static_cast<std::uint64_t>(int_param(p, "seed", 1));
-    ground_truth_ = bool_param(p, "ground_truth", true);
-    if (auto it = p.find("criteria_by_probe_type"); it != p.end()) {
-      for (const auto &[type, list] : it->items()) {
-        std::vector<std::string> v;
-        for (const auto &c : list) {
-          std::string id = c.get<std::string>();
-          check_criterion(id, "criteria_by_probe_type." + type);
-          if (std::find(v.begin(), v.end(), id) != v.end())
-            throw std::invalid_argument("criteria_by_probe_type." + type + " lists " + id + " twice");
-          v.push_back(id);
-        }
-        by_type_[type] = v;
+    const Config c = kParams.parse(p);
+    provider_ = c.provider;
+    temperature_ = c.temperature;
+    max_tokens_ = c.max_tokens;
+    seed_ = static_cast<std::uint64_t>(c.seed);
+    ground_truth_ = c.ground_truth;
+    for (const auto &[type, list] : c.criteria_by_probe_type.items()) {
+      std::vector<std::string> v;
+      for (const auto &item : list) {
+        std::string id = item.get<std::string>();
+        check_criterion(id, "criteria_by_probe_type." + type);
+        if (std::find(v.begin(), v.end(), id) != v.end())
+          throw std::invalid_argument("criteria_by_probe_type." + type + " lists " + id + " twice");
+        v.push_back(id);
       }
+      by_type_[type] = v;
     }
-    if (auto it = p.find("criterion_weights"); it != p.end())
-      for (const auto &[id, w] : it->items()) {
-        check_criterion(id, "criterion_weights");
-        weights_[id] = w.get<double>();
-      }
+    for (const auto &[id, w] : c.criterion_weights) {
+      check_criterion(id, "criterion_weights");
+      weights_[id] = w;
+    }
   }
 
   json process(evalgraph::Call &call, const json &in) override {
@@ -226,7 +222,7 @@ class Judge : public evalgraph::Node {
 EVALGRAPH_PLUGIN("compression_rubric", "1.0.0", "Context compression: blind rubric judge",
                  evalgraph::node_type<Judge>({EG_KIND_JUDGE, "compression.judge",
                                               "grades each method's probe answers 0-5 on the rubric criteria, blind to the method",
-                                              kSchema, {"probes"},
+                                              kParams.schema(), {"probes"},
                                               {"answers_1", "answers_2", "answers_3", "answers_4", "answers_5", "answers_6",
                                                "answers_7", "answers_8"},
                                               {"results", "methods", "judge_calls", "valid", "invalid", "judge_errors", "unanswered"},

@@ -18,30 +18,15 @@ constexpr const char *kDefaultPrompt =
     "nicht. Stimmen die Kernaussagen überein, ohne dass wesentliche Aussagen fehlen oder hinzukommen, antworte nur "
     "mit True, andernfalls nur mit False.";
 
-constexpr const char *kSchema = R"({
-  "type": "object",
-  "description": "LLM Hallucination index: does the transformed text keep the original's content? 1 = no hallucination.",
-  "properties": {
-    "provider": {"type": "string", "description": "The judge's provider (default: the pipeline's default provider)."},
-    "system_prompt": {"type": "string", "description": "System prompt template with {prompt_input} (the original text)."},
-    "system_prompts": {"type": "object", "description": "A prompt map as in llm_system_prompts.yaml; its evaluate_hallucination is used when system_prompt is not given."},
-    "inference": {"type": "object", "description": "Request parameters passed as they are (temperature, top_p, ...)."}
-  },
-  "patternProperties": {"^_": {}},
-  "additionalProperties": false
-})";
+const evalgraph::Params<JudgeConfig> &kParams = judge_params();
 
 class Hallucination : public evalgraph::Node {
  public:
   Hallucination(const evalgraph::Host &host, const json &p) : host_(host) {
-    provider_ = p.value("provider", std::string());
-    prompt_ = kDefaultPrompt;
-    if (p.contains("system_prompts") && p["system_prompts"].contains("evaluate_hallucination"))
-      prompt_ = p["system_prompts"]["evaluate_hallucination"].get<std::string>();
-    if (p.contains("system_prompt")) prompt_ = p["system_prompt"].get<std::string>();
-    inference_ = p.value("inference", json::object());
-    for (const char *k : {"messages", "model", "stream"})
-      if (inference_.contains(k)) throw std::invalid_argument(std::string("inference: '") + k + "' is set by the plugin");
+    const JudgeConfig c = kParams.parse(p);
+    provider_ = c.provider;
+    prompt_ = c.prompt("evaluate_hallucination", kDefaultPrompt);
+    inference_ = c.request_base();
   }
 
   json process(evalgraph::Call &call, const json &in) override {
@@ -67,6 +52,6 @@ class Hallucination : public evalgraph::Node {
 EVALGRAPH_PLUGIN("index_llm_hallucination", "1.0.0", "LLM Hallucination index (LLM judge: same content?)",
                  evalgraph::node_type<Hallucination>({EG_KIND_INDEX, "index.llm_hallucination",
                                                       "LLM judge: does the transformed text keep the original's content? 1 = no hallucination",
-                                                      kSchema, {"original", "transformed"}, {},
+                                                      kParams.schema(), {"original", "transformed"}, {},
                                                       {"value", "verdict", "valid", "raw"},
                                                       EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM}))

@@ -18,35 +18,23 @@ constexpr const char *kDefaultPrompt =
     "Die folgende Nachricht enthält den zu prüfenden Text. Erfüllt er das Kriterium im Vergleich zum Original, "
     "antworte nur mit True, andernfalls nur mit False.";
 
-constexpr const char *kSchema = R"({
-  "type": "object",
-  "description": "Binary LLM-judge criterion: does the transformed text fulfil the criterion compared with the original?",
-  "required": ["criterion"],
-  "properties": {
-    "task": {"type": "string", "description": "The criterion's title (for messages and the output)."},
-    "criterion": {"type": "string", "description": "The criterion's description (llm_tasks.yaml)."},
-    "provider": {"type": "string", "description": "The judge's provider (default: the pipeline's default provider)."},
-    "system_prompt": {"type": "string", "description": "System prompt template with {prompt_input_1} (original) and {prompt_input_2} (criterion)."},
-    "system_prompts": {"type": "object", "description": "A prompt map as in llm_system_prompts.yaml; its evaluate_task_comparison is used when system_prompt is not given."},
-    "inference": {"type": "object", "description": "Request parameters passed as they are (temperature, top_p, presence_penalty, frequency_penalty, max_tokens, seed)."}
-  },
-  "patternProperties": {"^_": {}},
-  "additionalProperties": false
-})";
+struct Config : JudgeConfig {
+  std::string task, criterion;
+};
+const evalgraph::Params<Config> kParams{"Binary LLM-judge criterion: does the transformed text fulfil the criterion compared with the original?", judge_params(), {
+  evalgraph::param<Config>(&Config::task, "task", "The criterion's title (for messages and the output)."),
+  evalgraph::param<Config>(&Config::criterion, "criterion", "The criterion's description (llm_tasks.yaml).").make_required(),
+}};
 
 class TaskComparison : public evalgraph::Node {
  public:
   TaskComparison(const evalgraph::Host &host, const json &p) : host_(host) {
-    task_ = p.value("task", std::string());
-    criterion_ = p.at("criterion").get<std::string>();
-    provider_ = p.value("provider", std::string());
-    prompt_ = kDefaultPrompt;
-    if (p.contains("system_prompts") && p["system_prompts"].contains("evaluate_task_comparison"))
-      prompt_ = p["system_prompts"]["evaluate_task_comparison"].get<std::string>();
-    if (p.contains("system_prompt")) prompt_ = p["system_prompt"].get<std::string>();
-    inference_ = p.value("inference", json::object());
-    for (const char *k : {"messages", "model", "stream"})
-      if (inference_.contains(k)) throw std::invalid_argument(std::string("inference: '") + k + "' is set by the plugin");
+    const Config c = kParams.parse(p);
+    task_ = c.task;
+    criterion_ = c.criterion;
+    provider_ = c.provider;
+    prompt_ = c.prompt("evaluate_task_comparison", kDefaultPrompt);
+    inference_ = c.request_base();
   }
 
   json process(evalgraph::Call &call, const json &in) override {
@@ -77,6 +65,6 @@ class TaskComparison : public evalgraph::Node {
 EVALGRAPH_PLUGIN("judge_task_comparison", "1.0.0", "Binary LLM-judge criterion (original vs transformed)",
                  evalgraph::node_type<TaskComparison>({EG_KIND_JUDGE, "judge.task_comparison",
                                                        "does the transformed text fulfil the criterion compared with the original? (1/0, invalid kept)",
-                                                       kSchema, {"original", "transformed"}, {},
+                                                       kParams.schema(), {"original", "transformed"}, {},
                                                        {"value", "verdict", "valid", "raw", "task"},
                                                        EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM}))

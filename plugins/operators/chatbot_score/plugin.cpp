@@ -34,33 +34,27 @@ std::vector<const char *> port_ptrs() {
   return r;
 }
 
-constexpr const char *kSchema = R"({
-  "type": "object",
-  "description": "Weighted mean of the criteria mapped to ports c01..c48.",
-  "required": ["criteria"],
-  "properties": {
-    "criteria": {"type": "array", "minItems": 1, "items": {
-      "type": "object", "required": ["port", "name"], "additionalProperties": false,
-      "properties": {
-        "port": {"type": "string", "pattern": "^c[0-9][0-9]$"},
-        "name": {"type": "string"},
-        "weight": {"type": "number", "minimum": 0, "default": 1}}}}
-  },
-  "patternProperties": {"^_": {}},
-  "additionalProperties": false
-})";
-
 struct Criterion {
   std::string port, name;
   double weight = 1;
 };
+struct Config {
+  std::vector<Criterion> criteria;
+};
+const evalgraph::Params<Criterion> kCriterion{"", {
+  evalgraph::param(&Criterion::port, "port", "The input port that carries the criterion's value (c01..c48)").make_required().with_schema({{"pattern", "^c[0-9][0-9]$"}}),
+  evalgraph::param(&Criterion::name, "name", "The criterion's name (in `missing`)").make_required(),
+  evalgraph::param(&Criterion::weight, "weight", "Weight of the criterion in the mean").at_least(0),
+}};
+const evalgraph::Params<Config> kParams{"Weighted mean of the criteria mapped to ports c01..c48.", {
+  evalgraph::param(&Config::criteria, "criteria", "The criteria and their weights", kCriterion).make_required().with_schema({{"minItems", 1}}),
+}};
 
 class Score : public evalgraph::Node {
  public:
   Score(const evalgraph::Host &, const json &p) {
     double total = 0;
-    for (const auto &c : p.at("criteria")) {
-      Criterion k{c.at("port").get<std::string>(), c.at("name").get<std::string>(), c.value("weight", 1.0)};
+    for (Criterion k : kParams.parse(p).criteria) {
       if (std::find(port_names().begin(), port_names().end(), k.port) == port_names().end())
         throw std::invalid_argument("criterion '" + k.name + "': port " + k.port + " does not exist (c01..c48)");
       total += k.weight;
@@ -98,5 +92,5 @@ class Score : public evalgraph::Node {
 EVALGRAPH_PLUGIN("chatbot_score", "1.0.0", "Weighted Score of a chatbot evaluation row",
                  evalgraph::node_type<Score>({EG_KIND_OPERATOR, "chatbot.score",
                                               "weighted mean of the criteria (null when a weighted criterion has no value)",
-                                              kSchema, {}, port_ptrs(), {"value", "complete", "missing"},
+                                              kParams.schema(), {}, port_ptrs(), {"value", "complete", "missing"},
                                               EG_FLAG_THREAD_SAFE}))

@@ -4,6 +4,7 @@
 // the dataset. A sequence node: it rebuilds each session's history from its checkpoint records.
 #include <set>
 
+#include "compression/llm_params.hpp"
 #include "compression/facts.hpp"
 #include "compression/llm_util.hpp"
 #include "compression/rubric.hpp"
@@ -13,19 +14,18 @@
 namespace {
 using namespace compression;
 
-constexpr const char *kSchema = R"schema({
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "types": {"type": "array", "items": {"type": "string", "enum": ["recall", "artifact", "continuation", "decision"]}, "description": "Probe types generated (default all four)"},
-    "decision_probes": {"type": "integer", "minimum": 0, "maximum": 10, "description": "Decision probes asked of the LLM per checkpoint (default 1; 0: no LLM call)"},
-    "supplied": {"type": "string", "enum": ["add", "only"], "description": "Probes from the dataset's `probes` column: added to the generated ones (default), or used alone where present"},
-    "max_tool_chars": {"type": "integer", "minimum": 0, "description": "Tool outputs are cut to this many characters in the decision prompt (default 300; 0 = never)"},
-    "provider": {"type": "string", "minLength": 1, "description": "Pipeline provider that writes the decision probes (default: the pipeline's default)"},
-    "temperature": {"type": "number", "minimum": 0, "maximum": 2, "description": "default 0"},
-    "max_tokens": {"type": "integer", "minimum": 1, "description": "default: not sent"}
-  }
-})schema";
+struct Config : LlmRequest {
+  std::vector<std::string> types{"recall", "artifact", "continuation", "decision"};
+  int decision_probes = 1;
+  std::string supplied = "add";
+  std::size_t max_tool_chars = 300;
+};
+const evalgraph::Params<Config> kParams{"", llm_request_params(), {
+  evalgraph::param<Config>(&Config::types, "types", "Probe types generated").with_schema({{"items", {{"type", "string"}, {"enum", {"recall", "artifact", "continuation", "decision"}}}}}),
+  evalgraph::param<Config>(&Config::decision_probes, "decision_probes", "Decision probes asked of the LLM per checkpoint (0: no LLM call)").range(0, 10),
+  evalgraph::param<Config>(&Config::supplied, "supplied", "Probes from the dataset's `probes` column: added to the generated ones, or used alone where present").one_of({"add", "only"}),
+  evalgraph::param<Config>(&Config::max_tool_chars, "max_tool_chars", "Tool outputs are cut to this many characters in the decision prompt (0 = never)").at_least(0).unit("characters"),
+}};
 
 const char *const kRecallErrorQ =
     "What was the exact error message that started this work, and which command produced it? Quote the error "
@@ -92,16 +92,14 @@ std::string continuation_expected(const Facts &f) {
 class Probes : public evalgraph::Node {
  public:
   Probes(const evalgraph::Host &h, const json &p) : host_(h) {
-    if (auto it = p.find("types"); it != p.end()) {
-      types_.clear();
-      for (const auto &t : *it) types_.insert(t.get<std::string>());
-    }
-    decision_n_ = int_param(p, "decision_probes", 1);
-    only_supplied_ = str_param(p, "supplied", "add") == "only";
-    max_tool_chars_ = static_cast<std::size_t>(int_param(p, "max_tool_chars", 300));
-    provider_ = str_param(p, "provider", "");
-    temperature_ = num_param(p, "temperature", 0);
-    max_tokens_ = static_cast<int>(int_param(p, "max_tokens", 0));
+    const Config c = kParams.parse(p);
+    types_ = {c.types.begin(), c.types.end()};
+    decision_n_ = c.decision_probes;
+    only_supplied_ = c.supplied == "only";
+    max_tool_chars_ = c.max_tool_chars;
+    provider_ = c.provider;
+    temperature_ = c.temperature;
+    max_tokens_ = c.max_tokens;
   }
 
   json process(evalgraph::Call &call, const json &record) override {
@@ -257,7 +255,7 @@ class Probes : public evalgraph::Node {
   }
 
   evalgraph::Host host_;
-  std::set<std::string> types_{"recall", "artifact", "continuation", "decision"};
+  std::set<std::string> types_;
   long long decision_n_ = 1;
   bool only_supplied_ = false;
   std::size_t max_tool_chars_ = 300;
@@ -271,6 +269,6 @@ class Probes : public evalgraph::Node {
 EVALGRAPH_PLUGIN("compression_probes", "1.0.0", "Context compression: probes per checkpoint",
                  evalgraph::node_type<Probes>({EG_KIND_OPERATOR, "compression.probes",
                                                "recall / artifact / continuation probes extracted from the tool calls, decision probes by an LLM, supplied probes",
-                                               kSchema, {"messages"}, {"probes"},
+                                               kParams.schema(), {"messages"}, {"probes"},
                                                {"probes", "messages_total", "tokens_history", "decision_errors", "decision_raw", "facts"},
                                                EG_FLAG_SEQUENCE | EG_FLAG_USES_LLM}))

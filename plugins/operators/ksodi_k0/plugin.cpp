@@ -1,5 +1,6 @@
 // Plugin glue of ksodi.k0: parameters, ports, JSON in/out. The computation is in k0.cpp.
 #include "evalgraph/plugin.hpp"
+#include "k0_params.hpp"
 #include "k0.hpp"
 #include "ksodi/detect.hpp"
 #include "ksodi/fast_input.hpp"
@@ -12,37 +13,11 @@ namespace {
 
 using evalgraph::json;
 
-constexpr const char *kSchema = R"schema({
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "weights": {
-      "type": "object",
-      "additionalProperties": false,
-      "description": "Dimension weights (default 1 each = the seed's equal weighting); K0 = sum(w_i * present_i) / sum(w_i)",
-      "properties": {
-        "Z": {"type": "number", "minimum": 0, "maximum": 100, "description": "Goal / task named"},
-        "R": {"type": "number", "minimum": 0, "maximum": 100, "description": "Role / perspective"},
-        "D": {"type": "number", "minimum": 0, "maximum": 100, "description": "Data: retrieved docs or explicit inputs/examples"},
-        "C": {"type": "number", "minimum": 0, "maximum": 100, "description": "Constraints: rules, limits, bans"},
-        "E": {"type": "number", "minimum": 0, "maximum": 100, "description": "Expected output form"},
-        "T": {"type": "number", "minimum": 0, "maximum": 100, "description": "Tools available"}
-      }
-    },
-    "interpretable_min": {"type": "number", "minimum": 0, "maximum": 1, "description": "Below this K0 the answer scores are flagged not interpretable (seed: 0.4)"}
-  }
-})schema";
 
 class K0Node : public evalgraph::RawNode {
  public:
   K0Node(const evalgraph::Host &, const json &params) {
-    if (auto it = params.find("weights"); it != params.end() && it->is_object()) {
-      for (std::size_t i = 0; i < ksodi::kK0Dims.size(); ++i) p_.weights[i] = ksodi::param_num(*it, ksodi::kK0Dims[i], 1.0, 0, 100);
-    }
-    double sum = 0;
-    for (double w : p_.weights) sum += w;
-    if (sum <= 0) throw std::invalid_argument("parameter 'weights': at least one dimension needs a weight > 0");
-    p_.interpretable_min = ksodi::param_num(params, "interpretable_min", 0.4, 0, 1);
+    p_ = ksodi::resolve(ksodi::k0_params().parse(params), "weights");
     limits_ = ksodi::input_limits(params);
   }
 
@@ -150,7 +125,7 @@ class K0Node : public evalgraph::RawNode {
 EVALGRAPH_PLUGIN("ksodi_k0", "1.0.0", "KSODI-Standard K0: observable context completeness",
                  evalgraph::node_type<K0Node>({EG_KIND_OPERATOR, "ksodi.k0",
                                                "KSODI K0: which of the six context dimensions Z R D C E T the unit provides",
-                                               kSchema, {"user_text"},
+                                               ksodi::k0_params().schema(), {"user_text"},
                                                {"system_prompt", "tool_profile", "retrieved_docs", "context_scope_id",
                                                 "chunk_range", "system_prompt_id", "tool_profile_id"},
                                                {"K0", "context_map", "context_evidence", "not_interpretable", "label",

@@ -1,6 +1,7 @@
 // Plugin glue of ksodi.k_t (sequence node): parameters, ports, JSON in/out. The computation is in k_t.cpp.
 #include "cues.hpp"
 #include "evalgraph/plugin.hpp"
+#include "k0_params.hpp"
 #include "k_t.hpp"
 #include "ksodi/detect.hpp"
 #include "ksodi/json_input.hpp"
@@ -11,22 +12,22 @@ namespace {
 
 using evalgraph::json;
 
-constexpr const char *kSchema = R"schema({
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "mu_fill": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of ΔK_fill (default 0.5)"},
-    "nu_shift": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of ΔK_shift (default 0.3)"},
-    "lambda_decay": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of ΔK_decay (default 0.5)"},
-    "tau_shift": {"type": "number", "minimum": 0, "maximum": 1, "description": "Max cosine below which a user turn counts as a topic shift: ΔK_shift = clip(1 - sim/tau_shift) (default 0.1)"},
-    "shift_window": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Previous turns a user turn is compared with (default 2)"},
-    "followup_exempt": {"type": "boolean", "description": "A user turn with a back-reference cue (and no topic-change cue) is never a shift (default true)"},
-    "shift_with_docs": {"type": "boolean", "description": "Represent each turn with its retrieved docs in the ΔK_shift comparison (default true)"},
-    "shift_min_words": {"type": "integer", "minimum": 0, "maximum": 1000, "description": "User turns with fewer words are not judged for a topic shift (default 5)"},
-    "k0": {"type": "object", "description": "Parameters of the embedded standard operator ksodi.k0 (weights {Z,R,D,C,E,T}, interpretable_min)"},
-    "embedding_provider": {"type": ["string", "null"], "description": "Embedding provider for ΔK_shift; null = host default (offline TF-IDF)"}
-  }
-})schema";
+struct Config : ksodi::KTParams {
+  ksodi::K0Config k0_given;
+  std::optional<std::string> embedding_provider;
+};
+const evalgraph::Params<Config> kParams{"", {
+  evalgraph::param<Config>(&Config::mu_fill, "mu_fill", "Weight of ΔK_fill").range(0, 10),
+  evalgraph::param<Config>(&Config::nu_shift, "nu_shift", "Weight of ΔK_shift").range(0, 10),
+  evalgraph::param<Config>(&Config::lambda_decay, "lambda_decay", "Weight of ΔK_decay").range(0, 10),
+  evalgraph::param<Config>(&Config::tau_shift, "tau_shift", "Max cosine below which a user turn counts as a topic shift: ΔK_shift = clip(1 - sim/tau_shift)").range(0, 1),
+  evalgraph::param<Config>(&Config::shift_window, "shift_window", "Previous turns a user turn is compared with").range(1, 100).unit("turns"),
+  evalgraph::param<Config>(&Config::followup_exempt, "followup_exempt", "A user turn with a back-reference cue (and no topic-change cue) is never a shift"),
+  evalgraph::param<Config>(&Config::shift_with_docs, "shift_with_docs", "Represent each turn with its retrieved docs in the ΔK_shift comparison"),
+  evalgraph::param<Config>(&Config::shift_min_words, "shift_min_words", "User turns with fewer words are not judged for a topic shift").range(0, 1000).unit("words"),
+  evalgraph::param(&Config::k0_given, "k0", "Parameters of the embedded standard operator ksodi.k0, with its defaults", ksodi::k0_params()),
+  evalgraph::param(&Config::embedding_provider, "embedding_provider", "Embedding provider for ΔK_shift; null = host default (offline TF-IDF)").nullable(),
+}};
 
 json term(double value, double weight, int sign, json trigger) {
   return {{"value", value}, {"weight", weight}, {"contribution", sign * weight * value}, {"trigger", std::move(trigger)}};
@@ -35,25 +36,10 @@ json term(double value, double weight, int sign, json trigger) {
 class KTNode : public evalgraph::Node {
  public:
   KTNode(const evalgraph::Host &host, const json &params) : host_(host) {
-    p_.mu_fill = ksodi::param_num(params, "mu_fill", 0.5, 0, 10);
-    p_.nu_shift = ksodi::param_num(params, "nu_shift", 0.3, 0, 10);
-    p_.lambda_decay = ksodi::param_num(params, "lambda_decay", 0.5, 0, 10);
-    p_.tau_shift = ksodi::param_num(params, "tau_shift", 0.1, 0, 1);
-    p_.shift_window = static_cast<int>(ksodi::param_num(params, "shift_window", 2, 1, 100));
-    p_.followup_exempt = ksodi::param_bool(params, "followup_exempt", true);
-    p_.shift_with_docs = ksodi::param_bool(params, "shift_with_docs", true);
-    p_.shift_min_words = static_cast<int>(ksodi::param_num(params, "shift_min_words", 5, 0, 1000));
-    if (auto it = params.find("k0"); it != params.end() && it->is_object()) {
-      for (const auto &[k, v] : it->items())
-        if (k != "weights" && k != "interpretable_min") throw std::invalid_argument("parameter 'k0." + k + "' is not a parameter of ksodi.k0");
-      if (auto w = it->find("weights"); w != it->end() && w->is_object())
-        for (std::size_t i = 0; i < ksodi::kK0Dims.size(); ++i) p_.k0.weights[i] = ksodi::param_num(*w, ksodi::kK0Dims[i], 1.0, 0, 100);
-      p_.k0.interpretable_min = ksodi::param_num(*it, "interpretable_min", 0.4, 0, 1);
-    }
-    double sum = 0;
-    for (double w : p_.k0.weights) sum += w;
-    if (sum <= 0) throw std::invalid_argument("parameter 'k0.weights': at least one dimension needs a weight > 0");
-    provider_ = ksodi::param_provider(params);
+    const Config c = kParams.parse(params);
+    p_ = c;
+    p_.k0 = ksodi::resolve(c.k0_given, "k0.weights");
+    provider_ = c.embedding_provider;
     limits_ = ksodi::input_limits(params);
   }
 
@@ -146,7 +132,7 @@ class KTNode : public evalgraph::Node {
 EVALGRAPH_PLUGIN("ksodi_k_t", "1.0.0", "KSODI-Full K(t): dynamic context coherence over a conversation",
                  evalgraph::node_type<KTNode>({EG_KIND_OPERATOR, "ksodi.k_t",
                                                "KSODI K(t): K0 per turn plus gaps closed, topic shift and context lost",
-                                               kSchema, {"user_text"},
+                                               kParams.schema(), {"user_text"},
                                                {"system_prompt", "tool_profile", "retrieved_docs", "answer", "turn",
                                                 "context_scope_id"},
                                                {"K", "K0", "t", "turn", "n_turns", "fill", "shift", "decay", "terms", "k0",

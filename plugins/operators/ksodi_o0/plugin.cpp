@@ -8,44 +8,31 @@
 #include "ksodi/text.hpp"
 #include "o0.hpp"
 #include "o0_calibration.hpp"
+#include "o0_params.hpp"
 #include "ksodi/support.hpp"
 
 namespace {
 
 using evalgraph::json;
 
-constexpr const char *kSchema = R"schema({
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "alignment": {"enum": ["support", "cosine"], "default": "support", "description": "How a sentence's alignment with the docs is measured: support = lexical support (share of its content terms its best doc states, stemmed, numbers and names exact; validated against human labels), cosine = the seed-literal embedding cosine with the seed's start values"},
-    "alpha": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of retrieval alignment A_ret (default: the alignment's calibration; seed and cosine: 0.6)"},
-    "beta": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of traceability T (default: the alignment's calibration; seed and cosine: 0.2)"},
-    "gamma": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of the unsupported-claim penalty U (default: the alignment's calibration; seed and cosine: 0.2)"},
-    "tau": {"type": "number", "minimum": 0, "maximum": 1, "description": "A sentence is unsupported when its alignment is below tau (with support: or a number/name of it is missing) and it has no attribution marker (default: the alignment's calibration; seed and cosine: 0.35)"},
-    "include_tool_outputs": {"type": "boolean", "description": "Treat tool outputs (port tool_outputs) as extra docs (default true)"},
-    "doc_sentences": {"type": "boolean", "description": "U alignment: max over whole docs AND each doc's sentences (default true); false = whole docs only, as in the seed"},
-    "embedding_provider": {"type": ["string", "null"], "description": "Embedding provider of the pipeline; null = host default (offline TF-IDF)"},
-    "sentence_text_max": {"type": "integer", "minimum": 0, "maximum": 100000, "description": "Bytes of each sentence's text kept in the audit list (default 200; 0 = offsets only)"}
-  }
-})schema";
+struct Config : ksodi::O0Config {
+  std::optional<std::string> embedding_provider;
+  std::size_t sentence_text_max = 200;
+};
+const evalgraph::Params<Config> kParams{"", ksodi::o0_params(), {
+  evalgraph::param(&Config::embedding_provider, "embedding_provider", "Embedding provider of the pipeline; null = host default (offline TF-IDF)").nullable(),
+  evalgraph::param(&Config::sentence_text_max, "sentence_text_max", "Bytes of each sentence's text kept in the audit list (0 = offsets only)").range(0, 100000).unit("bytes"),
+}};
 
 class O0Node : public evalgraph::RawNode {
  public:
   O0Node(const evalgraph::Host &host, const json &params) : host_(host) {
-    const bool cosine = ksodi::param_str(params, "alignment", "support") == "cosine";
-    p_.alignment = cosine ? ksodi::Alignment::Cosine : ksodi::Alignment::Support;
-    const ksodi::O0Calibration &c = cosine ? ksodi::kSeedStartValues : ksodi::kSupportCalibration;
-    calibration_ = c.id;
-    p_.alpha = ksodi::param_num(params, "alpha", c.alpha, 0, 10);
-    p_.beta = ksodi::param_num(params, "beta", c.beta, 0, 10);
-    p_.gamma = ksodi::param_num(params, "gamma", c.gamma, 0, 10);
-    p_.tau = ksodi::param_num(params, "tau", c.tau, 0, 1);
-    p_.include_tool_outputs = ksodi::param_bool(params, "include_tool_outputs", true);
-    p_.doc_sentences = ksodi::param_bool(params, "doc_sentences", true);
-    provider_ = ksodi::param_provider(params);
+    const Config c = kParams.parse(params);
+    p_ = ksodi::resolve(c);
+    calibration_ = ksodi::calibration_id(c);
+    provider_ = c.embedding_provider;
     limits_ = ksodi::input_limits(params);
-    text_max_ = static_cast<std::size_t>(ksodi::param_num(params, "sentence_text_max", 200, 0, 100000));
+    text_max_ = c.sentence_text_max;
   }
 
   // Fast path: the members read straight from the input text; anything unusual takes the full parse.
@@ -201,7 +188,7 @@ class O0Node : public evalgraph::RawNode {
 EVALGRAPH_PLUGIN("ksodi_o0", "1.0.0", "KSODI-Standard O0: grounding relative to retrieval",
                  evalgraph::node_type<O0Node>({EG_KIND_OPERATOR, "ksodi.o0",
                                                "KSODI O0: retrieval alignment, traceability and unsupported sentences",
-                                               kSchema, {"answer"}, {"retrieved_docs", "tool_outputs"},
+                                               kParams.schema(), {"answer"}, {"retrieved_docs", "tool_outputs"},
                                                {"O0", "A_ret", "T", "U", "computed", "flags", "n_sent", "n_attrib",
                                                 "n_unsupported", "retrieval_doc_ids", "tool_output_ids", "doc_alignment",
                                                 "best_doc_id", "empty_docs_skipped", "marker_kinds", "sentences",

@@ -6,27 +6,29 @@
 #include "ksodi/plugin_util.hpp"
 #include "ksodi/text.hpp"
 #include "o0_calibration.hpp"
+#include "o0_params.hpp"
 #include "o_t.hpp"
 
 namespace {
 
 using evalgraph::json;
 
-constexpr const char *kSchema = R"schema({
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "w_consistency": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of C_turn (default 0.1)"},
-    "w_correction": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of R_corr (default 0.3)"},
-    "w_verify": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of V_ext (default 0 = off; set > 0 only with a verifier mapped to port 'verification')"},
-    "lambda_drift": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of Δdrift (default 0.5)"},
-    "drift_window": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Earlier turns with docs whose mean A_ret is the drift reference (default 3)"},
-    "drift_margin": {"type": "number", "minimum": 0, "maximum": 1, "description": "Δdrift = clip(mean A_ret of the reference turns - A_ret - drift_margin) (default 0.1)"},
-    "o0": {"type": "object", "description": "Parameters of the embedded standard operator ksodi.o0 (alignment, alpha, beta, gamma, tau, include_tool_outputs, doc_sentences), with its defaults"},
-    "embedding_provider": {"type": ["string", "null"], "description": "Embedding provider for O0; null = host default (offline TF-IDF)"},
-    "sentence_text_max": {"type": "integer", "minimum": 0, "maximum": 100000, "description": "Bytes of each sentence's text kept in the embedded O0 audit (default 120; 0 = offsets only)"}
-  }
-})schema";
+struct Config : ksodi::OTParams {
+  ksodi::O0Config o0_given;
+  std::optional<std::string> embedding_provider;
+  std::size_t sentence_text_max = 120;
+};
+const evalgraph::Params<Config> kParams{"", {
+  evalgraph::param<Config>(&Config::w_consistency, "w_consistency", "Weight of C_turn").range(0, 10),
+  evalgraph::param<Config>(&Config::w_correction, "w_correction", "Weight of R_corr").range(0, 10),
+  evalgraph::param<Config>(&Config::w_verify, "w_verify", "Weight of V_ext (0 = off; set > 0 only with a verifier mapped to port 'verification')").range(0, 10),
+  evalgraph::param<Config>(&Config::lambda_drift, "lambda_drift", "Weight of Δdrift").range(0, 10),
+  evalgraph::param<Config>(&Config::drift_window, "drift_window", "Earlier turns with docs whose mean A_ret is the drift reference").range(1, 100).unit("turns"),
+  evalgraph::param<Config>(&Config::drift_margin, "drift_margin", "Δdrift = clip(mean A_ret of the reference turns - A_ret - drift_margin)").range(0, 1),
+  evalgraph::param(&Config::o0_given, "o0", "Parameters of the embedded standard operator ksodi.o0, with its defaults", ksodi::o0_params()),
+  evalgraph::param(&Config::embedding_provider, "embedding_provider", "Embedding provider for O0; null = host default (offline TF-IDF)").nullable(),
+  evalgraph::param(&Config::sentence_text_max, "sentence_text_max", "Bytes of each sentence's text kept in the embedded O0 audit (0 = offsets only)").range(0, 100000).unit("bytes"),
+}};
 
 json term(double value, double weight, int sign, json trigger) {
   return {{"value", value}, {"weight", weight}, {"contribution", sign * weight * value}, {"trigger", std::move(trigger)}};
@@ -35,39 +37,12 @@ json term(double value, double weight, int sign, json trigger) {
 class OTNode : public evalgraph::Node {
  public:
   OTNode(const evalgraph::Host &host, const json &params) : host_(host) {
-    p_.w_consistency = ksodi::param_num(params, "w_consistency", 0.1, 0, 10);
-    p_.w_correction = ksodi::param_num(params, "w_correction", 0.3, 0, 10);
-    p_.w_verify = ksodi::param_num(params, "w_verify", 0.0, 0, 10);
-    p_.lambda_drift = ksodi::param_num(params, "lambda_drift", 0.5, 0, 10);
-    p_.drift_window = static_cast<int>(ksodi::param_num(params, "drift_window", 3, 1, 100));
-    p_.drift_margin = ksodi::param_num(params, "drift_margin", 0.1, 0, 1);
-    const ksodi::O0Calibration &dc = ksodi::kSupportCalibration;  // no "o0" object: ksodi.o0's defaults
-    p_.o0.alpha = dc.alpha;
-    p_.o0.beta = dc.beta;
-    p_.o0.gamma = dc.gamma;
-    p_.o0.tau = dc.tau;
-    if (auto it = params.find("o0"); it != params.end() && it->is_object()) {
-      for (const auto &[k, v] : it->items())
-        if (k != "alignment" && k != "alpha" && k != "beta" && k != "gamma" && k != "tau" && k != "include_tool_outputs" &&
-            k != "doc_sentences")
-          throw std::invalid_argument("parameter 'o0." + k + "' is not a parameter of ksodi.o0");
-      // The same alignment and calibrated defaults as ksodi.o0 (o0_calibration.hpp).
-      const std::string alignment = ksodi::param_str(*it, "alignment", "support");
-      if (alignment != "support" && alignment != "cosine")
-        throw std::invalid_argument("parameter 'o0.alignment' must be \"support\" or \"cosine\"");
-      const bool cosine = alignment == "cosine";
-      const ksodi::O0Calibration &c = cosine ? ksodi::kSeedStartValues : ksodi::kSupportCalibration;
-      p_.o0.alignment = cosine ? ksodi::Alignment::Cosine : ksodi::Alignment::Support;
-      p_.o0.alpha = ksodi::param_num(*it, "alpha", c.alpha, 0, 10);
-      p_.o0.beta = ksodi::param_num(*it, "beta", c.beta, 0, 10);
-      p_.o0.gamma = ksodi::param_num(*it, "gamma", c.gamma, 0, 10);
-      p_.o0.tau = ksodi::param_num(*it, "tau", c.tau, 0, 1);
-      p_.o0.include_tool_outputs = ksodi::param_bool(*it, "include_tool_outputs", true);
-      p_.o0.doc_sentences = ksodi::param_bool(*it, "doc_sentences", true);
-    }
-    provider_ = ksodi::param_provider(params);
+    const Config c = kParams.parse(params);
+    p_ = c;
+    p_.o0 = ksodi::resolve(c.o0_given);
+    provider_ = c.embedding_provider;
     limits_ = ksodi::input_limits(params);
-    text_max_ = static_cast<std::size_t>(ksodi::param_num(params, "sentence_text_max", 120, 0, 100000));
+    text_max_ = c.sentence_text_max;
   }
 
   json process(evalgraph::Call &call, const json &in) override { return process_sequence(call, json::array({in}))[0]; }
@@ -186,7 +161,7 @@ class OTNode : public evalgraph::Node {
 EVALGRAPH_PLUGIN("ksodi_o_t", "1.0.0", "KSODI-Full O(t): dynamic objectivity over a conversation",
                  evalgraph::node_type<OTNode>({EG_KIND_OPERATOR, "ksodi.o_t",
                                                "KSODI O(t): O0 per turn plus cross-turn consistency, correction, verification and drift",
-                                               kSchema, {"answer"},
+                                               kParams.schema(), {"answer"},
                                                {"retrieved_docs", "tool_outputs", "user_text", "turn", "verification"},
                                                {"O", "O0", "computed", "flags", "t", "turn", "n_turns", "C_turn", "R_corr",
                                                 "V_ext", "drift", "terms", "quantities", "o0", "parameters"},

@@ -1,5 +1,6 @@
 // Plugin glue of ksodi.s0: parameters, ports, JSON in/out. The computation is in s0.cpp.
 #include "evalgraph/plugin.hpp"
+#include "s0_params.hpp"
 #include "ksodi/detect.hpp"
 #include "ksodi/fast_input.hpp"
 #include "ksodi/json_input.hpp"
@@ -11,45 +12,20 @@ namespace {
 
 using evalgraph::json;
 
-constexpr const char *kSchema = R"schema({
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "alpha": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of format conformance F (seed: 0.4)"},
-    "beta": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of structure G_str (seed: 0.4)"},
-    "gamma": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of the redundancy penalty R_red (seed: 0.2)"},
-    "K": {"type": "number", "exclusiveMinimum": 0, "maximum": 1000, "description": "G_str normaliser: G_str = clip((headings + numbered + bullets + min(paragraphs,3)) / K) (seed: 10)"},
-    "f_neutral": {"type": "number", "minimum": 0, "maximum": 1, "description": "F when no output format is expected (seed: 0.5)"},
-    "list_min_share": {"type": "number", "minimum": 0, "maximum": 1, "description": "Optional extra LIST condition: list items make up at least this share of the non-blank lines (default 0 = off: a list block of >= 2 items anywhere passes)"},
-    "short_answer_min": {"type": "number", "minimum": 0, "maximum": 1, "description": "Guardrail: G_str floor for a non-empty answer of at most one sentence without structure markers (default 0.2)"},
-    "use_user_text": {"type": "boolean", "description": "Also read format wishes from the user text (default true)"},
-    "redundancy": {"type": "string", "enum": ["embedding", "jaccard"], "description": "R_red similarity: cosine of paragraph embeddings (host service; default provider TF-IDF) or token-set Jaccard (default embedding)"},
-    "embedding_provider": {"type": ["string", "null"], "description": "Embedding provider of the pipeline for R_red; null = host default (offline TF-IDF)"},
-    "alpha_by_tool_profile": {"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 10}, "description": "Per tool_profile_id alpha overrides, e.g. a strict-JSON tool profile that makes F dominant"}
-  }
-})schema";
+struct Config : ksodi::S0Config {
+  std::optional<std::string> embedding_provider;
+};
+const evalgraph::Params<Config> kParams{"", ksodi::s0_params(), {
+  evalgraph::param(&Config::embedding_provider, "embedding_provider", "Embedding provider of the pipeline for R_red; null = host default (offline TF-IDF)").nullable(),
+}};
 
 class S0Node : public evalgraph::RawNode {
  public:
   S0Node(const evalgraph::Host &host, const json &params) : host_(host) {
-    p_.alpha = ksodi::param_num(params, "alpha", 0.4, 0, 10);
-    p_.beta = ksodi::param_num(params, "beta", 0.4, 0, 10);
-    p_.gamma = ksodi::param_num(params, "gamma", 0.2, 0, 10);
-    p_.K = ksodi::param_num(params, "K", 10, 1e-9, 1000);
-    p_.f_neutral = ksodi::param_num(params, "f_neutral", 0.5, 0, 1);
-    p_.list_min_share = ksodi::param_num(params, "list_min_share", 0.0, 0, 1);
-    p_.short_answer_min = ksodi::param_num(params, "short_answer_min", 0.2, 0, 1);
-    p_.use_user_text = ksodi::param_bool(params, "use_user_text", true);
-    std::string red = params.value("redundancy", std::string("embedding"));
-    if (red != "embedding" && red != "jaccard") throw std::invalid_argument("parameter 'redundancy' must be 'embedding' or 'jaccard'");
-    p_.redundancy = red == "jaccard" ? ksodi::Redundancy::Jaccard : ksodi::Redundancy::Embedding;
-    provider_ = ksodi::param_provider(params);
+    const Config c = kParams.parse(params);
+    p_ = ksodi::resolve(c);
+    provider_ = c.embedding_provider;
     limits_ = ksodi::input_limits(params);
-    if (auto it = params.find("alpha_by_tool_profile"); it != params.end() && it->is_object())
-      for (const auto &[k, v] : it->items()) {
-        if (!v.is_number()) throw std::invalid_argument("alpha_by_tool_profile." + k + " must be a number");
-        p_.alpha_by_tool_profile[k] = v.get<double>();
-      }
   }
 
   // Fast path: the members read straight from the input text; anything unusual takes the full parse.
@@ -184,7 +160,7 @@ class S0Node : public evalgraph::RawNode {
 EVALGRAPH_PLUGIN("ksodi_s0", "1.0.0", "KSODI-Standard S0: observable structure",
                  evalgraph::node_type<S0Node>({EG_KIND_OPERATOR, "ksodi.s0",
                                                "KSODI S0: format conformance, structure and redundancy of an answer",
-                                               kSchema, {"answer"},
+                                               kParams.schema(), {"answer"},
                                                {"system_prompt", "tool_profile", "user_text", "tool_profile_id"},
                                                {"S0", "F", "G_str", "R_red", "no_explicit_format", "expectations_detected",
                                                 "expectation_evidence", "format_passed_map", "format_evidence", "format_items", "format_counts",

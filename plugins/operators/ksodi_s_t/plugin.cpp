@@ -1,6 +1,7 @@
 // Plugin glue of ksodi.s_t (sequence node): parameters, ports, JSON in/out. The computation is in s_t.cpp.
 #include "cues.hpp"
 #include "evalgraph/plugin.hpp"
+#include "s0_params.hpp"
 #include "ksodi/detect.hpp"
 #include "ksodi/json_input.hpp"
 #include "ksodi/plugin_util.hpp"
@@ -10,46 +11,18 @@ namespace {
 
 using evalgraph::json;
 
-constexpr const char *kSchema = R"schema({
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "w_consistency": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of Δconsistency (default 0.1)"},
-    "w_repair": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of Δrepair (default 0.5)"},
-    "lambda_decay": {"type": "number", "minimum": 0, "maximum": 10, "description": "Weight of Δdecay (default 0.3)"},
-    "decay_words": {"type": "number", "exclusiveMinimum": 0, "maximum": 100000, "description": "Answer length in words at which Δdecay counts in full (default 150)"},
-    "s0": {"type": "object", "description": "Parameters of the embedded standard operator ksodi.s0 (alpha, beta, gamma, K, f_neutral, list_min_share, short_answer_min, use_user_text, redundancy, alpha_by_tool_profile)"},
-    "embedding_provider": {"type": ["string", "null"], "description": "Embedding provider for S0's R_red; null = host default (offline TF-IDF)"}
-  }
-})schema";
-
-ksodi::S0Params s0_params(const json &p) {
-  ksodi::S0Params s;
-  s.alpha = ksodi::param_num(p, "alpha", 0.4, 0, 10);
-  s.beta = ksodi::param_num(p, "beta", 0.4, 0, 10);
-  s.gamma = ksodi::param_num(p, "gamma", 0.2, 0, 10);
-  s.K = ksodi::param_num(p, "K", 10, 1e-9, 1000);
-  s.f_neutral = ksodi::param_num(p, "f_neutral", 0.5, 0, 1);
-  s.list_min_share = ksodi::param_num(p, "list_min_share", 0.0, 0, 1);  // as ksodi.s0: a list block anywhere passes
-  s.short_answer_min = ksodi::param_num(p, "short_answer_min", 0.2, 0, 1);
-  s.use_user_text = ksodi::param_bool(p, "use_user_text", true);
-  std::string red = p.value("redundancy", std::string("embedding"));
-  if (red != "embedding" && red != "jaccard") throw std::invalid_argument("parameter 's0.redundancy' must be 'embedding' or 'jaccard'");
-  s.redundancy = red == "jaccard" ? ksodi::Redundancy::Jaccard : ksodi::Redundancy::Embedding;
-  if (auto it = p.find("alpha_by_tool_profile"); it != p.end() && it->is_object())
-    for (const auto &[k, v] : it->items()) {
-      if (!v.is_number()) throw std::invalid_argument("s0.alpha_by_tool_profile." + k + " must be a number");
-      s.alpha_by_tool_profile[k] = v.get<double>();
-    }
-  for (const auto &[k, v] : p.items()) {
-    static const char *known[] = {"alpha", "beta", "gamma", "K", "f_neutral", "list_min_share", "short_answer_min",
-                                  "use_user_text", "redundancy", "alpha_by_tool_profile"};
-    bool ok = false;
-    for (const char *n : known) ok = ok || k == n;
-    if (!ok) throw std::invalid_argument("parameter 's0." + k + "' is not a parameter of ksodi.s0");
-  }
-  return s;
-}
+struct Config : ksodi::STParams {
+  ksodi::S0Config s0_given;
+  std::optional<std::string> embedding_provider;
+};
+const evalgraph::Params<Config> kParams{"", {
+  evalgraph::param<Config>(&Config::w_consistency, "w_consistency", "Weight of Δconsistency").range(0, 10),
+  evalgraph::param<Config>(&Config::w_repair, "w_repair", "Weight of Δrepair").range(0, 10),
+  evalgraph::param<Config>(&Config::lambda_decay, "lambda_decay", "Weight of Δdecay").range(0, 10),
+  evalgraph::param<Config>(&Config::decay_words, "decay_words", "Answer length in words at which Δdecay counts in full").above(0).with_schema({{"maximum", 100000}}).unit("words"),
+  evalgraph::param(&Config::s0_given, "s0", "Parameters of the embedded standard operator ksodi.s0, with its defaults", ksodi::s0_params()),
+  evalgraph::param(&Config::embedding_provider, "embedding_provider", "Embedding provider for S0's R_red; null = host default (offline TF-IDF)").nullable(),
+}};
 
 json term(double value, double weight, int sign, json trigger) {
   return {{"value", value}, {"weight", weight}, {"contribution", sign * weight * value}, {"trigger", std::move(trigger)}};
@@ -58,13 +31,10 @@ json term(double value, double weight, int sign, json trigger) {
 class STNode : public evalgraph::Node {
  public:
   STNode(const evalgraph::Host &host, const json &params) : host_(host) {
-    p_.w_consistency = ksodi::param_num(params, "w_consistency", 0.1, 0, 10);
-    p_.w_repair = ksodi::param_num(params, "w_repair", 0.5, 0, 10);
-    p_.lambda_decay = ksodi::param_num(params, "lambda_decay", 0.3, 0, 10);
-    p_.decay_words = ksodi::param_num(params, "decay_words", 150, 1e-9, 100000);
-    json s0p = params.contains("s0") && params["s0"].is_object() ? params["s0"] : json::object();
-    p_.s0 = s0_params(s0p);
-    provider_ = ksodi::param_provider(params);
+    const Config c = kParams.parse(params);
+    p_ = c;
+    p_.s0 = ksodi::resolve(c.s0_given);
+    provider_ = c.embedding_provider;
     limits_ = ksodi::input_limits(params);
   }
 
@@ -144,7 +114,7 @@ class STNode : public evalgraph::Node {
 EVALGRAPH_PLUGIN("ksodi_s_t", "1.0.0", "KSODI-Full S(t): dynamic structure over a conversation",
                  evalgraph::node_type<STNode>({EG_KIND_OPERATOR, "ksodi.s_t",
                                                "KSODI S(t): S0 per turn plus consistency, repair after complaints and decay",
-                                               kSchema, {"answer"},
+                                               kParams.schema(), {"answer"},
                                                {"system_prompt", "tool_profile", "user_text", "tool_profile_id", "turn"},
                                                {"S", "S0", "t", "turn", "n_turns", "consistency", "repair", "decay", "terms",
                                                 "structure_features", "words", "s0", "parameters"},

@@ -167,51 +167,6 @@ void write_text_file(const fs::path &file, const std::string &text) {
 
 }  // namespace
 
-ReportConfig config_from_json(const json &p) {
-  ReportConfig c;
-  if (p.contains("_output_dir")) c.output_dir = p["_output_dir"].get<std::string>();
-  if (p.contains("output_dir")) c.output_dir = p["output_dir"].get<std::string>();
-  c.experiment_name = p.value("experiment_name", c.experiment_name);
-  c.input_column = p.value("input_column", c.input_column);
-  c.output_column = p.value("output_column", c.output_column);
-  std::string sep = p.value("csv_separator", std::string(","));
-  if (sep == "tab" || sep == "\\t") sep = "\t";
-  if (sep.size() != 1) throw std::invalid_argument("csv_separator must be one character");
-  c.separator = sep[0];
-  c.rows_mode = p.value("mode", std::string("pipeline")) == "rows";
-  c.only_transform = p.value("only_transform", false);
-  for (const auto &t : p.value("transformations", json::array()))
-    c.transformations.push_back({t.at("id").get<std::string>(), t.value("label", t.at("id").get<std::string>())});
-  std::set<std::string> names;
-  for (const auto &k : p.value("criteria", json::array())) {
-    CriterionSpec s{k.at("name").get<std::string>(), k.value("display", k.at("name").get<std::string>()),
-                    k.value("field", std::string()), k.value("kind", std::string("task"))};
-    if (!names.insert(s.name).second) throw std::invalid_argument("criterion '" + s.name + "' is listed twice");
-    c.criteria.push_back(std::move(s));
-  }
-  if (p.contains("score") && p["score"].is_object()) {
-    c.has_score = true;
-    c.score_field = p["score"].value("field", c.score_field);
-  }
-  if (p.contains("fields")) {
-    const json &f = p["fields"];
-    c.original_field = f.value("original", c.input_column);
-    c.transformed_field = f.value("transformed", c.transformed_field);
-    c.transformation_field = f.value("transformation", c.transformation_field);
-    c.data_file_field = f.value("data_file", c.data_file_field);
-    c.row_field = f.value("row", c.row_field);
-  }
-  if (c.original_field.empty()) c.original_field = c.input_column;
-  if (p.contains("chart")) {
-    c.chart_width = p["chart"].value("width", c.chart_width);
-    c.chart_height = p["chart"].value("height", c.chart_height);
-  }
-  if (c.chart_width < 300 || c.chart_height < 200 || c.chart_width > 10000 || c.chart_height > 10000)
-    throw std::invalid_argument("chart size must be 300..10000 x 200..10000 pixels");
-  if (c.output_dir.empty()) throw std::invalid_argument("no output directory (_output_dir) given");
-  return c;
-}
-
 RepStats rep_stats(const std::vector<double> &m) {
   RepStats s;
   s.n = m.size();

@@ -54,9 +54,6 @@ struct ReportConfig {
   int chart_width = 1200, chart_height = 700;
 };
 
-// Reads the sink's parameters (throws std::invalid_argument).
-ReportConfig config_from_json(const json &p);
-
 // One statistic over replications.
 struct RepStats {
   std::size_t n = 0;  // replications with at least one value

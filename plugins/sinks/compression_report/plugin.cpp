@@ -14,29 +14,30 @@ namespace {
 using namespace compression;
 namespace fs = std::filesystem;
 
-constexpr const char *kSchema = R"schema({
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "judge": {"type": "string", "minLength": 1, "description": "Node id of the compression.judge node (default judge)"},
-    "file": {"type": "string", "minLength": 1, "description": "Base name of the files written (default compression_report)"},
-    "overall": {"type": "string", "enum": ["answers", "dimensions"], "description": "Overall = mean of the answers' overall scores (default) or of the dimension columns"},
-    "title": {"type": "string", "description": "Chart title"},
-    "chart": {"type": "boolean", "description": "Write the PNG chart (default true)"},
-    "_output_dir": {"type": "string", "description": "Injected by the host"}
-  }
-})schema";
+struct Config {
+  std::string judge = "judge", file = "compression_report", overall = "answers";
+  std::string title = "Context-compression evaluation (scores 0-5)";
+  bool chart = true;
+};
+const evalgraph::Params<Config> kParams{"", {
+  evalgraph::param(&Config::judge, "judge", "Node id of the compression.judge node").min_length(1),
+  evalgraph::param(&Config::file, "file", "Base name of the files written").min_length(1),
+  evalgraph::param(&Config::overall, "overall", "Overall = mean of the answers' overall scores or of the dimension columns").one_of({"answers", "dimensions"}),
+  evalgraph::param(&Config::title, "title", "Chart title"),
+  evalgraph::param(&Config::chart, "chart", "Write the PNG chart"),
+}};
 
 class Report : public evalgraph::Node {
  public:
-  Report(const evalgraph::Host &, const json &p) : agg_(str_param(p, "overall", "answers")) {
-    judge_ = str_param(p, "judge", "judge");
-    file_ = str_param(p, "file", "compression_report");
+  Report(const evalgraph::Host &, const json &p) : Report(p, kParams.parse(p)) {}
+  Report(const json &p, const Config &c) : agg_(c.overall) {
+    judge_ = c.judge;
+    file_ = c.file;
     if (file_.find('/') != std::string::npos || file_ == "." || file_ == "..")
       throw std::invalid_argument("parameter 'file' must be a plain file name, got '" + file_ + "'");
-    title_ = str_param(p, "title", "Context-compression evaluation (scores 0-5)");
-    chart_ = bool_param(p, "chart", true);
-    dir_ = str_param(p, "_output_dir", "");
+    title_ = c.title;
+    chart_ = c.chart;
+    dir_ = p.value("_output_dir", std::string());
     if (dir_.empty()) throw std::invalid_argument("compression.report: the host did not pass _output_dir");
   }
 
@@ -86,4 +87,4 @@ class Report : public evalgraph::Node {
 EVALGRAPH_PLUGIN("compression_report", "1.0.0", "Context compression: report sink",
                  evalgraph::node_type<Report>({EG_KIND_SINK, "compression.report",
                                                "methods x (overall + six dimensions) as Markdown, CSV, JSON and a PNG chart; by probe type; compression ratio; judge counts",
-                                               kSchema, {}, {}, {}, 0}))
+                                               kParams.schema(), {}, {}, {}, 0}))

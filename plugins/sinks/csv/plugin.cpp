@@ -30,22 +30,18 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-constexpr const char *kSchema = R"({
-  "type": "object",
-  "description": "Writes every finished record as a CSV row; node outputs become node.field columns.",
-  "properties": {
-    "file": {"type": "string", "minLength": 1, "default": "records.csv",
-             "description": "Output file, relative to the run's output directory (subfolders are created)."},
-    "separator": {"type": "string", "minLength": 1, "maxLength": 3, "default": ",",
-                  "description": "Field separator: one character, or \"tab\"."},
-    "columns": {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": true,
-                "description": "Explicit columns and their order (e.g. \"question\", \"judge.score\"); fields not listed are left out. Default: every field seen, in first-seen order."},
-    "bom": {"type": "boolean", "default": false,
-            "description": "Start the file with a UTF-8 byte order mark so that Excel reads non-ASCII text correctly."}
-  },
-  "patternProperties": {"^_": {"description": "Set by the host (e.g. _output_dir)."}},
-  "additionalProperties": false
-})";
+struct Config {
+  std::string file = "records.csv";
+  std::string separator = ",";
+  std::optional<std::vector<std::string>> columns;
+  bool bom = false;
+};
+const evalgraph::Params<Config> kParams{"Writes every finished record as a CSV row; node outputs become node.field columns.", {
+  evalgraph::param(&Config::file, "file", "Output file, relative to the run's output directory (subfolders are created).").min_length(1),
+  evalgraph::param(&Config::separator, "separator", "Field separator: one character, or \"tab\".").min_length(1).max_length(3),
+  evalgraph::param(&Config::columns, "columns", "Explicit columns and their order (e.g. \"question\", \"judge.score\"); fields not listed are left out. null: every field seen, in first-seen order.").with_schema({{"minItems", 1}, {"uniqueItems", true}}),
+  evalgraph::param(&Config::bom, "bom", "Start the file with a UTF-8 byte order mark so that Excel reads non-ASCII text correctly."),
+}};
 
 constexpr std::size_t kBufferSize = std::size_t{1} << 20;
 
@@ -104,39 +100,22 @@ struct RowHead {
 class CsvSink : public evalgraph::RawNode {
  public:
   CsvSink(const evalgraph::Host &, const json &params) {
-    if (!params.is_object()) throw std::invalid_argument("parameters must be a JSON object");
-    for (const auto &item : params.items()) {
-      const std::string &key = item.key();
-      if (key != "file" && key != "separator" && key != "columns" && key != "bom" && key.rfind('_', 0) != 0)
-        throw std::invalid_argument("unknown parameter '" + key + "' (known: file, separator, columns, bom)");
-    }
+    const Config c = kParams.parse(params);
     auto dir = params.find("_output_dir");
     if (dir == params.end() || !dir->is_string())
       throw std::invalid_argument("the host passed no _output_dir (a string) to the sink");
-    file_ = "records.csv";
-    if (auto f = params.find("file"); f != params.end()) {
-      if (!f->is_string() || f->get_ref<const std::string &>().empty())
-        throw std::invalid_argument("parameter file must be a non-empty string");
-      file_ = f->get<std::string>();
-    }
-    if (auto s = params.find("separator"); s != params.end()) {
-      std::string sep = s->is_string() ? s->get<std::string>() : std::string();
-      if (sep == "tab" || sep == "\\t") sep = "\t";
-      if (sep.size() != 1 || sep[0] == '"' || sep[0] == '\n' || sep[0] == '\r')
-        throw std::invalid_argument("parameter separator must be one character (not a quote or line break) or \"tab\"");
-      sep_ = sep[0];
-    }
-    if (auto b = params.find("bom"); b != params.end()) {
-      if (!b->is_boolean()) throw std::invalid_argument("parameter bom must be true or false");
-      bom_ = b->get<bool>();
-    }
-    if (auto c = params.find("columns"); c != params.end()) {
-      if (!c->is_array() || c->empty()) throw std::invalid_argument("parameter columns must be a non-empty list of names");
-      for (const auto &name : *c) {
-        if (!name.is_string()) throw std::invalid_argument("parameter columns must list strings");
-        if (!index_.emplace(name.get<std::string>(), columns_.size()).second)
-          throw std::invalid_argument("parameter columns names '" + name.get<std::string>() + "' twice");
-        columns_.push_back(name.get<std::string>());
+    file_ = c.file;
+    std::string sep = c.separator == "tab" || c.separator == "\\t" ? "\t" : c.separator;
+    if (sep.size() != 1 || sep[0] == '"' || sep[0] == '\n' || sep[0] == '\r')
+      throw std::invalid_argument("parameter separator must be one character (not a quote or line break) or \"tab\"");
+    sep_ = sep[0];
+    bom_ = c.bom;
+    if (c.columns) {
+      if (c.columns->empty()) throw std::invalid_argument("parameter columns must be a non-empty list of names");
+      for (const auto &name : *c.columns) {
+        if (!index_.emplace(name, columns_.size()).second)
+          throw std::invalid_argument("parameter columns names '" + name + "' twice");
+        columns_.push_back(name);
       }
       fixed_columns_ = true;
     }
@@ -277,4 +256,4 @@ EVALGRAPH_PLUGIN("sink_csv", "0.1.0", "CSV sink",
                  evalgraph::node_type<CsvSink>({EG_KIND_SINK, "sink.csv",
                                                 "Writes every finished record as a CSV row, node outputs flattened into "
                                                 "node.field columns",
-                                                kSchema, {}, {}, {}, 0u}))
+                                                kParams.schema(), {}, {}, {}, 0u}))

@@ -35,17 +35,14 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char *kSchema = R"({
-  "type": "object",
-  "description": "Writes report.html: the run, per-output means with intervals and histograms, all records (sort, filter, search) and each record's evidence. One file, no network.",
-  "properties": {
-    "file": {"type": "string", "minLength": 1, "default": "report.html",
-             "description": "Output file, relative to the run's output directory."},
-    "title": {"type": "string", "description": "Page title (default: the pipeline's name)."}
-  },
-  "patternProperties": {"^_": {"description": "Set by the host (_output_dir, _run)."}},
-  "additionalProperties": false
-})";
+struct Config {
+  std::string file = "report.html";
+  std::optional<std::string> title;
+};
+const evalgraph::Params<Config> kParams{"Writes report.html: the run, per-output means with intervals and histograms, all records (sort, filter, search) and each record's evidence. One file, no network.", {
+  evalgraph::param(&Config::file, "file", "Output file, relative to the run's output directory.").min_length(1),
+  evalgraph::param(&Config::title, "title", "Page title (null: the pipeline's name)."),
+}};
 
 constexpr std::size_t kChunk = 3 * 262144;  // compressed bytes per <script> chunk (a multiple of 3: base64 without padding)
 
@@ -96,13 +93,10 @@ void base64(const unsigned char *p, std::size_t n, std::string &out) {
 class HtmlReport : public evalgraph::RawNode {
  public:
   HtmlReport(const evalgraph::Host &host, const json &params) : host_(host) {
-    if (!params.is_object()) throw std::invalid_argument("parameters must be a JSON object");
-    for (const auto &item : params.items())
-      if (item.key() != "file" && item.key() != "title" && item.key().rfind('_', 0) != 0)
-        throw std::invalid_argument("unknown parameter '" + item.key() + "' (known: file, title)");
+    const Config c = kParams.parse(params);
     auto dir = params.find("_output_dir");
     if (dir == params.end() || !dir->is_string()) throw std::invalid_argument("the host passed no _output_dir (a string) to the sink");
-    std::string file = params.value("file", std::string("report.html"));
+    const std::string &file = c.file;
     fs::path rel(file), norm = fs::path(file).lexically_normal();
     if (file.empty() || rel.is_absolute() || (!norm.empty() && *norm.begin() == ".."))
       throw std::invalid_argument("parameter file '" + file + "' must be a relative path inside the output directory");
@@ -115,7 +109,7 @@ class HtmlReport : public evalgraph::RawNode {
     if (deflateInit2(&zs_, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) throw std::runtime_error("zlib: deflateInit2 failed");
     z_open_ = true;
     json run = params.contains("_run") ? params["_run"] : json::object();
-    std::string title = params.value("title", run.value("pipeline", std::string("evalgraph run")));
+    std::string title = c.title ? *c.title : run.value("pipeline", std::string("evalgraph run"));
     put("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     put("<title>" + html_escape(title) + " — evalgraph report</title>\n<style>\n");
     put(report_assets::kCss);
@@ -289,4 +283,4 @@ class HtmlReport : public evalgraph::RawNode {
 EVALGRAPH_PLUGIN("sink_html_report", "1.0.0", "self-contained HTML report of a run",
                  evalgraph::node_type<HtmlReport>({EG_KIND_SINK, "sink.html_report",
                                                    "report.html: the run, means with intervals, histograms, all records with their evidence (one file, no network)",
-                                                   kSchema, {}, {}, {}, 0}))
+                                                   kParams.schema(), {}, {}, {}, 0}))

@@ -21,16 +21,12 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char *kSchema = R"({
-  "type": "object",
-  "description": "Writes every finished record as one line of compact JSON (JSON Lines).",
-  "properties": {
-    "file": {"type": "string", "minLength": 1, "default": "records.jsonl",
-             "description": "Output file, relative to the run's output directory (subfolders are created)."}
-  },
-  "patternProperties": {"^_": {"description": "Set by the host (e.g. _output_dir)."}},
-  "additionalProperties": false
-})";
+struct Config {
+  std::string file = "records.jsonl";
+};
+const evalgraph::Params<Config> kParams{"Writes every finished record as one line of compact JSON (JSON Lines).", {
+  evalgraph::param(&Config::file, "file", "Output file, relative to the run's output directory (subfolders are created).").min_length(1),
+}};
 
 constexpr std::size_t kBufferSize = std::size_t{4} << 20;
 
@@ -39,21 +35,10 @@ std::string errno_text() { return std::strerror(errno); }
 class JsonlSink : public evalgraph::RawNode {
  public:
   JsonlSink(const evalgraph::Host &, const json &params) {
-    if (!params.is_object()) throw std::invalid_argument("parameters must be a JSON object");
-    for (const auto &item : params.items()) {
-      const std::string &key = item.key();
-      if (key != "file" && key.rfind('_', 0) != 0)
-        throw std::invalid_argument("unknown parameter '" + key + "' (known: file)");
-    }
+    file_ = kParams.parse(params).file;
     auto dir = params.find("_output_dir");
     if (dir == params.end() || !dir->is_string())
       throw std::invalid_argument("the host passed no _output_dir (a string) to the sink");
-    file_ = "records.jsonl";
-    if (auto f = params.find("file"); f != params.end()) {
-      if (!f->is_string() || f->get_ref<const std::string &>().empty())
-        throw std::invalid_argument("parameter file must be a non-empty string");
-      file_ = f->get<std::string>();
-    }
     fs::path rel(file_);
     fs::path norm = rel.lexically_normal();
     if (rel.is_absolute() || (!norm.empty() && *norm.begin() == ".."))
@@ -126,5 +111,5 @@ constexpr uint32_t kFlags = 0;  // one instance, records in order
 
 EVALGRAPH_PLUGIN("sink_jsonl", "0.1.0", "JSON Lines sink",
                  evalgraph::node_type<JsonlSink>({EG_KIND_SINK, "sink.jsonl",
-                                                  "Writes every finished record as one line of JSON (JSON Lines)", kSchema,
+                                                  "Writes every finished record as one line of JSON (JSON Lines)", kParams.schema(),
                                                   {}, {}, {}, kFlags}))

@@ -12,27 +12,27 @@ namespace {
 
 using evalgraph::json;
 
-constexpr const char *kSchema = R"schema({
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "file": {"type": "string", "minLength": 1, "description": "Output file name inside the run's output directory (default summary.md)"},
-    "scope_field": {"type": "string", "minLength": 1, "description": "Record field that groups the units (default context_scope_id)"},
-    "id_field": {"type": "string", "minLength": 1, "description": "Record field naming a unit in the lists (default id)"},
-    "s0_node": {"type": "string", "minLength": 1, "description": "Node id of the ksodi.s0 node (default s0)"},
-    "k0_node": {"type": "string", "minLength": 1, "description": "Node id of the ksodi.k0 node (default k0)"},
-    "o0_node": {"type": "string", "minLength": 1, "description": "Node id of the ksodi.o0 node (default o0)"},
-    "threshold": {"type": "number", "minimum": 0, "maximum": 1, "description": "K0 below this flags a unit as not interpretable (default 0.4)"},
-    "max_ids": {"type": "integer", "minimum": 0, "maximum": 100000, "description": "Record ids listed per scope and list; more are only counted (default 50)"},
-    "_output_dir": {"type": "string", "description": "Injected by the host: the run's output directory"}
-  }
-})schema";
+struct Config : ksodi::SummaryConfig {
+  std::string file = "summary.md";
+};
+using C = Config;
+const evalgraph::Params<C> kParams{"", {
+  evalgraph::param<C>(&C::file, "file", "Output file name inside the run's output directory").min_length(1),
+  evalgraph::param<C>(&C::scope_field, "scope_field", "Record field that groups the units").min_length(1),
+  evalgraph::param<C>(&C::id_field, "id_field", "Record field naming a unit in the lists").min_length(1),
+  evalgraph::param<C>(&C::s0_node, "s0_node", "Node id of the ksodi.s0 node").min_length(1),
+  evalgraph::param<C>(&C::k0_node, "k0_node", "Node id of the ksodi.k0 node").min_length(1),
+  evalgraph::param<C>(&C::o0_node, "o0_node", "Node id of the ksodi.o0 node").min_length(1),
+  evalgraph::param<C>(&C::k0_threshold, "threshold", "K0 below this flags a unit as not interpretable").range(0, 1),
+  evalgraph::param<C>(&C::max_ids, "max_ids", "Record ids listed per scope and list; more are only counted").range(0, 100000),
+}};
 
 
 class SummarySink : public evalgraph::Node {
  public:
-  SummarySink(const evalgraph::Host &, const json &p) : agg_(config(p)) {
-    auto target = ksodi::sink_target(p, "summary.md", "ksodi.summary");
+  SummarySink(const evalgraph::Host &, const json &p) : SummarySink(p, kParams.parse(p)) {}
+  SummarySink(const json &p, const Config &c) : agg_(c) {
+    auto target = ksodi::sink_target(p, c.file, "ksodi.summary");
     file_ = target.file;
     dir_ = target.dir;
   }
@@ -48,18 +48,6 @@ class SummarySink : public evalgraph::Node {
   }
 
  private:
-  static ksodi::SummaryConfig config(const json &p) {
-    ksodi::SummaryConfig c;
-    c.scope_field = ksodi::param_str(p, "scope_field", "context_scope_id");
-    c.id_field = ksodi::param_str(p, "id_field", "id");
-    c.s0_node = ksodi::param_str(p, "s0_node", "s0");
-    c.k0_node = ksodi::param_str(p, "k0_node", "k0");
-    c.o0_node = ksodi::param_str(p, "o0_node", "o0");
-    if (auto it = p.find("threshold"); it != p.end() && it->is_number()) c.k0_threshold = it->get<double>();
-    if (auto it = p.find("max_ids"); it != p.end() && it->is_number_integer()) c.max_ids = it->get<std::size_t>();
-    return c;
-  }
-
   ksodi::SummaryAggregator agg_;
   std::string file_, dir_;
 };
@@ -68,5 +56,5 @@ class SummarySink : public evalgraph::Node {
 
 EVALGRAPH_PLUGIN("ksodi_summary", "1.0.0", "KSODI-Standard summary report (Markdown, per context scope)",
                  evalgraph::node_type<SummarySink>({EG_KIND_SINK, "ksodi.summary",
-                                                    "Markdown summary of S0/K0/O0 per context_scope_id", kSchema, {}, {},
+                                                    "Markdown summary of S0/K0/O0 per context_scope_id", kParams.schema(), {}, {},
                                                     {}, 0}))

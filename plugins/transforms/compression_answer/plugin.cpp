@@ -1,5 +1,6 @@
 // compression.answer — the model under test answers every probe of a checkpoint from one method's
 // compressed context plus the messages that method kept verbatim, and nothing else.
+#include "compression/llm_params.hpp"
 #include "compression/llm_util.hpp"
 #include "compression/session.hpp"
 #include "evalgraph/plugin.hpp"
@@ -7,17 +8,13 @@
 namespace {
 using namespace compression;
 
-constexpr const char *kSchema = R"schema({
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "method": {"type": "string", "minLength": 1, "description": "Method id when `compressed` is a plain text column (default custom); overrides a transform's"},
-    "label": {"type": "string", "minLength": 1, "description": "Display name in the report (default: the method id, or the transform's label)"},
-    "provider": {"type": "string", "minLength": 1, "description": "Pipeline provider of the model under test (default: the pipeline's default)"},
-    "temperature": {"type": "number", "minimum": 0, "maximum": 2, "description": "default 0"},
-    "max_tokens": {"type": "integer", "minimum": 1, "description": "default: not sent"}
-  }
-})schema";
+struct Config : LlmRequest {
+  std::string method, label;
+};
+const evalgraph::Params<Config> kParams{"", llm_request_params(), {
+  evalgraph::param<Config>(&Config::method, "method", "Method id when `compressed` is a plain text column (\"\": custom); overrides a transform's"),
+  evalgraph::param<Config>(&Config::label, "label", "Display name in the report (\"\": the method id, or the transform's label)"),
+}};
 
 const char *const kSystem =
     "You are the AI coding agent of the work session below. To save space, your earlier working context was "
@@ -27,11 +24,12 @@ const char *const kSystem =
 class Answer : public evalgraph::Node {
  public:
   Answer(const evalgraph::Host &h, const json &p) : host_(h) {
-    method_ = str_param(p, "method", "");
-    label_ = str_param(p, "label", "");
-    provider_ = str_param(p, "provider", "");
-    temperature_ = num_param(p, "temperature", 0);
-    max_tokens_ = static_cast<int>(int_param(p, "max_tokens", 0));
+    const Config c = kParams.parse(p);
+    method_ = c.method;
+    label_ = c.label;
+    provider_ = c.provider;
+    temperature_ = c.temperature;
+    max_tokens_ = c.max_tokens;
   }
 
   json process(evalgraph::Call &call, const json &in) override {
@@ -109,7 +107,7 @@ class Answer : public evalgraph::Node {
 EVALGRAPH_PLUGIN("compression_answer", "1.0.0", "Context compression: the model under test answers the probes",
                  evalgraph::node_type<Answer>({EG_KIND_TRANSFORM, "compression.answer",
                                                "answers each probe from one method's compressed context and verbatim recent messages only",
-                                               kSchema, {"compressed", "probes"}, {},
+                                               kParams.schema(), {"compressed", "probes"}, {},
                                                {"method", "label", "compacted_context", "tokens_kept", "tokens_history",
                                                 "answers", "answered", "failed"},
                                                EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM}))

@@ -20,24 +20,24 @@ using evalgraph::json;
 using namespace evalgraph_transforms;
 namespace fs = std::filesystem;
 
-constexpr const char *kSchema = R"({
-  "type": "object",
-  "description": "POSTs a JSON template to a chatbot endpoint and takes the answer by JSON pointer.",
-  "required": ["url"],
-  "properties": {
-    "url": {"type": "string", "description": "The endpoint, http:// or https://."},
-    "body": {"description": "JSON body template; every string in it has {text} replaced by the original text. Default {\"text\": \"{text}\"}."},
-    "answer_pointer": {"type": "string", "default": "/answer", "description": "JSON pointer (RFC 6901) of the answer text in the response."},
-    "headers": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Extra request headers."},
-    "api_key_file": {"type": "string", "description": "File holding a bearer token (relative to the pipeline's folder); sent as Authorization: Bearer."},
-    "timeout_s": {"type": "number", "exclusiveMinimum": 0, "default": 60, "description": "Limit of one attempt, connection included."},
-    "retries": {"type": "integer", "minimum": 0, "maximum": 5, "default": 2, "description": "Extra attempts after a transient failure (connection error, timeout, 429, 5xx)."},
-    "retry_backoff_s": {"type": "number", "minimum": 0, "default": 0.5, "description": "Delay before retry n is backoff * 2^(n-1), with jitter."},
-    "transformation": {"type": "string", "description": "Apply only to rows whose transformation field is this id; other rows pass `previous` through."}
-  },
-  "patternProperties": {"^_": {}},
-  "additionalProperties": false
-})";
+struct Config {
+  std::string url, answer_pointer = "/answer";
+  json body = {{"text", "{text}"}}, headers = json::object();
+  std::optional<std::string> api_key_file, transformation;
+  double timeout_s = 60, retry_backoff_s = 0.5;
+  int retries = 2;
+};
+const evalgraph::Params<Config> kParams{"POSTs a JSON template to a chatbot endpoint and takes the answer by JSON pointer.", {
+  evalgraph::param(&Config::url, "url", "The endpoint, http:// or https://.").make_required(),
+  evalgraph::param(&Config::body, "body", "JSON body template; every string in it has {text} replaced by the original text."),
+  evalgraph::param(&Config::answer_pointer, "answer_pointer", "JSON pointer (RFC 6901) of the answer text in the response."),
+  evalgraph::param(&Config::headers, "headers", "Extra request headers.").with_schema({{"type", "object"}, {"additionalProperties", {{"type", "string"}}}}),
+  evalgraph::param(&Config::api_key_file, "api_key_file", "File holding a bearer token (relative to the pipeline's folder); sent as Authorization: Bearer (null: none)."),
+  evalgraph::param(&Config::timeout_s, "timeout_s", "Limit of one attempt, connection included.").above(0).unit("s"),
+  evalgraph::param(&Config::retries, "retries", "Extra attempts after a transient failure (connection error, timeout, 429, 5xx).").range(0, 5),
+  evalgraph::param(&Config::retry_backoff_s, "retry_backoff_s", "Delay before retry n is backoff * 2^(n-1), with jitter.").at_least(0).unit("s"),
+  evalgraph::param(&Config::transformation, "transformation", "Apply only to rows whose transformation field is this id; other rows pass `previous` through (null: every row)."),
+}};
 
 size_t on_data(char *p, size_t size, size_t n, void *user) {
   auto *s = static_cast<std::string *>(user);
@@ -58,21 +58,21 @@ json render_json(const json &t, const std::vector<std::pair<std::string, std::st
 
 class HttpTransform : public evalgraph::Node {
  public:
-  HttpTransform(const evalgraph::Host &host, const json &p) : host_(host), params_(p) {
+  HttpTransform(const evalgraph::Host &host, const json &p) : host_(host) {
     static std::once_flag once;
     std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-    url_ = p.at("url").get<std::string>();
+    c_ = kParams.parse(p);
+    url_ = c_.url;
     if (url_.rfind("http://", 0) != 0 && url_.rfind("https://", 0) != 0)
       throw std::invalid_argument("url must start with http:// or https://: " + url_);
-    body_ = p.contains("body") ? p["body"] : json{{"text", "{text}"}};
-    pointer_ = json::json_pointer(p.value("answer_pointer", std::string("/answer")));
-    timeout_s_ = p.value("timeout_s", 60.0);
-    retries_ = p.value("retries", 2);
-    backoff_s_ = p.value("retry_backoff_s", 0.5);
-    if (p.contains("headers"))
-      for (const auto &[k, v] : p["headers"].items()) headers_.push_back(k + ": " + v.get<std::string>());
-    if (p.contains("api_key_file")) {
-      fs::path f = p["api_key_file"].get<std::string>();
+    body_ = c_.body;
+    pointer_ = json::json_pointer(c_.answer_pointer);
+    timeout_s_ = c_.timeout_s;
+    retries_ = c_.retries;
+    backoff_s_ = c_.retry_backoff_s;
+    for (const auto &[k, v] : c_.headers.items()) headers_.push_back(k + ": " + v.get<std::string>());
+    if (c_.api_key_file) {
+      fs::path f = *c_.api_key_file;
       if (f.is_relative() && p.contains("_pipeline_dir")) f = fs::path(p["_pipeline_dir"].get<std::string>()) / f;
       std::ifstream in(f);
       if (!in) throw std::invalid_argument("cannot read api_key_file " + f.string());
@@ -84,7 +84,7 @@ class HttpTransform : public evalgraph::Node {
   }
 
   json process(evalgraph::Call &call, const json &in) override {
-    if (!applies(params_, in)) return pass_through(in);
+    if (!applies(c_.transformation, in)) return pass_through(in);
     const auto &orig = in.at("original");
     if (!orig.is_string()) throw evalgraph::InputError("the original text is not a string");
     std::string body = render_json(body_, {{"text", orig.get<std::string>()}, {"original", orig.get<std::string>()}}).dump();
@@ -162,7 +162,8 @@ class HttpTransform : public evalgraph::Node {
   }
 
   evalgraph::Host host_;
-  json params_, body_;
+  Config c_;
+  json body_;
   std::string url_, token_;
   json::json_pointer pointer_;
   std::vector<std::string> headers_;
@@ -175,5 +176,5 @@ class HttpTransform : public evalgraph::Node {
 EVALGRAPH_PLUGIN("transform_http", "1.0.0", "Transformation by an HTTP chatbot endpoint",
                  evalgraph::node_type<HttpTransform>({EG_KIND_TRANSFORM, "transform.http",
                                                       "POSTs the original text to a chatbot endpoint, takes the answer by JSON pointer",
-                                                      kSchema, {"original"}, {"transformation", "previous"},
+                                                      kParams.schema(), {"original"}, {"transformation", "previous"},
                                                       {"text", "applies"}, EG_FLAG_THREAD_SAFE}))

@@ -10,33 +10,32 @@ namespace {
 using evalgraph::json;
 using namespace evalgraph_transforms;
 
-constexpr const char *kSchema = R"({
-  "type": "object",
-  "description": "Transforms the original text with an OpenAI-compatible chat model.",
-  "properties": {
-    "provider": {"type": "string", "description": "Provider of the pipeline that serves the model (default: the pipeline's default provider)."},
-    "system_prompt": {"type": "string", "default": "", "description": "System prompt template; {text} is the original text."},
-    "user_prompt": {"type": "string", "default": "{text}", "description": "User prompt template; {text} is the original text."},
-    "inference": {"type": "object", "description": "Passed into the request as they are: temperature, top_p, presence_penalty, frequency_penalty, max_tokens, seed, ..."},
-    "transformation": {"type": "string", "description": "Apply only to rows whose transformation field is this id; other rows pass `previous` through."}
-  },
-  "patternProperties": {"^_": {}},
-  "additionalProperties": false
-})";
+struct Config {
+  std::string provider, system_prompt, user_prompt = "{text}";
+  json inference = json::object();
+  std::optional<std::string> transformation;
+};
+const evalgraph::Params<Config> kParams{"Transforms the original text with an OpenAI-compatible chat model.", {
+  evalgraph::param(&Config::provider, "provider", "Provider of the pipeline that serves the model (\"\": the pipeline's default provider)."),
+  evalgraph::param(&Config::system_prompt, "system_prompt", "System prompt template; {text} is the original text."),
+  evalgraph::param(&Config::user_prompt, "user_prompt", "User prompt template; {text} is the original text."),
+  evalgraph::param(&Config::inference, "inference", "Passed into the request as they are: temperature, top_p, presence_penalty, frequency_penalty, max_tokens, seed, ...").with_schema({{"type", "object"}}),
+  evalgraph::param(&Config::transformation, "transformation", "Apply only to rows whose transformation field is this id; other rows pass `previous` through (null: every row)."),
+}};
 
 class LlmTransform : public evalgraph::Node {
  public:
-  LlmTransform(const evalgraph::Host &host, const json &p) : host_(host), params_(p) {
-    provider_ = p.value("provider", std::string());
-    system_ = p.value("system_prompt", std::string());
-    user_ = p.value("user_prompt", std::string("{text}"));
-    inference_ = p.value("inference", json::object());
+  LlmTransform(const evalgraph::Host &host, const json &p) : host_(host), c_(kParams.parse(p)) {
+    provider_ = c_.provider;
+    system_ = c_.system_prompt;
+    user_ = c_.user_prompt;
+    inference_ = c_.inference;
     for (const char *k : {"messages", "model", "stream"})
       if (inference_.contains(k)) throw std::invalid_argument(std::string("inference: '") + k + "' is set by the plugin");
   }
 
   json process(evalgraph::Call &call, const json &in) override {
-    if (!applies(params_, in)) return pass_through(in);
+    if (!applies(c_.transformation, in)) return pass_through(in);
     const auto &orig = in.at("original");
     if (!orig.is_string()) throw evalgraph::InputError("the original text is not a string");
     std::vector<std::pair<std::string, std::string>> vars = {{"text", orig.get<std::string>()},
@@ -61,7 +60,7 @@ class LlmTransform : public evalgraph::Node {
 
  private:
   evalgraph::Host host_;
-  json params_;
+  Config c_;
   std::string provider_, system_, user_;
   json inference_;
 };
@@ -71,5 +70,5 @@ class LlmTransform : public evalgraph::Node {
 EVALGRAPH_PLUGIN("transform_llm", "1.0.0", "Transformation by an OpenAI-compatible chat model",
                  evalgraph::node_type<LlmTransform>({EG_KIND_TRANSFORM, "transform.llm",
                                                      "transforms the original text with an OpenAI-compatible chat model",
-                                                     kSchema, {"original"}, {"transformation", "previous"},
+                                                     kParams.schema(), {"original"}, {"transformation", "previous"},
                                                      {"text", "applies"}, EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM}))

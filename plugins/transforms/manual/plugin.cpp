@@ -9,23 +9,21 @@ namespace {
 using evalgraph::json;
 using namespace evalgraph_transforms;
 
-constexpr const char *kSchema = R"({
-  "type": "object",
-  "description": "Takes the transformed text from an existing column (map it to the `text` port).",
-  "properties": {
-    "column": {"type": "string", "description": "The column's name, for messages only (the port mapping reads it)."},
-    "transformation": {"type": "string", "description": "Apply only to rows whose transformation field is this id; other rows pass `previous` through."}
-  },
-  "patternProperties": {"^_": {}},
-  "additionalProperties": false
-})";
+struct Config {
+  std::string column = "text";
+  std::optional<std::string> transformation;
+};
+const evalgraph::Params<Config> kParams{"Takes the transformed text from an existing column (map it to the `text` port).", {
+  evalgraph::param(&Config::column, "column", "The column's name, for messages only (the port mapping reads it)."),
+  evalgraph::param(&Config::transformation, "transformation", "Apply only to rows whose transformation field is this id; other rows pass `previous` through (null: every row)."),
+}};
 
 class ManualTransform : public evalgraph::Node {
  public:
-  ManualTransform(const evalgraph::Host &, const json &p) : params_(p), column_(p.value("column", std::string("text"))) {}
+  ManualTransform(const evalgraph::Host &, const json &p) : c_(kParams.parse(p)), column_(c_.column) {}
 
   json process(evalgraph::Call &, const json &in) override {
-    if (!applies(params_, in)) return pass_through(in);
+    if (!applies(c_.transformation, in)) return pass_through(in);
     auto it = in.find("text");
     if (it == in.end() || it->is_null()) throw evalgraph::InputError("the row has no value in column '" + column_ + "'");
     std::string text = it->is_string() ? it->get<std::string>() : it->dump();
@@ -34,7 +32,7 @@ class ManualTransform : public evalgraph::Node {
   }
 
  private:
-  json params_;
+  Config c_;
   std::string column_;
 };
 
@@ -42,6 +40,6 @@ class ManualTransform : public evalgraph::Node {
 
 EVALGRAPH_PLUGIN("transform_manual", "1.0.0", "Transformation taken from an existing column",
                  evalgraph::node_type<ManualTransform>({EG_KIND_TRANSFORM, "transform.manual",
-                                                        "an existing column is the transformed text", kSchema, {},
+                                                        "an existing column is the transformed text", kParams.schema(), {},
                                                         {"text", "transformation", "previous"}, {"text", "applies"},
                                                         EG_FLAG_THREAD_SAFE}))

@@ -6,9 +6,16 @@
 
 namespace {
 
+struct Config {
+  int min_word_length = 1;
+};
+const evalgraph::Params<Config> kParams{"Counts words, sentences and characters", {
+  evalgraph::param(&Config::min_word_length, "min_word_length", "Ignore shorter words").at_least(1).unit("characters"),
+}};
+
 class WordCount : public evalgraph::Node {
  public:
-  WordCount(const evalgraph::Host &, const evalgraph::json &params) : min_len_(params.value("min_word_length", 1)) {}
+  WordCount(const evalgraph::Host &, const evalgraph::json &params) : min_len_(kParams.parse(params).min_word_length) {}
 
   evalgraph::json process(evalgraph::Call &, const evalgraph::json &in) override {
     const std::string text = in.at("text").get<std::string>();
@@ -30,12 +37,9 @@ class WordCount : public evalgraph::Node {
   int min_len_;
 };
 
-constexpr const char *kSchema = R"({"type":"object","additionalProperties":false,
-  "properties":{"min_word_length":{"type":"integer","minimum":1,"description":"ignore shorter words"}}})";
-
 }  // namespace
 
 EVALGRAPH_PLUGIN("word-count", "1.0.0", "an out-of-tree example plugin",
                  evalgraph::node_type<WordCount>({EG_KIND_OPERATOR, "example.word_count", "counts words and sentences",
-                                                  kSchema, {"text"}, {}, {"words", "sentences", "characters", "min_word_length"},
+                                                  kParams.schema(), {"text"}, {}, {"words", "sentences", "characters", "min_word_length"},
                                                   EG_FLAG_THREAD_SAFE}))

@@ -11,9 +11,10 @@
 //       return {{"text", in.at("text")}};
 //     }
 //   };
+//   const evalgraph::Params<evalgraph::NoParams> kParams{"Echoes text", {}};  // parameters: evalgraph/params.hpp
 //   EVALGRAPH_PLUGIN("example", "1.0.0", "An example",
 //                    evalgraph::node_type<Echo>({EG_KIND_OPERATOR, "example.echo", "Echoes text",
-//                                                R"({"type":"object"})", {"text"}, {}, {"text"},
+//                                                kParams.schema(), {"text"}, {}, {"text"},
 //                                                EG_FLAG_THREAD_SAFE}))
 #ifndef EVALGRAPH_PLUGIN_HPP
 #define EVALGRAPH_PLUGIN_HPP
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "evalgraph/json_bounded.hpp"
+#include "evalgraph/params.hpp"
 #include "evalgraph/plugin.h"
 
 namespace evalgraph {

@@ -6,15 +6,21 @@
 
 namespace compression {
 
+namespace {
+const evalgraph::Params<Knobs> &knobs_params() {
+  using evalgraph::param;
+  static const evalgraph::Params<Knobs> p{"", llm_request_params(), {
+    param<Knobs>(&Knobs::trigger, "trigger", "When to compress: at each checkpoint, every N messages, or every N estimated tokens").one_of({"checkpoints", "messages", "tokens"}),
+    param<Knobs>(&Knobs::every, "every", "N for trigger messages/tokens (null: not set)").at_least(1).shown_default(nullptr),
+    param<Knobs>(&Knobs::keep_recent, "keep_recent", "Messages kept verbatim after a compression").range(0, 100000).unit("messages"),
+    param<Knobs>(&Knobs::max_tool_chars, "max_tool_chars", "Tool outputs are cut to this many characters in the summariser's prompt (0 = never)").at_least(0).unit("characters"),
+  }};
+  return p;
+}
+}  // namespace
+
 Knobs parse_knobs(const json &p) {
-  Knobs k;
-  k.trigger = str_param(p, "trigger", "checkpoints");
-  k.every = int_param(p, "every", 0);
-  k.keep_recent = int_param(p, "keep_recent", 8);
-  k.max_tool_chars = static_cast<std::size_t>(int_param(p, "max_tool_chars", 2000));
-  k.temperature = num_param(p, "temperature", 0);
-  k.max_tokens = static_cast<int>(int_param(p, "max_tokens", 0));
-  k.provider = str_param(p, "provider", "");
+  Knobs k = knobs_params().parse(p);
   if (k.trigger != "checkpoints" && k.every <= 0)
     throw std::invalid_argument("trigger '" + k.trigger + "' needs `every` (a positive number of " +
                                 (k.trigger == "tokens" ? "tokens" : "messages") + ")");
@@ -23,21 +29,7 @@ Knobs parse_knobs(const json &p) {
   return k;
 }
 
-const char *knobs_schema() {
-  return R"schema({
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "trigger": {"type": "string", "enum": ["checkpoints", "messages", "tokens"], "description": "When to compress: at each checkpoint (default), every N messages, or every N estimated tokens"},
-    "every": {"type": "integer", "minimum": 1, "description": "N for trigger messages/tokens"},
-    "keep_recent": {"type": "integer", "minimum": 0, "maximum": 100000, "description": "Messages kept verbatim after a compression (default 8)"},
-    "max_tool_chars": {"type": "integer", "minimum": 0, "description": "Tool outputs are cut to this many characters in the summariser's prompt (default 2000; 0 = never)"},
-    "provider": {"type": "string", "minLength": 1, "description": "Pipeline provider of the summariser (default: the pipeline's default)"},
-    "temperature": {"type": "number", "minimum": 0, "maximum": 2, "description": "Summariser temperature (default 0)"},
-    "max_tokens": {"type": "integer", "minimum": 1, "description": "Summariser max_tokens (default: not sent)"}
-  }
-})schema";
-}
+const char *knobs_schema() { return knobs_params().schema(); }
 
 std::string summarise(const evalgraph::Host &host, evalgraph::Call &call, const Knobs &k, const std::string &system,
                       const std::string &user) {

@@ -48,23 +48,6 @@ std::optional<json> parse_json_answer(const std::string &text) {
   return j;
 }
 
-std::string str_param(const json &p, const char *key, const std::string &def) {
-  auto it = p.find(key);
-  return it != p.end() && it->is_string() ? it->get<std::string>() : def;
-}
-long long int_param(const json &p, const char *key, long long def) {
-  auto it = p.find(key);
-  return it != p.end() && it->is_number_integer() ? it->get<long long>() : def;
-}
-double num_param(const json &p, const char *key, double def) {
-  auto it = p.find(key);
-  return it != p.end() && it->is_number() ? it->get<double>() : def;
-}
-bool bool_param(const json &p, const char *key, bool def) {
-  auto it = p.find(key);
-  return it != p.end() && it->is_boolean() ? it->get<bool>() : def;
-}
-
 std::uint64_t fnv1a64(const std::string &s, std::uint64_t h) {
   for (unsigned char c : s) {
     h ^= c;

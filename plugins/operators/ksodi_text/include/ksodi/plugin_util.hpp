@@ -13,52 +13,17 @@
 
 namespace ksodi {
 
-// A string parameter, or `def` when absent or null.
-inline std::string param_str(const nlohmann::json &p, const char *key, const char *def) {
-  auto it = p.find(key);
-  if (it == p.end() || it->is_null()) return def;
-  if (!it->is_string()) throw std::invalid_argument(std::string("parameter '") + key + "' must be a string");
-  return it->get<std::string>();
-}
-
-// A sink's output file: the plain file name of parameter `file` (default `def`) and the host's _output_dir.
+// A sink's output file: the plain file name `file` (its parameter) and the host's _output_dir.
 struct SinkTarget {
   std::string dir, file;
 };
-inline SinkTarget sink_target(const nlohmann::json &p, const char *def, const char *sink_name) {
-  SinkTarget t{param_str(p, "_output_dir", ""), param_str(p, "file", def)};
+inline SinkTarget sink_target(const nlohmann::json &p, const std::string &file, const char *sink_name) {
+  auto dir = p.find("_output_dir");
+  SinkTarget t{dir != p.end() && dir->is_string() ? dir->get<std::string>() : std::string(), file};
   if (t.file.find('/') != std::string::npos || t.file == "." || t.file == "..")
     throw std::invalid_argument("parameter 'file' must be a plain file name, got '" + t.file + "'");
   if (t.dir.empty()) throw std::invalid_argument(std::string(sink_name) + ": the host did not pass _output_dir");
   return t;
-}
-
-// A number parameter with the seed's default; range-checked again here because a plugin may be driven by a
-// host that does not validate (the engine does, against the published schema).
-inline double param_num(const nlohmann::json &p, const char *key, double def, double lo, double hi) {
-  auto it = p.find(key);
-  if (it == p.end() || it->is_null()) return def;
-  if (!it->is_number()) throw std::invalid_argument(std::string("parameter '") + key + "' must be a number");
-  double v = it->get<double>();
-  if (v < lo || v > hi)
-    throw std::invalid_argument(std::string("parameter '") + key + "' = " + std::to_string(v) + " is outside [" +
-                                std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  return v;
-}
-
-inline bool param_bool(const nlohmann::json &p, const char *key, bool def) {
-  auto it = p.find(key);
-  if (it == p.end() || it->is_null()) return def;
-  if (!it->is_boolean()) throw std::invalid_argument(std::string("parameter '") + key + "' must be true or false");
-  return it->get<bool>();
-}
-
-// "embedding_provider": a provider name of the pipeline, or null/absent for the host default (TF-IDF).
-inline std::optional<std::string> param_provider(const nlohmann::json &p) {
-  auto it = p.find("embedding_provider");
-  if (it == p.end() || it->is_null()) return std::nullopt;
-  if (!it->is_string()) throw std::invalid_argument("parameter 'embedding_provider' must be a string or null");
-  return it->get<std::string>();
 }
 
 // An EmbedFn that calls the host's embedding service (one host call per invocation).

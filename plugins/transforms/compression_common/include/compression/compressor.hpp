@@ -16,19 +16,17 @@
 #include <string>
 #include <vector>
 
+#include "compression/llm_params.hpp"
 #include "compression/session.hpp"
 #include "evalgraph/plugin.hpp"
 
 namespace compression {
 
-struct Knobs {
+struct Knobs : LlmRequest {
   std::string trigger = "checkpoints";
   long long every = 0;
   long long keep_recent = 8;
   std::size_t max_tool_chars = 2000;
-  double temperature = 0;
-  int max_tokens = 0;
-  std::string provider;
 };
 Knobs parse_knobs(const json &p);  // throws std::invalid_argument (e.g. trigger messages without every)
 // The JSON Schema of a compression transform's parameters (the knobs).

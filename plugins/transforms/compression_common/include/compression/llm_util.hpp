@@ -22,12 +22,6 @@ std::string chat_content(const json &response);
 constexpr int kMaxAnswerDepth = 32;
 std::optional<json> parse_json_answer(const std::string &text);
 
-// Parameters (the schema already checked the types).
-std::string str_param(const json &p, const char *key, const std::string &def);
-long long int_param(const json &p, const char *key, long long def);
-double num_param(const json &p, const char *key, double def);
-bool bool_param(const json &p, const char *key, bool def);
-
 // 64-bit FNV-1a and SplitMix64: fixed algorithms, so a seeded order is the same on every platform.
 std::uint64_t fnv1a64(const std::string &s, std::uint64_t h = 1469598103934665603ULL);
 std::uint64_t splitmix64(std::uint64_t &state);

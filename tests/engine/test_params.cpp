@@ -1,0 +1,112 @@
+// evalgraph/params.hpp: parameters declared once, schema and parsing derived from the declaration.
+#include <catch2/catch.hpp>
+#include <evalgraph/params.hpp>
+
+namespace {
+using nlohmann::json;
+
+struct Inner {
+  double w = 1;
+};
+struct Item {
+  std::string id;
+  std::optional<std::string> label;
+};
+struct Base {
+  double tau = 0.35;
+};
+struct Cfg : Base {
+  std::string mode = "fast";
+  int window = 3;
+  bool strict = true;
+  std::optional<std::string> provider;
+  std::vector<std::string> tags;
+  std::map<std::string, double> weights;
+  Inner inner;
+  std::vector<Item> items;
+  long long seed = 1;
+};
+const evalgraph::Params<Base> kBase{"", {evalgraph::param(&Base::tau, "tau", "Threshold").range(0, 1)}};
+const evalgraph::Params<Inner> kInner{"", {evalgraph::param(&Inner::w, "w", "A weight").range(0, 10)}};
+const evalgraph::Params<Item> kItem{"", {evalgraph::param(&Item::id, "id", "The id").make_required(),
+                                         evalgraph::param(&Item::label, "label", "The label")}};
+const evalgraph::Params<Cfg> kParams{"A test node", kBase, {
+  evalgraph::param(&Cfg::mode, "mode", "How").one_of({"fast", "exact"}),
+  evalgraph::param(&Cfg::window, "window", "Turns").range(1, 100).unit("turns"),
+  evalgraph::param(&Cfg::strict, "strict", "Strictly"),
+  evalgraph::param(&Cfg::provider, "provider", "Provider; null = default").nullable(),
+  evalgraph::param(&Cfg::tags, "tags", "Tags"),
+  evalgraph::param(&Cfg::weights, "weights", "Weights").items_range(0, 10),
+  evalgraph::param(&Cfg::inner, "inner", "Nested", kInner),
+  evalgraph::param(&Cfg::items, "items", "Items", kItem),
+  evalgraph::param(&Cfg::seed, "seed", "Seed"),
+}};
+}  // namespace
+
+TEST_CASE("params: the schema carries type, default, description and constraints of every declaration") {
+  const json s = json::parse(kParams.schema());
+  CHECK(s["type"] == "object");
+  CHECK(s["description"] == "A test node");
+  CHECK(s["additionalProperties"] == false);
+  CHECK(s["patternProperties"].contains("^_"));
+  for (const auto &[k, p] : s["properties"].items()) {
+    CHECK(p.contains("description"));
+    CHECK(p.contains("default"));
+  }
+  CHECK(s["properties"]["tau"] == json{{"type", "number"}, {"minimum", 0}, {"maximum", 1}, {"default", 0.35}, {"description", "Threshold"}});
+  CHECK(s["properties"]["mode"]["enum"] == json{"fast", "exact"});
+  CHECK(s["properties"]["mode"]["default"] == "fast");
+  CHECK(s["properties"]["window"]["type"] == "integer");
+  CHECK(s["properties"]["window"]["unit"] == "turns");
+  CHECK(s["properties"]["provider"]["type"] == json{"string", "null"});
+  CHECK(s["properties"]["provider"]["default"].is_null());
+  CHECK(s["properties"]["weights"]["additionalProperties"]["maximum"] == 10);
+  CHECK(s["properties"]["inner"]["properties"]["w"]["default"] == 1.0);
+  CHECK(s["properties"]["inner"]["default"] == json{{"w", 1.0}});
+  CHECK(s["properties"]["items"]["items"]["required"] == json{"id"});
+  CHECK(kParams.defaults()["strict"] == true);
+}
+
+TEST_CASE("params: parse fills the struct, defaults where absent or null") {
+  Cfg c = kParams.parse(json::object());
+  CHECK(c.tau == 0.35);
+  CHECK(c.mode == "fast");
+  CHECK(c.window == 3);
+  CHECK_FALSE(c.provider);
+  c = kParams.parse(json{{"tau", 0.5}, {"mode", "exact"}, {"strict", false}, {"provider", "local"},
+                         {"tags", {"a", "b"}}, {"weights", {{"x", 2}}}, {"inner", {{"w", 4}}},
+                         {"items", {{{"id", "a"}}, {{"id", "b"}, {"label", "B"}}}}, {"seed", 9007199254740993LL},
+                         {"_output_dir", "/tmp"}, {"window", nullptr}});
+  CHECK(c.tau == 0.5);
+  CHECK(c.mode == "exact");
+  CHECK(c.window == 3);  // null = the default
+  CHECK_FALSE(c.strict);
+  CHECK(*c.provider == "local");
+  CHECK(c.tags == std::vector<std::string>{"a", "b"});
+  CHECK(c.weights.at("x") == 2);
+  CHECK(c.inner.w == 4);
+  REQUIRE(c.items.size() == 2);
+  CHECK_FALSE(c.items[0].label);
+  CHECK(*c.items[1].label == "B");
+  CHECK(c.seed == 9007199254740993LL);  // integers are not routed through double
+}
+
+TEST_CASE("params: parse refuses what a host that does not validate lets through, naming the parameter") {
+  auto err = [](const json &with) {
+    try {
+      (void)kParams.parse(with);
+    } catch (const std::invalid_argument &e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(err({{"tua", 1}}), Catch::Contains("unknown parameter 'tua'") && Catch::Contains("known: tau, mode"));
+  CHECK_THAT(err({{"tau", 2}}), Catch::Contains("parameter 'tau' = 2 is outside [0, 1]"));
+  CHECK_THAT(err({{"tau", "x"}}), Catch::Contains("parameter 'tau' must be a number"));
+  CHECK_THAT(err({{"mode", "slow"}}), Catch::Contains("parameter 'mode' must be one of"));
+  CHECK_THAT(err({{"strict", 1}}), Catch::Contains("parameter 'strict' must be true or false"));
+  CHECK_THAT(err({{"inner", {{"v", 1}}}}), Catch::Contains("unknown parameter 'inner.v'"));
+  CHECK_THAT(err({{"inner", {{"w", 11}}}}), Catch::Contains("parameter 'inner.w'"));
+  CHECK_THAT(err({{"items", {{{"label", "x"}}}}}), Catch::Contains("missing required parameter 'items.0.id'"));
+  CHECK_THAT(err(json::array()), Catch::Contains("parameters must be a JSON object"));
+}
