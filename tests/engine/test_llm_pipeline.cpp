@@ -76,8 +76,10 @@ TEST_CASE("a killed LLM run resumes without repeating finished calls and equals 
   std::string data = "text\n";
   for (int i = 0; i < 120; ++i) data += "question " + std::to_string(i) + "\n";
   d.write("data.csv", data);
-  d.write("clean.yaml", pipeline(srv, "clean"));
-  d.write("killed.yaml", pipeline(srv, "killed"));
+  // Two calls in flight (20 ms each): the run takes ~1.2 s, so the kill below lands in its middle. With the
+  // provider's default window the whole run could finish before three chunks are seen in the journal.
+  d.write("clean.yaml", pipeline(srv, "clean", "    max_in_flight: 2\n"));
+  d.write("killed.yaml", pipeline(srv, "killed", "    max_in_flight: 2\n"));
 
   auto clean = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q -j 2 --chunk-size 5 --no-cache " + (d.path / "clean.yaml").string()));
   REQUIRE(clean.exit_code == 0);
@@ -107,7 +109,7 @@ TEST_CASE("a killed LLM run resumes without repeating finished calls and equals 
   INFO(resumed.output);
   REQUIRE(resumed.exit_code == 0);
   // Every call answered before the kill came from the run's call log; only calls still in flight at the
-  // kill (at most a chunk of 5 per worker) can have been sent twice.
+  // kill (at most max_in_flight = 2) can have been sent twice.
   CHECK(srv.request_count() >= 120);
   CHECK(srv.request_count() <= 130);
   CHECK(read_file(run_dir / "out.jsonl") == read_file(clean_dir / "out.jsonl"));
