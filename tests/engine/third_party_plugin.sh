@@ -15,7 +15,7 @@ exported=$(nm -D --defined-only "$work/build/word_count.so" | awk '$2 ~ /[TDR]/ 
 [ "$exported" = "evalgraph_plugin_v1" ] || { echo "FAIL: exported symbols: $exported"; exit 1; }
 listing=$("$engine" plugins --plugin-dir "$work/build")  # (not piped into grep -q: SIGPIPE + pipefail)
 grep -q 'example.word_count' <<<"$listing" || { echo "FAIL: not listed"; echo "$listing"; exit 1; }
-printf 'text\n"Hello there. Second one!"\nword\n' > "$work/data.csv"
+printf 'text\n"Hello there. Second one! 2024"\nword\n' > "$work/data.csv"
 cat > "$work/p.yaml" <<YAML
 name: third-party
 dataset: {path: data.csv}
@@ -23,6 +23,9 @@ nodes:
   - id: wc
     uses: example.word_count
     with: {min_word_length: 2}
+  - id: wc_words_only
+    uses: example.word_count
+    with: {min_word_length: 2, count_numbers: false}
 sinks:
   - uses: sink.jsonl
     with: {file: out.jsonl}
@@ -31,5 +34,6 @@ YAML
 run_dir=$(CI=true "$engine" run -q --plugin-dir "$work/build" "$work/p.yaml")
 first=$(head -n1 "$run_dir/out.jsonl")
 echo "$first"
-echo "$first" | grep -q '"wc":{"characters":24,"min_word_length":2,"sentences":2,"words":4}' || { echo "FAIL: output"; exit 1; }
+echo "$first" | grep -q '"wc":{"characters":29,"min_word_length":2,"sentences":2,"words":5}' || { echo "FAIL: output"; exit 1; }
+echo "$first" | grep -q '"wc_words_only":{"characters":29,"min_word_length":2,"sentences":2,"words":4}' || { echo "FAIL: count_numbers"; exit 1; }
 echo "PASS: clang++-built out-of-tree plugin ran in the g++-built installed engine"
