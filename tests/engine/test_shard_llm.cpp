@@ -18,9 +18,10 @@ using evalgraph::testing::TestLlmServer;
 namespace fs = std::filesystem;
 
 namespace {
-std::string llm_pipeline(const TestLlmServer &srv, const std::string &out_dir) {
+std::string llm_pipeline(const TestLlmServer &srv, const std::string &out_dir, const std::string &provider_extra = "") {
   return "name: llm\ndataset: {path: data.csv}\nreplications: 2\n"
-         "providers:\n  judge:\n    base_url: " + srv.base_url() + "\n    model: m\n    api_key_env: EG_TEST_SECRET_KEY\n"
+         "providers:\n  judge:\n    base_url: " + srv.base_url() + "\n    model: m\n    api_key_env: EG_TEST_SECRET_KEY\n" +
+         provider_extra +
          "nodes:\n  - id: j\n    uses: test.needs_llm\n"
          "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n  - uses: sink.csv\n    with: {file: out.csv}\n"
          "output: {dir: " + out_dir + "}\n";
@@ -96,7 +97,9 @@ TEST_CASE("a shard killed mid-run resumes and merges into the uninterrupted run"
   std::string data = "text\n";
   for (int i = 0; i < 120; ++i) data += "question " + std::to_string(i) + "\n";
   d.write("data.csv", data);
-  d.write("p.yaml", llm_pipeline(srv, "out"));
+  // Two calls in flight (20 ms each): a shard's 120 calls take ~1.2 s, so the kill below lands in its middle.
+  // With the provider's default window the shard could finish before three chunks are seen in the journal.
+  d.write("p.yaml", llm_pipeline(srv, "out", "    max_in_flight: 2\n"));
   auto clean = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q -j 2 --no-cache " + (d.path / "p.yaml").string()));
   REQUIRE(clean.exit_code == 0);
   fs::path clean_dir = last_line(clean.output);
