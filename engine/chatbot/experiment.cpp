@@ -19,6 +19,7 @@
 #include "llm/llm_service.h"
 #include "report/default_report.h"
 #include "util/atomic_file.h"
+#include "util/json_file.h"
 
 namespace evalgraph::chatbot {
 namespace fs = std::filesystem;
@@ -308,12 +309,8 @@ fs::path combine_experiments(const std::vector<fs::path> &folders_in, const fs::
   std::vector<json> cfgs;
   for (const auto &f : folders) {
     fs::path rj = f / "report.json";
-    std::ifstream in(rj);
-    json j;  // bounded: nlohmann's own parser recurses, a damaged file must not take the stack
-    if (in) {
-      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (!evalgraph::parse_bounded(text, j, 64)) j = json(json::value_t::discarded);
-    }
+    json j;
+    if (fs::exists(rj) && !read_json_file_bounded(rj, j)) j = json(json::value_t::discarded);
     if (!fs::exists(f / "detailed_results.jsonl") || j.is_discarded() || !j.is_object()) {
       diags.push_back({{f.string(), 0, 0}, "not a finished experiment folder (needs report.json and detailed_results.jsonl "
                                            "written by `evalgraph run --config-dir`)"});

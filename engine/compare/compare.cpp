@@ -14,8 +14,8 @@
 #include <unordered_map>
 
 #include "compare/stats.h"
-#include "evalgraph/json_bounded.hpp"
 #include "util/atomic_file.h"
+#include "util/json_file.h"
 #include "util/raw_json.h"
 
 namespace evalgraph::compare {
@@ -127,11 +127,8 @@ Run load_run(const fs::path &dir) {
                           : "a results folder of `evalgraph run` holds run.json, pipeline.yaml and the sinks' files";
     throw CompareError(2, fmt::format("{}: not a results folder: no run.json in it ({})", dir.string(), why));
   }
-  std::ifstream in(rj, std::ios::binary);
-  const std::string info_text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::string why;
-  // Bounded: a damaged or hostile run.json must not take the stack (nlohmann's own parser recurses).
-  if (!evalgraph::parse_bounded(info_text, run.info, kMaxResultsDepth, &why) || !run.info.is_object())
+  if (!read_json_file_bounded(rj, run.info, kMaxResultsDepth, &why) || !run.info.is_object())
     throw CompareError(3, fmt::format("{}: not valid JSON ({}); the results folder is damaged", rj.string(),
                                       why.empty() ? "not an object" : why));
   if (run.info.contains("nodes") && run.info["nodes"].is_object())

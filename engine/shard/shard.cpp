@@ -14,9 +14,9 @@
 #include <sstream>
 
 #include "config/diagnostics.h"
-#include "evalgraph/json_bounded.hpp"
 #include "exec/executor.h"
 #include "exec/host.h"
+#include "util/json_file.h"
 #include "io/dataset.h"
 #include "llm/response_cache.h"
 #include "llm/sha256.h"
@@ -71,11 +71,9 @@ std::string file_digest(const fs::path &file) {
 }
 
 json read_json(const fs::path &f) {
-  std::ifstream in(f, std::ios::binary);
-  if (!in) return json();
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  json j;  // bounded: a damaged shard's run.json must not take the stack (nlohmann's own parser recurses)
-  if (!evalgraph::parse_bounded(text, j, 64)) return json(json::value_t::discarded);
+  if (!fs::exists(f)) return json();
+  json j;
+  if (!read_json_file_bounded(f, j)) return json(json::value_t::discarded);
   return j;
 }
 
