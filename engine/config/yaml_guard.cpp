@@ -123,6 +123,11 @@ std::optional<Location> yaml_too_deep(std::string_view text, const std::string &
 }
 
 namespace {
+struct YamlExpansion {
+  std::size_t values = 0;  // values counted, aliases expanded (at most cap + 1)
+  int depth = 0;           // the deepest path seen
+};
+
 // Walks the node graph with an explicit stack (yaml-cpp hands back a graph: an alias inside its own anchor,
 // `&x {a: *x}`, is a cycle that a recursive walk follows until the stack is gone). Stops once more than `cap`
 // values are counted or a path runs deeper than kMaxYamlExpandedDepth.
@@ -160,10 +165,6 @@ bool has_alias(std::string_view text) {
 bool over(const YamlExpansion &e, std::size_t cap) { return e.values > cap || e.depth > kMaxYamlExpandedDepth; }
 }  // namespace
 
-YamlExpansion yaml_expansion(const YAML::Node &root, std::size_t cap) { return expand(root, cap); }
-
-std::size_t yaml_expanded_values(const YAML::Node &root, std::size_t cap) { return expand(root, cap).values; }
-
 YAML::Node load_yaml_checked(const std::string &text, const std::string &file) {
   if (auto at = yaml_too_deep(text, file))
     throw ConfigError({{*at, fmt::format("the YAML nests lists and mappings deeper than {} levels here; nothing this "
@@ -179,11 +180,11 @@ YAML::Node load_yaml_checked(const std::string &text, const std::string &file) {
   } catch (const YAML::Exception &e) {
     throw ConfigError({{{file, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg}});
   }
-  if (!over(expand(root, kMaxYamlValues), kMaxYamlValues)) return root;
+  YamlExpansion e = expand(root, kMaxYamlValues);
+  if (!over(e, kMaxYamlValues)) return root;
   // Name the top-level entry where it runs over, if the document is a mapping.
   Location at{file, 1, 1};
   std::string what = "the document";
-  YamlExpansion e = expand(root, kMaxYamlValues);
   if (root.IsMap()) {
     for (const auto &kv : root) {
       YamlExpansion part = expand(kv.second, kMaxYamlValues);

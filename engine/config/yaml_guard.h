@@ -26,18 +26,6 @@ constexpr int kMaxYamlExpandedDepth = 4 * kMaxYamlDepth;
 // depth yaml-cpp will see.
 std::optional<Location> yaml_too_deep(std::string_view text, const std::string &file, int max_depth = kMaxYamlDepth);
 
-// The number of values (scalars, sequences, maps) the document stands for with its aliases expanded, counted
-// up to `cap` (then `cap` + 1 is returned).
-std::size_t yaml_expanded_values(const YAML::Node &root, std::size_t cap = kMaxYamlValues);
-
-// Values counted as above and the deepest path seen, without recursion; counting stops past `cap` values or
-// past kMaxYamlExpandedDepth (an alias inside its own anchor makes the graph a cycle).
-struct YamlExpansion {
-  std::size_t values = 0;
-  int depth = 0;
-};
-YamlExpansion yaml_expansion(const YAML::Node &root, std::size_t cap = kMaxYamlValues);
-
 // Parses YAML text as yaml-cpp does, after the nesting check, and checks its expansion. Throws ConfigError
 // (one Diagnostic at file:line:column) for a syntax error, too deep a document, too large an expansion
 // or an alias that contains itself.
