@@ -6,6 +6,7 @@
 
 #include "helpers.hpp"
 #include "ksodi/support.hpp"
+#include "ksodi/text.hpp"
 #include "o0.hpp"
 #include "o0_calibration.hpp"
 
@@ -216,13 +217,9 @@ TEST_CASE("O0 support: nothing claimed → neutral A_ret and a flag, no docs →
 
 // The shipped sample (pipelines/data/ksodi_standard_sample.jsonl) says per unit whether its answer was written to
 // be grounded or drifting (field "grounding", labelled by reading the texts, see its "grounding_note"). With the
-// calibrated defaults every drifting answer must score O0 <= 0.25 and every grounded one O0 >= 0.5 — except the
-// known misses pinned below (a fix must remove them here; a new miss fails).
+// calibrated defaults every drifting answer must score O0 <= 0.25 and every grounded one O0 >= 0.5.
 TEST_CASE("O0 support: the sample's grounded answers score >= 0.5, its drifting ones <= 0.25", "[support][o0][sample]") {
-  const std::set<std::string> known_misses = {
-      "dev-001",  // explains in its own words and names the user's columns (country, revenue), not the doc's
-      "dev-006",  // an answer that is a JSON object with Python code in a string
-  };
+  const std::set<std::string> known_misses = {};
   ksodi::O0Params p;
   p.alpha = ksodi::kSupportCalibration.alpha;
   p.beta = ksodi::kSupportCalibration.beta;
@@ -239,6 +236,7 @@ TEST_CASE("O0 support: the sample's grounded answers score >= 0.5, its drifting 
     if (g != "grounded" && g != "drifting") continue;
     ksodi::O0Input in;
     in.answer = j["assistant_text"];
+    in.user_text = j.value("user_text", "");
     in.docs = ksodi::parse_docs(j, "retrieved_docs", "doc_");
     in.tool_outputs = ksodi::parse_docs(j, "tool_outputs", "tool_");
     auto r = ksodi::compute_o0(in, p, tfidf_fn());
@@ -255,6 +253,89 @@ TEST_CASE("O0 support: the sample's grounded answers score >= 0.5, its drifting 
   CHECK(drifting == 10);
   CHECK(grounded == 34);
   CHECK(misses == known_misses);
+}
+
+TEST_CASE("O0 support: the user's own words are given, not claims — except where the assistant speaks of itself", "[support][o0]") {
+  ksodi::O0Input in;
+  in.user_text = "How do I sum revenue per country in my DataFrame?";
+  in.docs = {{"ref", "DataFrame.groupby(by) groups rows by the values of a column. Call .sum() on the result."}};
+  in.answer = "Group the rows by country and sum the revenue column.";
+  auto r = ksodi::compute_o0(in, {}, tfidf_fn());
+  REQUIRE(r.sentences.size() == 1);
+  CHECK(r.sentences[0].align == 1.0);  // group, rows, sum, column found; country, revenue given
+  CHECK(r.sentences[0].given == std::vector<std::string>{"country", "revenue"});
+  CHECK(r.sentences[0].missing.empty());
+  // A word both the user and a document hold is simply found.
+  in.answer = "Sum the column per group.";
+  r = ksodi::compute_o0(in, {}, tfidf_fn());
+  CHECK(r.sentences[0].given.empty());
+  // Off: scored against the docs like any other word.
+  ksodi::O0Params off;
+  off.user_words_given = false;
+  in.answer = "Group the rows by country and sum the revenue column.";
+  r = ksodi::compute_o0(in, off, tfidf_fn());
+  CHECK(r.sentences[0].missing == std::vector<std::string>{"country", "revenue"});
+  // A first-person sentence takes the user's words up as claims about the speaker.
+  in.user_text = "I love cookies, they are my favourite food. Do you bake?";
+  in.docs = {{"k", "Cookies are baked from flour, sugar and fat."}};
+  in.answer = "I love cookies too, they are my favourite.";
+  r = ksodi::compute_o0(in, {}, tfidf_fn());
+  CHECK(r.sentences[0].given.empty());
+  CHECK(r.sentences[0].unsupported);
+  // German: the user's things are given; names and numbers the user gave stay claims a document must state.
+  in.user_text = "Wie lange dauert die Lieferung meiner Gartenmöbel? Ich habe Bestellung 4711 im NordShop aufgegeben.";
+  in.docs = {{"kb", "Die Lieferung dauert drei bis fünf Werktage."}};
+  in.answer = "Die Lieferung Ihrer Gartenmöbel dauert drei bis fünf Werktage.";
+  r = ksodi::compute_o0(in, {}, tfidf_fn());
+  REQUIRE(r.sentences.size() == 1);
+  CHECK(r.sentences[0].given == std::vector<std::string>{"Gartenmöbel"});
+  CHECK(r.sentences[0].align == 1.0);
+  in.answer = "Die Bestellung 4711 aus dem NordShop kommt in drei bis fünf Werktagen.";
+  r = ksodi::compute_o0(in, {}, tfidf_fn());
+  CHECK(r.sentences[0].exact_missing == std::vector<std::string>{"4711", "NordShop"});
+  CHECK(r.sentences[0].unsupported);
+}
+
+TEST_CASE("O0 support: a JSON answer is scored on its string values, code values left out", "[support][o0]") {
+  ksodi::O0Input in;
+  in.docs = {{"ref", "JSON Lines files hold one JSON object per line. Read them with json.loads for each line, skipping empty lines."}};
+  in.answer = "Sure, here is the JSON you asked for.\n\n{\"language\": \"python\", \"code\": \"import json\\nrows = [json.loads(l) for l in open('a.jsonl') if l.strip()]\", "
+              "\"explanation\": \"Each line is read with json.loads. Empty lines are skipped.\"}\n\nAnything else?";
+  auto r = ksodi::compute_o0(in, {}, tfidf_fn());
+  std::vector<std::string> units;
+  for (const auto &s : r.sentences) units.push_back(in.answer.substr(s.start, s.length));
+  CHECK(units == std::vector<std::string>{"Sure, here is the JSON you asked for.", "python", "Each line is read with json.loads.", "Empty lines are skipped.", "Anything else?"});
+  CHECK(r.n_attrib == 0);  // the JSON's quotes are not quotations
+  // Keys are structure: "language", "code", "explanation" are nowhere among the terms.
+  for (const auto &s : r.sentences)
+    for (const auto &t : s.missing) CHECK((t != "language" && t != "code" && t != "explanation"));
+  // Unclosed JSON ends with its paragraph; escaped line breaks split a value; the cosine alignment keeps the
+  // seed-literal sentences.
+  in.answer = "{\"answer\": \"Read each line with json.loads.\\nSkip empty lines.\"\n\nLet me know.";
+  r = ksodi::compute_o0(in, {}, tfidf_fn());
+  units.clear();
+  for (const auto &s : r.sentences) units.push_back(in.answer.substr(s.start, s.length));
+  CHECK(units == std::vector<std::string>{"Read each line with json.loads.", "Skip empty lines.", "Let me know."});
+  ksodi::O0Params cosine;
+  cosine.alignment = ksodi::Alignment::Cosine;
+  CHECK(ksodi::compute_o0(in, cosine, tfidf_fn()).n_sent == 2);
+  // Not JSON: a bracketed reference or a link at the start of a paragraph.
+  CHECK(ksodi::text::split_claims("[1] The fee is 5 euros.").size() == 1);
+  CHECK(ksodi::text::split_claims("[Docs](https://x.org) say the fee is 5 euros.").size() == 1);
+}
+
+TEST_CASE("text: code in a JSON string value is recognised, prose is not", "[support]") {
+  using ksodi::text::looks_like_code;
+  CHECK(looks_like_code("import json\\nrows = [json.loads(l) for l in f]"));
+  CHECK(looks_like_code("df.groupby('country').agg({'revenue': 'sum'})"));
+  CHECK(looks_like_code("SELECT name FROM users WHERE id = 3;"));
+  CHECK(looks_like_code("def f(x):\\n    return x + 1"));
+  CHECK(looks_like_code("const total = items.reduce((a, b) => a + b, 0);"));
+  CHECK_FALSE(looks_like_code("Each non-empty line is parsed with json.loads(line)."));
+  CHECK_FALSE(looks_like_code("Set the limit to 5 (the default) in the settings."));
+  CHECK_FALSE(looks_like_code("Return the device within 30 days."));
+  CHECK_FALSE(looks_like_code("Die Frist beträgt drei Monate (§ 5 Abs. 2)."));
+  CHECK_FALSE(looks_like_code("python"));
 }
 
 // Hostile sizes: a 300 KB "word" and an answer of 20,000 distinct words against a large document must stay

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <unordered_set>
 
 #include "ksodi/detect.hpp"
@@ -126,12 +127,34 @@ int count_attribution_markers(std::string_view sentence, std::vector<std::string
 
 namespace {
 
+// The user's words (O0Params::user_words_given): a word of the user's message that no document holds is given by
+// the conversation — the user's own columns, files, things — and is removed from the sentence's terms (neither
+// found nor missing). Only plain words: numbers and names stay claims that a document must state even when the
+// user named them ("Hamburg-Vienna takes over four hours" is a fact about the user's cities, not the user's
+// vocabulary). Not in a first-person sentence: there the assistant speaks of itself, and the user's words it
+// takes up ("I love cookies too", "I'm familiar with him") are claims about the speaker. The speaker term is
+// never given (the user's "I" is not the assistant's).
+void mark_given(std::vector<support::Term> &terms, const support::DocIndex &user, const std::vector<support::DocIndex> &docs,
+                std::vector<std::string> &given) {
+  using support::Term;
+  using support::TermKind;
+  if (std::any_of(terms.begin(), terms.end(), [](const Term &t) { return t.kind == TermKind::Speaker; })) return;
+  auto is_given = [&](const Term &t) {
+    if (t.kind != TermKind::Word || !user.contains(t)) return false;
+    return std::none_of(docs.begin(), docs.end(), [&](const support::DocIndex &d) { return d.contains(t); });
+  };
+  for (const Term &t : terms)
+    if (is_given(t)) given.push_back(t.shown);
+  if (!given.empty()) terms.erase(std::remove_if(terms.begin(), terms.end(), is_given), terms.end());
+}
+
 // Lexical support (ksodi/support.hpp): align_j = the support of sentence j by its best document; A_ret = the
 // answer's support = the mean of its sentences' supports weighted by their content terms, each sentence by its
 // own best document (an answer that combines two documents is grounded; one claim stitched together from
 // several documents is not, so a sentence is never matched against the union of the documents).
-void support_alignment(O0Result &r, std::string_view answer, const std::vector<std::string_view> &sents,
-                       const std::vector<std::string_view> &doc_texts, const O0Params &p) {
+void support_alignment(O0Result &r, std::string_view answer, std::string_view user_text,
+                       const std::vector<std::string_view> &sents, const std::vector<std::string_view> &doc_texts,
+                       const O0Params &p) {
   using namespace support;
   begin_unit();
   // One language per unit: the answer's stop words decide (the documents', when the answer has none).
@@ -144,6 +167,8 @@ void support_alignment(O0Result &r, std::string_view answer, const std::vector<s
   std::vector<DocIndex> docs;
   docs.reserve(doc_texts.size());
   for (std::size_t i = 0; i < doc_texts.size(); ++i) docs.emplace_back(doc_texts[i], lang, r.doc_ids[i]);
+  std::optional<DocIndex> user;
+  if (p.user_words_given && !text::trim(user_text).empty()) user.emplace(user_text, lang);
   r.computed = true;
   std::vector<Term> all;  // the answer's terms, each once, for the per-document alignment of the whole answer
   std::unordered_set<std::uint64_t> seen;  // (key, kind) of the terms in `all`
@@ -151,6 +176,7 @@ void support_alignment(O0Result &r, std::string_view answer, const std::vector<s
   for (std::size_t j = 0; j < sents.size(); ++j) {
     O0Sentence &os = r.sentences[j];
     std::vector<Term> terms = sentence_terms(sents[j], lang);
+    if (user && !terms.empty() && !courtesy_only(terms)) mark_given(terms, *user, docs, os.given);
     if (terms.empty() || courtesy_only(terms)) {  // nothing claimed: neither supported nor unsupported
       os.has_terms = false;
       continue;
@@ -236,6 +262,12 @@ void cosine_alignment(O0Result &r, std::string_view answer, const std::vector<st
   }
 }
 
+// The answer's units: with support, its claims (JSON answers by their string values, code left out); the cosine
+// alignment keeps the seed-literal sentences.
+std::vector<std::string_view> alignment_units(std::string_view answer, const O0Params &p) {
+  return p.alignment == Alignment::Support ? text::split_claims(answer) : text::split_sentences(answer);
+}
+
 }  // namespace
 
 O0Result compute_o0(const O0Input &in, const O0Params &p, const EmbedFn &embed) {
@@ -257,7 +289,7 @@ O0Result compute_o0(const O0Input &in, const O0Params &p, const EmbedFn &embed) 
 
   // Sentences and attribution markers (independent of the docs).
   const std::string_view answer = in.answer;
-  const std::vector<std::string_view> sents = text::split_sentences(answer);
+  const std::vector<std::string_view> sents = alignment_units(answer, p);
   r.n_sent = static_cast<int>(sents.size());
   std::vector<std::string> kinds;
   for (auto s : sents) {
@@ -274,7 +306,7 @@ O0Result compute_o0(const O0Input &in, const O0Params &p, const EmbedFn &embed) 
   r.T = r.n_sent == 0 ? 0.0 : clip01(static_cast<double>(r.n_attrib) / (r.n_sent + 1.0));
   if (doc_texts.empty()) return r;  // not computed: no docs to ground against
   if (p.alignment == Alignment::Support) {
-    support_alignment(r, answer, sents, doc_texts, p);
+    support_alignment(r, answer, in.user_text, sents, doc_texts, p);
   } else {
     cosine_alignment(r, answer, sents, doc_texts, p, embed);
   }

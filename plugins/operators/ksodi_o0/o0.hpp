@@ -13,6 +13,7 @@ struct O0Input {
   std::string answer;
   std::vector<Doc> docs;          // retrieved docs of this unit
   std::vector<Doc> tool_outputs;  // tool outputs that were in the prompt: extra docs
+  std::string user_text;          // the user's message: its words are given, not claims (Support, user_words)
 };
 
 // How align_j and A_ret are measured.
@@ -32,6 +33,10 @@ struct O0Params {
   // doc sentences). false = the seed's literal max over whole docs only. See README: a supported sentence
   // compared with a whole ~1 KB doc rarely reaches tau with TF-IDF, because the doc's other terms dilute it.
   bool doc_sentences = true;
+  // Support only: plain words of the answer that the user's own message holds and no document does (the user's
+  // columns, files, things) are given by the conversation, not claims: neither found nor missing. Numbers and
+  // names stay claims; first-person sentences are scored as they are (see o0.cpp, mark_given).
+  bool user_words_given = true;
 };
 
 struct O0Sentence {
@@ -44,6 +49,7 @@ struct O0Sentence {
   // and names among the missing ones. has_terms = false: no content term (nothing claimed, never unsupported).
   bool has_terms = true;
   std::vector<std::string> matched, missing, exact_missing;
+  std::vector<std::string> given;  // Support with user_words_given: terms taken from the user's message
 };
 
 struct O0Result {

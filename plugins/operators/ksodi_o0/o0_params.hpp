@@ -16,6 +16,7 @@ struct O0Config {
   std::optional<double> alpha, beta, gamma, tau;
   bool include_tool_outputs = true;
   bool doc_sentences = true;
+  bool user_words_given = true;
 };
 
 inline const evalgraph::Params<O0Config> &o0_params() {
@@ -27,6 +28,7 @@ inline const evalgraph::Params<O0Config> &o0_params() {
     param(&O0Config::gamma, "gamma", "Weight of the unsupported-claim penalty U (default: the alignment's calibration; seed and cosine: 0.2)").range(0, 10).shown_default(kSupportCalibration.gamma),
     param(&O0Config::tau, "tau", "A sentence is unsupported when its alignment is below tau (with support: or a number/name of it is missing) and it has no attribution marker (default: the alignment's calibration; seed and cosine: 0.35)").range(0, 1).shown_default(kSupportCalibration.tau),
     param(&O0Config::include_tool_outputs, "include_tool_outputs", "Treat tool outputs (port tool_outputs) as extra docs"),
+    param(&O0Config::user_words_given, "user_words_given", "Support only: an answer word that the user's message (port user_text) holds is given by the conversation, neither found nor missing; false = scored against the docs like any other word"),
     param(&O0Config::doc_sentences, "doc_sentences", "U alignment: max over whole docs AND each doc's sentences; false = whole docs only, as in the seed"),
   }};
   return p;
@@ -44,6 +46,7 @@ inline O0Params resolve(const O0Config &c) {
   p.tau = c.tau.value_or(cal.tau);
   p.include_tool_outputs = c.include_tool_outputs;
   p.doc_sentences = c.doc_sentences;
+  p.user_words_given = c.user_words_given;
   return p;
 }
 inline const char *calibration_id(const O0Config &c) {

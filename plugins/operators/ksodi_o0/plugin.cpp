@@ -39,10 +39,11 @@ class O0Node : public evalgraph::RawNode {
   std::string process_raw(evalgraph::Call &call, std::string_view input) override {
     thread_local std::vector<ksodi::fast::Value> v;
     ksodi::O0Input x;
-    if (ksodi::fast::read_members(input, {"answer", "retrieved_docs", "tool_outputs"}, v) &&
+    if (ksodi::fast::read_members(input, {"answer", "retrieved_docs", "tool_outputs", "user_text"}, v) &&
         (v[0].kind == ksodi::fast::Value::String || v[0].kind == ksodi::fast::Value::Null) &&
         ksodi::fast::read_docs(v[1], "doc_", x.docs) && ksodi::fast::read_docs(v[2], "tool_", x.tool_outputs)) {
       x.answer = ksodi::fast::text_of(v[0]);
+      x.user_text = ksodi::fast::text_of(v[3]);
       return compute(call, x);
     }
     return ksodi::process_parsed(input, [&](const json &in) { return process(call, in); });
@@ -54,6 +55,7 @@ class O0Node : public evalgraph::RawNode {
       throw evalgraph::InputError("ksodi.o0: port 'answer' must be a string (the assistant text)");
     ksodi::O0Input x;
     x.answer = ksodi::text_of(in, "answer");
+    x.user_text = ksodi::text_of(in, "user_text");
     try {
       x.docs = ksodi::parse_docs(in, "retrieved_docs", "doc_", limits_.nesting_depth);
       x.tool_outputs = ksodi::parse_docs(in, "tool_outputs", "tool_", limits_.nesting_depth);
@@ -123,6 +125,7 @@ class O0Node : public evalgraph::RawNode {
       w.member("support_version", ksodi::support::kSupportVersion);
     }
     w.member("tau", p_.tau);
+    if (support) w.member("user_words_given", p_.user_words_given);
     w.end_object();
     w.key("retrieval_doc_ids");
     w.begin_array();
@@ -144,6 +147,7 @@ class O0Node : public evalgraph::RawNode {
       w.member("attrib", s.markers > 0);
       str_or_null("best_doc_id", doc_id(s.best_doc));
       if (support) strings("exact_missing", s.exact_missing);
+      if (support && p_.user_words_given) strings("given", s.given);
       w.member("length", s.length);
       w.member("markers", s.markers);
       if (support) {
@@ -188,7 +192,7 @@ class O0Node : public evalgraph::RawNode {
 EVALGRAPH_PLUGIN("ksodi_o0", "1.0.0", "KSODI-Standard O0: grounding relative to retrieval",
                  evalgraph::node_type<O0Node>({EG_KIND_OPERATOR, "ksodi.o0",
                                                "KSODI O0: retrieval alignment, traceability and unsupported sentences",
-                                               kParams.schema(), {"answer"}, {"retrieved_docs", "tool_outputs"},
+                                               kParams.schema(), {"answer"}, {"retrieved_docs", "tool_outputs", "user_text"},
                                                {"O0", "A_ret", "T", "U", "computed", "flags", "n_sent", "n_attrib",
                                                 "n_unsupported", "retrieval_doc_ids", "tool_output_ids", "doc_alignment",
                                                 "best_doc_id", "empty_docs_skipped", "marker_kinds", "sentences",

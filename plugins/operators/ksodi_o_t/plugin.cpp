@@ -57,6 +57,7 @@ class OTNode : public evalgraph::Node {
       x.o0.answer = ksodi::text_of(in, "answer");
       ksodi::check_sentences(x.o0.answer, limits_.sentences_per_answer, "ksodi.o_t");
       x.user_text = ksodi::text_of(in, "user_text");
+      x.o0.user_text = x.user_text;  // O0's given words (user_words_given)
       try {
         x.o0.docs = ksodi::parse_docs(in, "retrieved_docs", "doc_", limits_.nesting_depth);
         x.o0.tool_outputs = ksodi::parse_docs(in, "tool_outputs", "tool_", limits_.nesting_depth);

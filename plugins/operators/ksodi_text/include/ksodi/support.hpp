@@ -23,7 +23,9 @@
 //    while a short claim about the speaker is as unsupported as any other free claim. A sentence of courtesy
 //    words ("Let me know if you need anything") stays courtesy. English "I" right after a capitalised word
 //    inside a sentence ("World War I", "Type I") is a numeral, not the speaker.
-// Everything is versioned by kSupportVersion: any change to a list or a rule must bump it.
+// Everything is versioned by kSupportVersion: any change to a list or a rule must bump it. It also versions how O0
+// cuts an answer into claims (text::split_claims: JSON answers by their values, 1.3) and which of its words are
+// given by the user (O0Params::user_words_given, 1.3).
 #pragma once
 
 #include <algorithm>
@@ -35,7 +37,7 @@
 
 namespace ksodi::support {
 
-inline constexpr const char *kSupportVersion = "ksodi-support-1.2";
+inline constexpr const char *kSupportVersion = "ksodi-support-1.3";
 inline constexpr double kExactWeight = 2.0;  // weight of a number or name against 1 for other content words
 
 enum class Lang { En, De };

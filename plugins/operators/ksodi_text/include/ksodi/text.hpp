@@ -132,6 +132,16 @@ std::vector<Paragraph> split_paragraphs(std::string_view text);
 // Returned views are trimmed and point into `text`; units without any word character are dropped.
 std::vector<std::string_view> split_sentences(std::string_view text, const std::vector<Line> &lines);
 std::vector<std::string_view> split_sentences(std::string_view text);
+// The claims of an answer (O0's units): split_sentences, and in addition a paragraph that is a JSON object or
+// array (an answer in JSON mode, possibly unclosed) contributes its string values, not its text: keys, numbers,
+// literals and punctuation are structure; a value is split like prose, at its escaped line breaks too; and a
+// value that reads as code (looks_like_code) is excluded, as fenced code is (JSON mode cannot fence code).
+std::vector<std::string_view> split_claims(std::string_view text);
+// Whether a text (a JSON string value, lines separated by real or escaped line breaks) is code: most of its
+// non-blank lines show two signs of code (a call name(…), an assignment, brackets, a trailing ; { }, or a
+// leading keyword such as import/def/return/const/SELECT) or start with such a keyword and do not end like a
+// sentence.
+bool looks_like_code(std::string_view value);
 // Splits one run of prose (no markdown handling) — exposed for tests.
 void split_prose(std::string_view run, std::vector<std::string_view> &out);
 
