@@ -1,5 +1,7 @@
 #include "embed/tfidf.h"
 
+#include "evalgraph/text.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -10,177 +12,9 @@ namespace evalgraph::embed {
 
 namespace {
 
-// A minimal copy of the KSODI tokenizer rules (the engine must not include plugin code): lowercase ASCII,
-// Latin-1, Latin Extended-A and ẞ; a token is a maximal run of letters/digits (any code point outside the
-// ASCII/Latin-1/general punctuation and symbol blocks counts as a letter).
-struct Cp {
-  char32_t cp;
-  int len;
-};
-
-Cp decode(std::string_view s, std::size_t i) {
-  unsigned char c = static_cast<unsigned char>(s[i]);
-  if (c < 0x80) return {c, 1};
-  int len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-  if (len == 0 || i + static_cast<std::size_t>(len) > s.size()) return {0xFFFD, 1};
-  char32_t cp = c & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-  for (int k = 1; k < len; ++k) {
-    unsigned char cc = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
-    if ((cc & 0xC0) != 0x80) return {0xFFFD, 1};
-    cp = (cp << 6) | (cc & 0x3F);
-  }
-  return {cp, len};
-}
-
-char32_t lower_cp(char32_t cp) {
-  if (cp < 0x80) return (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp;
-  if (cp >= 0xC0 && cp <= 0xDE && cp != 0xD7) return cp + 0x20;
-  if (cp >= 0x100 && cp <= 0x17F) {
-    if (cp == 0x130) return U'i';
-    if (cp == 0x178) return 0xFF;
-    if ((cp <= 0x12F || (cp >= 0x132 && cp <= 0x137) || (cp >= 0x14A && cp <= 0x177)) && cp % 2 == 0) return cp + 1;
-    if (((cp >= 0x139 && cp <= 0x148) || (cp >= 0x179 && cp <= 0x17E)) && cp % 2 == 1) return cp + 1;
-    return cp;
-  }
-  if (cp == 0x1E9E) return 0xDF;
-  if (cp >= 0x391 && cp <= 0x3A9 && cp != 0x3A2) return cp + 0x20;
-  if (cp >= 0x410 && cp <= 0x42F) return cp + 0x20;
-  if (cp >= 0x400 && cp <= 0x40F) return cp + 0x50;
-  return cp;
-}
-
-bool is_word_cp(char32_t cp) {
-  if (cp < 0x80) return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9');
-  if (cp < 0xC0 || cp == 0xD7 || cp == 0xF7) return false;
-  if (cp < 0x2000) return true;
-  if (cp <= 0x2BFF) return false;
-  if (cp >= 0x3000 && cp <= 0x303F) return false;
-  if (cp >= 0xE000 && cp <= 0xF8FF) return false;
-  if (cp >= 0xFE00 && cp <= 0xFE4F) return false;
-  if (cp >= 0xFF00 && cp <= 0xFF0F) return false;
-  if ((cp >= 0xFF1A && cp <= 0xFF20) || (cp >= 0xFF3B && cp <= 0xFF40) || (cp >= 0xFF5B && cp <= 0xFF65)) return false;
-  if (cp == 0xFFFD || cp == 0xFEFF) return false;
-  if (cp >= 0x1F000 && cp <= 0x1FAFF) return false;
-  return true;
-}
-
-// Writes the UTF-8 encoding of cp at p; returns the byte count.
-std::size_t put_utf8(char *p, char32_t cp) {
-  if (cp < 0x80) {
-    p[0] = static_cast<char>(cp);
-    return 1;
-  }
-  if (cp < 0x800) {
-    p[0] = static_cast<char>(0xC0 | (cp >> 6));
-    p[1] = static_cast<char>(0x80 | (cp & 0x3F));
-    return 2;
-  }
-  p[0] = static_cast<char>(0xE0 | (cp >> 12));
-  p[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-  p[2] = static_cast<char>(0x80 | (cp & 0x3F));
-  return 3;
-}
-
-// ASCII byte classes for the fast path: the lowercase byte, and whether it is a word character.
-struct AsciiTables {
-  char lower[128];
-  bool word[128];
-  AsciiTables() {
-    for (int c = 0; c < 128; ++c) {
-      lower[c] = static_cast<char>((c >= 'A' && c <= 'Z') ? c + 32 : c);
-      word[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    }
-  }
-};
-const AsciiTables kAscii;
-
-// Lowercases s to dst (which has room for s.size() bytes: no mapping makes a text longer) and calls
-// tok(begin, end) with the byte range in dst of every token. One pass: the same result as lowercasing the
-// whole text and then tokenising the lowered text, because lowercasing is per code point, maps word
-// characters to word characters and non-word characters to non-word characters, and keeps invalid bytes
-// (which decode as U+FFFD, a non-word character, either way).
-//
-// ASCII runs go eight bytes at a time (SWAR): the word is lowercased with bit arithmetic and stored whole, and
-// only the bytes where "word character or not" changes are visited (about two per word) instead of every byte.
-// The per-byte path below handles the rest (non-ASCII bytes, the tail) with the same rules.
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the 8-byte word tricks below assume little-endian");
-constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
-// High bit of each byte set where lo <= byte <= hi (bytes < 0x80 only: no carry crosses a byte).
-inline std::uint64_t in_range8(std::uint64_t w, unsigned char lo, unsigned char hi) {
-  return (w + kOnes * (0x80 - lo)) & ~(w + kOnes * (0x7F - hi)) & kHigh;
-}
-template <class F> std::size_t lower_tokens(std::string_view s, char *dst, F &&tok) {
-  std::size_t i = 0, o = 0, start = 0, swar_from = 0;
-  const std::size_t n = s.size();
-  bool in = false;
-  while (i < n) {
-    if (i >= swar_from && i + 8 <= n) {
-      std::uint64_t w;
-      std::memcpy(&w, s.data() + i, 8);
-      if ((w & kHigh) != 0) {
-        // Not all ASCII: the per-byte path up to and including the first non-ASCII byte.
-        swar_from = i + static_cast<std::size_t>(__builtin_ctzll(w & kHigh) >> 3) + 1;
-      } else {
-        const std::uint64_t low = w | (in_range8(w, 'A', 'Z') >> 2);  // 'A'..'Z' + 0x20
-        std::memcpy(dst + o, &low, 8);  // o <= i (no mapping lengthens), so the 8 bytes fit in dst
-        const std::uint64_t word = in_range8(low, 'a', 'z') | in_range8(low, '0', '9');
-        // Bytes whose class differs from the byte before (the first compares with `in`).
-        std::uint64_t change = word ^ ((word << 8) | (in ? 0x80u : 0u));
-        while (change != 0) {
-          const std::size_t at = o + static_cast<std::size_t>(__builtin_ctzll(change) >> 3);
-          if (!in) start = at;
-          else tok(start, at);
-          in = !in;
-          change &= change - 1;
-        }
-        i += 8;
-        o += 8;
-        continue;
-      }
-    }
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    bool w;
-    if (c < 0x80) {
-      dst[o++] = kAscii.lower[c];
-      w = kAscii.word[c];
-      ++i;
-      if (w == in) continue;  // the common case: inside a word or inside a gap
-      if (w) {
-        start = o - 1;
-        in = true;
-      } else {
-        tok(start, o - 1);
-        in = false;
-      }
-      continue;
-    }
-    Cp d = decode(s, i);
-    std::size_t at = o;
-    if (d.cp == 0xFFFD && d.len == 1) {
-      dst[o++] = static_cast<char>(c);  // an invalid byte stays as it is (a non-word character)
-      w = false;
-    } else {
-      char32_t l = lower_cp(d.cp);
-      if (l == d.cp) {
-        std::memcpy(dst + o, s.data() + i, static_cast<std::size_t>(d.len));
-        o += static_cast<std::size_t>(d.len);
-      } else {
-        o += put_utf8(dst + o, l);
-      }
-      w = is_word_cp(l);
-    }
-    i += static_cast<std::size_t>(d.len);
-    if (w && !in) {
-      start = at;
-      in = true;
-    } else if (!w && in) {
-      tok(start, at);
-      in = false;
-    }
-  }
-  if (in) tok(start, o);
-  return o;
-}
+// Tokens are those of the text library (evalgraph/text.hpp): lowercased per code point, maximal runs of word
+// characters; text::lower_tokens lowercases and tokenises a text in one pass.
+using text::lower_tokens;
 
 // A fast, non-cryptographic hash of a short byte string (tokens are a few bytes long): 8-byte words mixed
 // with a multiply-xorshift step. Only used for the open-addressing tables below.
@@ -390,25 +224,9 @@ bool TfidfEmbedder::is_stopword(std::string_view token) { return stopwords().con
 
 std::vector<std::string_view> TfidfEmbedder::tokens(std::string_view lowered) {
   std::vector<std::string_view> out;
-  std::size_t i = 0, start = 0;
-  bool in = false;
-  auto emit = [&](std::size_t e) {
-    std::string_view t = lowered.substr(start, e - start);
+  text::for_each_token(lowered, [&](std::string_view t) {
     if (!is_stopword(t)) out.push_back(t);
-  };
-  while (i < lowered.size()) {
-    Cp d = decode(lowered, i);
-    bool w = is_word_cp(d.cp);
-    if (w && !in) {
-      start = i;
-      in = true;
-    } else if (!w && in) {
-      emit(i);
-      in = false;
-    }
-    i += static_cast<std::size_t>(d.len);
-  }
-  if (in) emit(lowered.size());
+  });
   return out;
 }
 

@@ -1,66 +1,29 @@
-// Small UTF-8 helpers for the German text indices (header-only, no dependencies): code points, a lower-case
-// fold for ASCII and Latin-1 (Ä Ö Ü → ä ö ü; ß stays), and letter classes.
+// Letter classes of the German text indices (readability, content preservation), on the SDK's text library
+// (evalgraph/text.hpp: decoding and lowercasing — Ä Ö Ü → ä ö ü, ß stays — are its, not a copy).
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "evalgraph/text.hpp"
 
 namespace chatbot_text {
 
-// Decodes UTF-8; invalid bytes become U+FFFD (one per byte).
-inline std::vector<char32_t> decode(const std::string &s) {
+// Code points of s (UTF-8 as the SDK's text library decodes it: an invalid byte is one U+FFFD).
+inline std::vector<char32_t> decode(std::string_view s) {
   std::vector<char32_t> out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (n == 0 || i + n > s.size()) {
-      out.push_back(0xFFFD);
-      ++i;
-      continue;
-    }
-    char32_t cp = n == 1 ? c : n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
-    bool ok = true;
-    for (int k = 1; k < n; ++k) {
-      unsigned char d = static_cast<unsigned char>(s[i + k]);
-      if ((d >> 6) != 2) ok = false;
-      cp = (cp << 6) | (d & 0x3F);
-    }
-    if (!ok) {
-      out.push_back(0xFFFD);
-      ++i;
-      continue;
-    }
-    out.push_back(cp);
-    i += n;
+    const evalgraph::text::Decoded d = evalgraph::text::decode(s, i);
+    out.push_back(d.cp);
+    i += static_cast<std::size_t>(d.len);
   }
   return out;
 }
 
-inline void append_utf8(std::string &out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-inline char32_t lower(char32_t c) {
-  if (c >= 'A' && c <= 'Z') return c + 32;
-  if (c >= 0xC0 && c <= 0xDE && c != 0xD7) return c + 32;  // Latin-1 capitals: À..Þ (Ä Ö Ü included)
-  if (c == 0x1E9E) return 0xDF;                           // capital ẞ
-  return c;
-}
+using evalgraph::text::append_utf8;
+inline char32_t lower(char32_t c) { return evalgraph::text::lower_cp(c); }
 
 // Letters: ASCII, Latin-1 letters (ä ö ü ß é ...), Latin Extended-A/B.
 inline bool is_letter(char32_t c) {

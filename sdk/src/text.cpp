@@ -1,39 +1,13 @@
-#include "ksodi/text.hpp"
+#include "evalgraph/text.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <initializer_list>
 
-namespace ksodi::text {
+namespace evalgraph::text {
 
 // ---- UTF-8 -------------------------------------------------------------------------------------------------
-Decoded decode(std::string_view s, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = b(i);
-  if (c < 0x80) return {c, 1};
-  int len = 0;
-  char32_t cp = 0;
-  if ((c & 0xE0) == 0xC0) {
-    len = 2;
-    cp = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    len = 3;
-    cp = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    len = 4;
-    cp = c & 0x07;
-  } else {
-    return {0xFFFD, 1};
-  }
-  if (i + static_cast<std::size_t>(len) > s.size()) return {0xFFFD, 1};
-  for (int k = 1; k < len; ++k) {
-    unsigned char cc = b(i + static_cast<std::size_t>(k));
-    if ((cc & 0xC0) != 0x80) return {0xFFFD, 1};
-    cp = (cp << 6) | (cc & 0x3F);
-  }
-  return {cp, len};
-}
 
 void append_utf8(std::string &out, char32_t cp) {
   if (cp < 0x80) {
@@ -53,31 +27,6 @@ void append_utf8(std::string &out, char32_t cp) {
   }
 }
 
-namespace {
-// Writes the UTF-8 encoding of cp at p; returns the byte count.
-std::size_t put_utf8(char *p, char32_t cp) {
-  if (cp < 0x80) {
-    p[0] = static_cast<char>(cp);
-    return 1;
-  }
-  if (cp < 0x800) {
-    p[0] = static_cast<char>(0xC0 | (cp >> 6));
-    p[1] = static_cast<char>(0x80 | (cp & 0x3F));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    p[0] = static_cast<char>(0xE0 | (cp >> 12));
-    p[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    p[2] = static_cast<char>(0x80 | (cp & 0x3F));
-    return 3;
-  }
-  p[0] = static_cast<char>(0xF0 | (cp >> 18));
-  p[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-  p[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-  p[3] = static_cast<char>(0x80 | (cp & 0x3F));
-  return 4;
-}
-}  // namespace
 
 std::size_t prev_cp_start(std::string_view s, std::size_t i) {
   std::size_t j = i - 1;
@@ -89,22 +38,6 @@ std::size_t prev_cp_start(std::string_view s, std::size_t i) {
   return j;
 }
 
-char32_t lower_cp(char32_t cp) {
-  if (cp < 0x80) return (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp;
-  if (cp >= 0xC0 && cp <= 0xDE && cp != 0xD7) return cp + 0x20;
-  if (cp >= 0x100 && cp <= 0x17F) {
-    if (cp == 0x130) return U'i';
-    if (cp == 0x178) return 0xFF;
-    if ((cp <= 0x12F || (cp >= 0x132 && cp <= 0x137) || (cp >= 0x14A && cp <= 0x177)) && cp % 2 == 0) return cp + 1;
-    if (((cp >= 0x139 && cp <= 0x148) || (cp >= 0x179 && cp <= 0x17E)) && cp % 2 == 1) return cp + 1;
-    return cp;
-  }
-  if (cp == 0x1E9E) return 0xDF;                                    // ẞ → ß
-  if (cp >= 0x391 && cp <= 0x3A9 && cp != 0x3A2) return cp + 0x20;  // Greek capitals
-  if (cp >= 0x410 && cp <= 0x42F) return cp + 0x20;                 // Cyrillic А..Я
-  if (cp >= 0x400 && cp <= 0x40F) return cp + 0x50;                 // Cyrillic Ѐ..Џ
-  return cp;
-}
 
 bool is_lower_letter(char32_t cp) {
   if (cp < 0x80) return cp >= 'a' && cp <= 'z';
@@ -115,21 +48,6 @@ bool is_lower_letter(char32_t cp) {
   return false;
 }
 
-bool is_word_cp(char32_t cp) {
-  if (cp < 0x80) return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9');
-  if (cp < 0xC0) return false;                 // Latin-1 punctuation and symbols (« » § ° …)
-  if (cp == 0xD7 || cp == 0xF7) return false;  // × ÷
-  if (cp < 0x2000) return true;
-  if (cp <= 0x2BFF) return false;  // general punctuation („ “ – — …), currency, arrows, math, symbols
-  if (cp >= 0x3000 && cp <= 0x303F) return false;  // CJK punctuation
-  if (cp >= 0xE000 && cp <= 0xF8FF) return false;  // private use
-  if (cp >= 0xFE00 && cp <= 0xFE4F) return false;  // variation selectors, CJK compatibility forms
-  if (cp >= 0xFF00 && cp <= 0xFF0F) return false;  // fullwidth punctuation
-  if ((cp >= 0xFF1A && cp <= 0xFF20) || (cp >= 0xFF3B && cp <= 0xFF40) || (cp >= 0xFF5B && cp <= 0xFF65)) return false;
-  if (cp == 0xFFFD || cp == 0xFEFF) return false;
-  if (cp >= 0x1F000 && cp <= 0x1FAFF) return false;  // emoji and pictographs
-  return true;
-}
 
 void to_lower_append(std::string_view s, std::string &out) {
   // Lowercasing never makes a text longer (every mapping keeps or shrinks the byte length), so the output is
@@ -179,86 +97,13 @@ std::vector<std::string> tokenize(std::string_view text) {
   return out;
 }
 
-namespace {
-constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
-// High bit of each byte set where lo <= byte <= hi (bytes < 0x80 only: no carry crosses a byte).
-inline std::uint64_t in_range8(std::uint64_t w, unsigned char lo, unsigned char hi) {
-  return (w + kOnes * (0x80 - lo)) & ~(w + kOnes * (0x7F - hi)) & kHigh;
-}
-}  // namespace
-
-// One pass instead of to_lower_append() and then for_each_token(): the same result, because lowercasing is per
-// code point and keeps every code point's class (word characters map to word characters, others to others;
-// invalid bytes stay as they are and decode as U+FFFD either way). Runs of eight ASCII bytes are lowercased
-// with bit arithmetic, and only the bytes where the class changes are visited.
 void TokenizedText::assign(std::string_view text) {
-  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the 8-byte word tricks assume little-endian");
   tokens.clear();
-  const std::size_t n = text.size();
-  lowered.resize(n + 4);  // lowercasing never lengthens a text; +4: room for put_utf8 of one code point
-  char *dst = lowered.data();
-  std::size_t i = 0, o = 0, start = 0, swar_from = 0;
-  bool in = false;
-  auto emit = [&](std::size_t e) { tokens.push_back({static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(e - start)}); };
-  while (i < n) {
-    if (i >= swar_from && i + 8 <= n) {
-      std::uint64_t w;
-      std::memcpy(&w, text.data() + i, 8);
-      if ((w & kHigh) != 0) {
-        // Not all ASCII: the per-byte path up to and including the first non-ASCII byte.
-        swar_from = i + static_cast<std::size_t>(__builtin_ctzll(w & kHigh) >> 3) + 1;
-      } else {
-        const std::uint64_t low = w | (in_range8(w, 'A', 'Z') >> 2);  // 'A'..'Z' + 0x20
-        std::memcpy(dst + o, &low, 8);                                 // o <= i: the 8 bytes fit
-        const std::uint64_t word = in_range8(low, 'a', 'z') | in_range8(low, '0', '9');
-        // Bytes whose class differs from the byte before (the first compares with `in`).
-        std::uint64_t change = word ^ ((word << 8) | (in ? 0x80u : 0u));
-        while (change != 0) {
-          const std::size_t at = o + static_cast<std::size_t>(__builtin_ctzll(change) >> 3);
-          if (!in) start = at;
-          else emit(at);
-          in = !in;
-          change &= change - 1;
-        }
-        i += 8;
-        o += 8;
-        continue;
-      }
-    }
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    bool w;
-    const std::size_t at = o;
-    if (c < 0x80) {
-      dst[o++] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : static_cast<char>(c);
-      w = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
-      ++i;
-    } else {
-      Decoded d = decode(text, i);
-      if (d.cp == 0xFFFD && d.len == 1) {
-        dst[o++] = static_cast<char>(c);  // an invalid byte stays as it is (a non-word character)
-        w = false;
-      } else {
-        char32_t l = lower_cp(d.cp);
-        if (l == d.cp) {
-          std::memcpy(dst + o, text.data() + i, static_cast<std::size_t>(d.len));
-          o += static_cast<std::size_t>(d.len);
-        } else {
-          o += put_utf8(dst + o, l);
-        }
-        w = is_word_cp(l);
-      }
-      i += static_cast<std::size_t>(d.len);
-    }
-    if (w && !in) {
-      start = at;
-      in = true;
-    } else if (!w && in) {
-      emit(at);
-      in = false;
-    }
-  }
-  if (in) emit(o);
-  lowered.resize(o);
+  lowered.resize(text.size() + 4);  // lower_tokens: lowercasing never lengthens a text, +4 for one code point
+  const std::size_t n = lower_tokens(text, lowered.data(), [&](std::size_t b, std::size_t e) {
+    tokens.push_back({static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(e - b)});
+  });
+  lowered.resize(n);
 }
 
 std::string_view trim(std::string_view s) {
@@ -942,4 +787,4 @@ std::vector<std::string_view> split_claims(std::string_view text) {
   return out;
 }
 
-}  // namespace ksodi::text
+}  // namespace evalgraph::text
