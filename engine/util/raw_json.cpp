@@ -1,5 +1,7 @@
 #include "util/raw_json.h"
 
+#include "evalgraph/text.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -209,7 +211,7 @@ class Scanner {
               return bad("a \\u escape of a high surrogate without its low surrogate");
             cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
           }
-          if (out != nullptr) put_utf8(*out, cp);
+          if (out != nullptr) text::append_utf8(*out, static_cast<char32_t>(cp));
           continue;
         }
         default:
@@ -441,24 +443,6 @@ class Scanner {
     }
     p_ += 4;
     return true;
-  }
-
-  static void put_utf8(std::string &out, std::uint32_t cp) {
-    if (cp < 0x80) {
-      out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
   }
 
   // One UTF-8 sequence starting at p_ (a byte >= 0x80): well-formed, shortest form, no surrogates, <= U+10FFFF.
