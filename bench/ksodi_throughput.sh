@@ -15,43 +15,8 @@ if [ ! -x "$build/evalgraph" ] || [ ! -f "$build/plugins/ksodi_o0.so" ]; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# Deterministic generator: sentences drawn from two vocabularies, some with attribution markers, formats
-# requested in some system prompts, answers partly grounded in the documents and partly drifting.
-gen() {
-  awk -v n="$1" 'BEGIN {
-    srand(42);
-    split("tarif vertrag kündigung rechnung frist kunde portal störung router leitung gebühr monat vertragslaufzeit " \
-          "policy employee leave request manager approval payroll benefit contract notice period overtime remote " \
-          "server deployment container database index query latency cache timeout retry config release", W, " ");
-    nw = length(W);
-    for (i = 0; i < n; i++) {
-      docs = "[";
-      for (d = 0; d < 3; d++) {
-        t = "";
-        while (length(t) < 1000) t = t sentence() " ";
-        docs = docs (d ? "," : "") "{\"id\":\"d" i "-" d "\",\"text\":\"" t "\"}";
-      }
-      docs = docs "]";
-      a = "";
-      while (length(a) < 1000) { a = a (rand() < 0.2 ? "Laut Dokument [1] " : "") sentence() " "; if (rand() < 0.15) a = a "\\n\\n- "; }
-      sp = (i % 3 == 0) ? "Du bist ein Assistent. Antworte als Liste mit maximal 5 Punkten." : (i % 3 == 1) ? "You are a support bot. Answer only from the documents, as JSON." : "Beantworte die Frage.";
-      printf "{\"id\":\"u%d\",\"context_scope_id\":\"bench_%d\",\"system_prompt\":\"%s\",\"tool_profile\":\"kb_search(query)\",\"user_text\":\"Erkläre bitte %s und %s?\",\"retrieved_docs\":%s,\"assistant_text\":\"%s\"}\n", i, i % 2, sp, W[int(rand()*nw)+1], W[int(rand()*nw)+1], docs, a;
-    }
-  }
-  function sentence(   s, k, m) { m = 6 + int(rand() * 10); s = ""; for (k = 0; k < m; k++) s = s (k ? " " : "") W[int(rand() * nw) + 1]; return toupper(substr(s, 1, 1)) substr(s, 2) "."; }' > "$work/units.jsonl"
-}
-cat > "$work/p.yaml" <<YAML
-name: ksodi-bench
-dataset: {path: units.jsonl}
-nodes:
-  - {id: s0, uses: ksodi.s0, inputs: {answer: assistant_text}}
-  - {id: k0, uses: ksodi.k0}
-  - {id: o0, uses: ksodi.o0, inputs: {answer: assistant_text}}
-sinks:
-  - uses: sink.jsonl
-    with: {file: detailed.jsonl}
-output: {dir: out}
-YAML
+gen() { awk -v n="$1" -f "$repo/bench/ksodi_units.awk" > "$work/units.jsonl"; }
+cp "$repo/bench/ksodi_units.yaml" "$work/p.yaml"
 printf "%-8s %-5s %10s %10s %14s %12s\n" units jobs seconds units/s CPU_us/unit peak_RSS_MB
 for n in ${BENCH_SIZES:-10000 100000}; do
   gen "$n"
