@@ -8,6 +8,7 @@
 #include "chatbot/experiment.h"
 #include "chatbot/xlsx_reader.h"
 #include "test_llm_server.h"
+#include "csv_cells.h"
 #include "test_support.h"
 
 using namespace evalgraph;
@@ -124,30 +125,7 @@ chatbot::RunSettings settings(const Project &p, bool only_transform = false) {
   return s;
 }
 
-std::vector<std::vector<std::string>> read_csv(const fs::path &p, char sep) {
-  std::vector<std::vector<std::string>> rows;
-  std::string text = testsupport::read_file(p), cell;
-  std::vector<std::string> row;
-  bool q = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (q) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') cell += '"', ++i;
-      else if (c == '"') q = false;
-      else cell += c;
-    } else if (c == '"') {
-      q = true;
-    } else if (c == sep) {
-      row.push_back(cell), cell.clear();
-    } else if (c == '\n') {
-      row.push_back(cell), cell.clear();
-      rows.push_back(row), row.clear();
-    } else {
-      cell += c;
-    }
-  }
-  return rows;
-}
+using chatbot_test::read_csv;
 
 // Cell of a CSV table by row label (first column) and header name.
 std::string cell(const std::vector<std::vector<std::string>> &t, const std::string &row, const std::string &col) {

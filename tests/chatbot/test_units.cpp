@@ -11,6 +11,7 @@
 #include "content.hpp"
 #include "readability.hpp"
 #include "report.hpp"
+#include "csv_cells.h"
 #include "test_support.h"
 #include "verdict.hpp"
 
@@ -100,32 +101,7 @@ TEST_CASE("statistics over replications: mean, sample sd, 95% t-interval", "[sta
   CHECK_FALSE(one.ci_low);
 }
 
-namespace {
-std::vector<std::vector<std::string>> read_csv(const fs::path &p, char sep) {
-  std::vector<std::vector<std::string>> rows;
-  std::string text = testsupport::read_file(p), cell;
-  std::vector<std::string> row;
-  bool q = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (q) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') cell += '"', ++i;
-      else if (c == '"') q = false;
-      else cell += c;
-    } else if (c == '"') {
-      q = true;
-    } else if (c == sep) {
-      row.push_back(cell), cell.clear();
-    } else if (c == '\n') {
-      row.push_back(cell), cell.clear();
-      rows.push_back(row), row.clear();
-    } else {
-      cell += c;
-    }
-  }
-  return rows;
-}
-}  // namespace
+using chatbot_test::read_csv;
 
 TEST_CASE("report: replications that differ give mean/min/max of replication means and counted invalid verdicts", "[report]") {
   TempDir d;

@@ -37,13 +37,7 @@ Read read_csv(const std::string &content, const json &options = json::object(), 
 
 // The DataError that reading the content throws.
 DataError csv_error(const std::string &content, const json &options = json::object()) {
-  try {
-    read_csv(content, options);
-  } catch (const DataError &e) {
-    return e;
-  }
-  FAIL("no DataError was thrown");
-  throw std::logic_error("unreachable");
+  return iotest::data_error([&] { read_csv(content, options); });
 }
 
 }  // namespace

@@ -32,13 +32,7 @@ Read read_jsonl(const std::string &content, const std::string &name = "data.json
 }
 
 DataError jsonl_error(const std::string &content, const std::string &name = "data.jsonl") {
-  try {
-    read_jsonl(content, name);
-  } catch (const DataError &e) {
-    return e;
-  }
-  FAIL("no DataError was thrown");
-  throw std::logic_error("unreachable");
+  return iotest::data_error([&] { read_jsonl(content, name); });
 }
 
 }  // namespace

@@ -40,13 +40,7 @@ std::vector<Got> read_texts(const std::string &name, const std::string &content,
 }
 
 DataError data_error(const std::string &name, const std::string &content, const json &options = json::object()) {
-  try {
-    read_texts(name, content, {}, options);
-  } catch (const DataError &e) {
-    return e;
-  }
-  FAIL("no DataError was thrown");
-  throw std::logic_error("unreachable");
+  return iotest::data_error([&] { read_texts(name, content, {}, options); });
 }
 
 std::string nested(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }

@@ -4,8 +4,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "io/dataset.h"
 
 namespace iotest {
 
@@ -41,6 +46,17 @@ inline std::filesystem::path write_file(const std::filesystem::path &p, const st
 inline std::string read_file(const std::filesystem::path &p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The DataError that read() throws (the test fails when none is thrown).
+template <class Read> evalgraph::io::DataError data_error(Read &&read) {
+  try {
+    read();
+  } catch (const evalgraph::io::DataError &e) {
+    return e;
+  }
+  FAIL("no DataError was thrown");
+  throw std::logic_error("unreachable");
 }
 
 }  // namespace iotest
