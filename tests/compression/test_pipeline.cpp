@@ -16,6 +16,7 @@
 #include "llm/llm_service.h"
 #include "plugin/registry.h"
 #include "test_llm_server.h"
+#include "test_support.h"
 
 using namespace evalgraph;
 using nlohmann::json;
@@ -25,38 +26,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("evalgraph-compression-" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path write(const std::string &name, const std::string &content) const {
-    std::ofstream(path / name, std::ios::binary) << content;
-    return path / name;
-  }
-};
-
-std::string slurp(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<json> read_jsonl(const fs::path &p) {
-  std::vector<json> out;
-  std::ifstream in(p);
-  std::string line;
-  while (std::getline(in, line))
-    if (!line.empty()) out.push_back(json::parse(line));
-  return out;
-}
+using testsupport::read_jsonl;
+using testsupport::TempDir;
+const auto slurp = testsupport::read_file;
 
 PluginRegistry &registry() {
   static PluginRegistry reg = [] {

@@ -10,27 +10,14 @@
 #include "curves.hpp"
 #include "exec/executor.h"
 #include "plugin/registry.h"
+#include "test_support.h"
 
 using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("ksodi-full-test-" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-std::string slurp(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using testsupport::TempDir;
+const auto slurp = testsupport::read_file;
 bool is_png(const fs::path &p) {
   std::string s = slurp(p);
   return s.size() > 100 && s.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0;

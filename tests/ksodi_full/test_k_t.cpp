@@ -1,7 +1,7 @@
 // K(t): exact values of ΔK_fill, ΔK_shift, ΔK_decay on hand-built conversations, and the single-turn reduction.
 #include <catch2/catch.hpp>
 
-#include "helpers.hpp"
+#include "../ksodi/helpers.hpp"  // tfidf_fn(), shared with the KSODI-Standard tests
 #include "k_t.hpp"
 
 using namespace ksodi;

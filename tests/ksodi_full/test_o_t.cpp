@@ -1,7 +1,7 @@
 // O(t): quantities, exact values of C_turn, R_corr, V_ext and Δdrift, and the single-turn reduction.
 #include <catch2/catch.hpp>
 
-#include "helpers.hpp"
+#include "../ksodi/helpers.hpp"  // tfidf_fn(), shared with the KSODI-Standard tests
 #include "o_t.hpp"
 
 using namespace ksodi;

@@ -1,7 +1,7 @@
 // S(t): exact values of each Δ term on hand-built two-turn conversations, and the single-turn reduction.
 #include <catch2/catch.hpp>
 
-#include "helpers.hpp"
+#include "../ksodi/helpers.hpp"  // tfidf_fn(), shared with the KSODI-Standard tests
 #include "s_t.hpp"
 
 using namespace ksodi;

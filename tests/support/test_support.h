@@ -1,5 +1,6 @@
 #pragma once
-// Small helpers shared by the engine tests: temporary folders, files, running the CLI.
+// Small helpers shared by the tests of every area: temporary folders, files, running the CLI (the last where
+// the test target defines EVALGRAPH_EXE and TEST_PLUGIN_DIR).
 #include <sys/wait.h>
 
 #include <array>
@@ -67,8 +68,10 @@ inline CmdResult run_cmd(const std::string &cmd) {
   return r;
 }
 
+#if defined(EVALGRAPH_EXE) && defined(TEST_PLUGIN_DIR)
 inline std::string evalgraph_cmd(const std::string &args) {
   return std::string("CI=true ") + EVALGRAPH_EXE + " --plugin-dir " + TEST_PLUGIN_DIR + " " + args;
 }
+#endif
 
 }  // namespace testsupport
