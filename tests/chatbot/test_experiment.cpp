@@ -9,6 +9,7 @@
 #include "chatbot/xlsx_reader.h"
 #include "test_llm_server.h"
 #include "csv_cells.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace evalgraph;
@@ -20,14 +21,7 @@ using evalgraph::testing::TestLlmServer;
 
 namespace {
 
-PluginRegistry &registry() {
-  static PluginRegistry reg = [] {
-    PluginRegistry r;
-    r.load_directory(builtin_plugin_dir());
-    return r;
-  }();
-  return reg;
-}
+using testsupport::registry;
 
 std::string replace_all(std::string s, const std::string &a, const std::string &b) {
   for (std::size_t p = 0; (p = s.find(a, p)) != std::string::npos; p += b.size()) s.replace(p, a.size(), b);

@@ -16,6 +16,7 @@
 #include "llm/llm_service.h"
 #include "plugin/registry.h"
 #include "test_llm_server.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace evalgraph;
@@ -30,14 +31,7 @@ using testsupport::read_jsonl;
 using testsupport::TempDir;
 const auto slurp = testsupport::read_file;
 
-PluginRegistry &registry() {
-  static PluginRegistry reg = [] {
-    PluginRegistry r;
-    r.load_directory(builtin_plugin_dir());
-    return r;
-  }();
-  return reg;
-}
+using testsupport::registry;
 
 struct Run {
   TempDir dir;

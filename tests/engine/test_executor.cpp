@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "exec/executor.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace evalgraph;
@@ -11,15 +12,7 @@ using testsupport::TempDir;
 
 namespace {
 
-PluginRegistry &registry() {
-  static PluginRegistry reg = [] {
-    PluginRegistry r;
-    r.load_directory(builtin_plugin_dir());
-    r.load_directory(TEST_PLUGIN_DIR);
-    return r;
-  }();
-  return reg;
-}
+using testsupport::registry;
 
 struct Run {
   TempDir dir;

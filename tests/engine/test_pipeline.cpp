@@ -3,6 +3,7 @@
 
 #include "config/pipeline.h"
 #include "graph/plan.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace evalgraph;
@@ -14,15 +15,7 @@ const char *kData = R"({"id":1,"text":"hello","other":"x","conv":"a","turn":1}
 {"id":2,"text":"world","other":"y","conv":"a","turn":2}
 )";
 
-PluginRegistry &registry() {
-  static PluginRegistry reg = [] {
-    PluginRegistry r;
-    r.load_directory(builtin_plugin_dir());
-    r.load_directory(TEST_PLUGIN_DIR);
-    return r;
-  }();
-  return reg;
-}
+using testsupport::registry;
 
 // Validates a pipeline text; returns the diagnostics (empty when valid).
 std::vector<Diagnostic> check(const std::string &yaml, Plan *plan_out = nullptr) {
