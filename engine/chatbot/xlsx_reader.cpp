@@ -117,14 +117,18 @@ class Archive {
         return ReadError(name + " uses a compression method evalgraph does not read", kResave);
       case ZIP_ER_MEMORY:
         throw std::bad_alloc();
-      default: {
-        zip_error_t e;
-        zip_error_init_with_code(&e, code);
-        std::string text = zip_error_strerror(&e);
-        zip_error_fini(&e);
-        return ReadError("reading " + name + " from the ZIP archive failed (libzip: " + text + ")", kResave);
-      }
+      default:
+        return ReadError("reading " + name + " from the ZIP archive failed (libzip: " + libzip_text(code) + ")", kResave);
     }
+  }
+
+  // libzip's own words for an error code.
+  static std::string libzip_text(int code) {
+    zip_error_t e;
+    zip_error_init_with_code(&e, code);
+    std::string text = zip_error_strerror(&e);
+    zip_error_fini(&e);
+    return text;
   }
 
   static ReadError open_error(const std::filesystem::path &file, int code) {
@@ -154,13 +158,8 @@ class Archive {
         return ReadError("it is a multi-part (spanned) ZIP archive", kResave);
       case ZIP_ER_MEMORY:
         throw std::bad_alloc();
-      default: {
-        zip_error_t e;
-        zip_error_init_with_code(&e, code);
-        std::string text = zip_error_strerror(&e);
-        zip_error_fini(&e);
-        return ReadError("cannot open it as a ZIP archive (libzip: " + text + ")", kResave);
-      }
+      default:
+        return ReadError("cannot open it as a ZIP archive (libzip: " + libzip_text(code) + ")", kResave);
     }
   }
 
