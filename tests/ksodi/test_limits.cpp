@@ -1,11 +1,10 @@
 // Hostile inputs as the KSODI operators meet them (issue #15): the sentence limit, JSON held in a string
-// field nested too deep, numbers beyond a double, the _limits parameter, and the slow path's parse.
+// field nested too deep, numbers beyond a double, the _limits parameter, and the input reader's refusals.
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
 
-#include "ksodi/fast_input.hpp"
-#include "ksodi/json_input.hpp"
+#include "evalgraph/input.hpp"
 #include "ksodi/plugin_util.hpp"
 
 using nlohmann::json;
@@ -53,38 +52,37 @@ TEST_CASE("limits: _limits reaches the operators, with defaults for a host that 
 }
 
 TEST_CASE("limits: docs held as JSON text in a string parse within the nesting limit", "[limits]") {
+  auto docs = [](const json &in, int depth = evalgraph::kDefaultNestingDepth) {
+    return evalgraph::Record(in.dump(), "ksodi.test", {"retrieved_docs"}).docs(0, "doc_", depth);
+  };
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  json in = {{"retrieved_docs", deep}};
   try {
-    ksodi::parse_docs(in, "retrieved_docs", "doc_");
+    docs({{"retrieved_docs", deep}});
     FAIL("no error");
-  } catch (const std::invalid_argument &e) {
-    CHECK_THAT(e.what(), Catch::Contains("retrieved_docs: the string looks like a JSON array but is nested deeper than "
-                                         "64 levels (limits.nesting_depth = 64)"));
+  } catch (const evalgraph::InputError &e) {
+    CHECK_THAT(e.what(), Catch::Contains("ksodi.test: retrieved_docs: the string looks like a JSON array but is nested "
+                                         "deeper than 64 levels (limits.nesting_depth = 64)"));
   }
   json ok = {{"retrieved_docs", R"([{"id":"a","text":"Der Tarif."}])"}};
-  CHECK(ksodi::parse_docs(ok, "retrieved_docs", "doc_").at(0).text == "Der Tarif.");
-  CHECK_THROWS_WITH(ksodi::parse_docs(ok, "retrieved_docs", "doc_", 1), Catch::Contains("nested deeper than 1 levels"));
+  CHECK(docs(ok).at(0).text == "Der Tarif.");
+  CHECK_THROWS_WITH(docs(ok, 1), Catch::Contains("nested deeper than 1 levels"));
   json big = {{"retrieved_docs", "[1e999999]"}};
-  CHECK_THROWS_WITH(ksodi::parse_docs(big, "retrieved_docs", "doc_"),
-                    Catch::Contains("a number beyond the range of a double") && !Catch::Contains("json.exception"));
+  CHECK_THROWS_WITH(docs(big), Catch::Contains("a number beyond the range of a double") && !Catch::Contains("json.exception"));
 }
 
-TEST_CASE("limits: the fast reader leaves numbers beyond a double to the full parse", "[limits][fast_input]") {
-  std::vector<ksodi::fast::Value> v;
-  CHECK_FALSE(ksodi::fast::read_members(R"({"answer":"a","x":1e999999})", {"answer"}, v));
-  CHECK_FALSE(ksodi::fast::read_members(R"({"answer":"a","x":-1E400})", {"answer"}, v));
-  CHECK(ksodi::fast::read_members(R"({"answer":"a","x":1e300,"y":1e-999999})", {"answer"}, v));
-}
-
-TEST_CASE("limits: the slow path's parse words the problem and bounds the nesting", "[limits]") {
+TEST_CASE("limits: the input reader words the problem and bounds the nesting", "[limits]") {
   auto call = [](std::string_view input) {
-    return ksodi::process_parsed(input, [](const json &) { return std::string("{}"); });
+    return evalgraph::for_each_record(input, "ksodi.test", [](std::string_view text) {
+      (void)evalgraph::Record(text, "ksodi.test", {"answer"});
+      return std::string("{}");
+    });
   };
   CHECK(call(R"({"answer":"a"})") == "{}");
+  CHECK(call(R"([{"answer":"a"},{"answer":"b"}])") == "[{},{}]");
   CHECK_THROWS_WITH(call("{\"answer\":" + std::string(5000, '[') + std::string(5000, ']') + "}"),
                     Catch::Contains("the input is nested deeper than 1024 levels"));
   CHECK_THROWS_WITH(call(R"({"answer": 1e999999})"), Catch::Contains("the input is a number beyond the range of a double"));
   CHECK_THROWS_WITH(call(R"({"answer": tru})"), Catch::Contains("the input is not valid JSON at byte") &&
                                                     !Catch::Contains("json.exception"));
+  CHECK_THROWS_WITH(call(R"([{"answer": tru}])"), Catch::Contains("the input is not valid JSON at byte"));
 }

@@ -94,28 +94,6 @@ TEST_CASE("O0: attribution markers", "[o0]") {
   CHECK(ksodi::count_attribution_markers("Das ist einfach so.") == 0);
 }
 
-TEST_CASE("retrieved_docs shapes", "[o0]") {
-  json j = {{"retrieved_docs", json::array({{{"id", "a"}, {"text", "x"}}, {{"content", "y"}}})}};
-  auto d = ksodi::parse_docs(j, "retrieved_docs", "doc_");
-  REQUIRE(d.size() == 2);
-  CHECK(d[0].id == "a");
-  CHECK(d[1].id == "doc_2");
-  CHECK(d[1].text == "y");
-  j = {{"retrieved_docs", json::array({"eins", "zwei"})}};
-  CHECK(ksodi::parse_docs(j, "retrieved_docs", "doc_")[1].text == "zwei");
-  j = {{"retrieved_docs", "[{\"id\":\"k\",\"text\":\"t\"}]"}};
-  CHECK(ksodi::parse_docs(j, "retrieved_docs", "doc_")[0].id == "k");
-  j = {{"retrieved_docs", ""}};
-  CHECK(ksodi::parse_docs(j, "retrieved_docs", "doc_").empty());
-  CHECK(ksodi::parse_docs(json::object(), "retrieved_docs", "doc_").empty());
-  j = {{"retrieved_docs", "just text"}};
-  CHECK_THROWS_AS(ksodi::parse_docs(j, "retrieved_docs", "doc_"), std::invalid_argument);
-  j = {{"retrieved_docs", 42}};
-  CHECK_THROWS_AS(ksodi::parse_docs(j, "retrieved_docs", "doc_"), std::invalid_argument);
-  j = {{"retrieved_docs", json::array({{{"id", "a"}}})}};
-  CHECK_THROWS_AS(ksodi::parse_docs(j, "retrieved_docs", "doc_"), std::invalid_argument);
-}
-
 TEST_CASE("O0: doc sentences as alignment units (default) vs whole docs only", "[o0]") {
   ksodi::O0Input in;
   in.answer = "Pinguine leben in der Antarktis.";

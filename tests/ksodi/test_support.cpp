@@ -237,8 +237,9 @@ TEST_CASE("O0 support: the sample's grounded answers score >= 0.5, its drifting 
     ksodi::O0Input in;
     in.answer = j["assistant_text"];
     in.user_text = j.value("user_text", "");
-    in.docs = ksodi::parse_docs(j, "retrieved_docs", "doc_");
-    in.tool_outputs = ksodi::parse_docs(j, "tool_outputs", "tool_");
+    const evalgraph::Record rec(line, "test", {"retrieved_docs", "tool_outputs"});
+    in.docs = rec.docs(0, "doc_");
+    in.tool_outputs = rec.docs(1, "tool_");
     auto r = ksodi::compute_o0(in, p, tfidf_fn());
     REQUIRE(r.computed);
     INFO(id << " (" << g << "): O0 = " << r.O0);

@@ -1,18 +1,16 @@
 // Plugin glue of ksodi.k0: parameters, ports, JSON in/out. The computation is in k0.cpp.
+#include "evalgraph/input.hpp"
+#include "evalgraph/json_writer.hpp"
 #include "evalgraph/plugin.hpp"
 #include "k0_params.hpp"
 #include "k0.hpp"
 #include "ksodi/detect.hpp"
-#include "ksodi/fast_input.hpp"
-#include "ksodi/json_input.hpp"
-#include "ksodi/json_writer.hpp"
 #include "ksodi/plugin_util.hpp"
 #include "ksodi/text.hpp"
 
 namespace {
 
 using evalgraph::json;
-
 
 class K0Node : public evalgraph::RawNode {
  public:
@@ -21,50 +19,27 @@ class K0Node : public evalgraph::RawNode {
     limits_ = ksodi::input_limits(params);
   }
 
-  // Fast path: the members read straight from the input text; anything unusual takes the full parse.
   std::string process_raw(evalgraph::Call &, std::string_view input) override {
-    thread_local std::vector<ksodi::fast::Value> v;
-    thread_local std::vector<ksodi::Doc> docs;
-    if (ksodi::fast::read_members(input, {"system_prompt", "tool_profile", "user_text", "retrieved_docs", "chunk_range",
-                                          "context_scope_id", "system_prompt_id", "tool_profile_id"},
-                                  v) &&
-        ksodi::fast::read_docs(v[3], "doc_", docs)) {
+    return evalgraph::for_each_record(input, "ksodi.k0", [&](std::string_view text) {
+      const evalgraph::Record in(text, "ksodi.k0", {"system_prompt", "tool_profile", "user_text", "retrieved_docs", "chunk_range",
+                                                    "context_scope_id", "system_prompt_id", "tool_profile_id"});
       ksodi::K0Input x;
-      x.system_prompt = ksodi::fast::text_of(v[0]);
-      x.tool_profile = ksodi::fast::text_of(v[1]);
-      x.user_text = ksodi::fast::text_of(v[2]);
-      // kMeta[i] is input member 4 + i.
-      return compute(x, docs, [&](std::size_t i, ksodi::JsonWriter &w) {
-        const ksodi::fast::Value &m = v[4 + i];
-        if (m.kind == ksodi::fast::Value::String) w.string(m.str());
-        else if (m.kind == ksodi::fast::Value::Other) w.json(json::parse(m.raw));
-        else w.null();
+      x.system_prompt = in.text(0);
+      x.tool_profile = in.text(1);
+      x.user_text = in.text(2);
+      const std::vector<evalgraph::Doc> docs = in.docs(3, "doc_", limits_.nesting_depth);
+      // kMeta[i] is input member 4 + i, passed through as it came (a string, or its JSON as nlohmann dumps it).
+      return compute(x, docs, [&](std::size_t i, evalgraph::JsonWriter &w) {
+        const evalgraph::input::Value &m = in[4 + i];
+        if (m.is_string()) w.string(m.str());
+        else if (m.absent_or_null()) w.null();
+        else w.json(in.json(4 + i));
       });
-    }
-    return ksodi::process_parsed(input, [&](const json &in) { return process(in); });
-  }
-
-  std::string process(const json &in) const {
-    ksodi::K0Input x;
-    x.system_prompt = ksodi::text_of(in, "system_prompt");
-    x.tool_profile = ksodi::text_of(in, "tool_profile");
-    x.user_text = ksodi::text_of(in, "user_text");
-    std::vector<ksodi::Doc> docs;
-    try {
-      docs = ksodi::parse_docs(in, "retrieved_docs", "doc_", limits_.nesting_depth);
-    } catch (const std::invalid_argument &e) {
-      throw evalgraph::InputError(std::string("ksodi.k0: ") + e.what());
-    }
-    return compute(x, docs, [&](std::size_t i, ksodi::JsonWriter &w) {
-      const char *k = kMeta[i];
-      if (in.contains(k) && !in[k].is_null()) w.json(in[k]);
-      else w.null();
     });
   }
 
-  // The output, written directly as the JSON text nlohmann would dump for it (members in sorted order; see
-  // ksodi/json_writer.hpp). meta(i, w) writes the value of the pass-through member kMeta[i].
-  template <class Meta> std::string compute(ksodi::K0Input &x, const std::vector<ksodi::Doc> &docs, Meta &&meta) const {
+  // The output, written by the SDK's builder (members in sorted order; evalgraph/json_writer.hpp). meta(i, w) writes the value of the pass-through member kMeta[i].
+  template <class Meta> std::string compute(ksodi::K0Input &x, const std::vector<evalgraph::Doc> &docs, Meta &&meta) const {
     for (const auto &d : docs) x.n_docs += ksodi::text::trim(d.text).empty() ? 0 : 1;
     ksodi::K0Result r = ksodi::compute_k0(x, p_);
 
@@ -72,7 +47,7 @@ class K0Node : public evalgraph::RawNode {
     static constexpr std::size_t kSorted[] = {3, 2, 4, 1, 5, 0};
     std::string text;
     text.reserve(1024);
-    ksodi::JsonWriter w(text);
+    evalgraph::JsonWriter w(text);
     auto dims = [&](auto &&value) {
       w.begin_object();
       for (std::size_t i : kSorted) {

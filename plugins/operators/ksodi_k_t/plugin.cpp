@@ -1,10 +1,10 @@
 // Plugin glue of ksodi.k_t (sequence node): parameters, ports, JSON in/out. The computation is in k_t.cpp.
 #include "cues.hpp"
+#include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
 #include "k0_params.hpp"
 #include "k_t.hpp"
 #include "ksodi/detect.hpp"
-#include "ksodi/json_input.hpp"
 #include "ksodi/plugin_util.hpp"
 #include "ksodi/text.hpp"
 
@@ -33,7 +33,7 @@ json term(double value, double weight, int sign, json trigger) {
   return {{"value", value}, {"weight", weight}, {"contribution", sign * weight * value}, {"trigger", std::move(trigger)}};
 }
 
-class KTNode : public evalgraph::Node {
+class KTNode : public evalgraph::RawNode {
  public:
   KTNode(const evalgraph::Host &host, const json &params) : host_(host) {
     const Config c = kParams.parse(params);
@@ -43,23 +43,23 @@ class KTNode : public evalgraph::Node {
     limits_ = ksodi::input_limits(params);
   }
 
-  json process(evalgraph::Call &call, const json &in) override { return process_sequence(call, json::array({in}))[0]; }
+  // Input ports, in this order.
+  enum Port { kSystemPrompt, kToolProfile, kUserText, kAnswer, kDocs, kTurn, kScope };
 
-  json process_sequence(evalgraph::Call &call, const json &records) override {
+  std::string process_raw(evalgraph::Call &call, std::string_view input) override {
+    bool group = false;
+    const std::vector<evalgraph::Record> records =
+        evalgraph::read_sequence(input, "ksodi.k_t", {"system_prompt", "tool_profile", "user_text", "answer", "retrieved_docs", "turn", "context_scope_id"}, &group);
     std::vector<ksodi::KTInput> turns;
     for (const auto &in : records) {
       ksodi::KTInput x;
-      x.k0.system_prompt = ksodi::text_of(in, "system_prompt");
-      x.k0.tool_profile = ksodi::text_of(in, "tool_profile");
-      x.k0.user_text = ksodi::text_of(in, "user_text");
-      x.assistant_text = ksodi::text_of(in, "answer");
-      try {
-        for (const auto &d : ksodi::parse_docs(in, "retrieved_docs", "doc_", limits_.nesting_depth)) {
-          x.k0.n_docs += ksodi::text::trim(d.text).empty() ? 0 : 1;
-          x.docs_text += d.text + "\n";
-        }
-      } catch (const std::invalid_argument &e) {
-        throw evalgraph::InputError(std::string("ksodi.k_t: ") + e.what());
+      x.k0.system_prompt = in.text(kSystemPrompt);
+      x.k0.tool_profile = in.text(kToolProfile);
+      x.k0.user_text = in.text(kUserText);
+      x.assistant_text = in.text(kAnswer);
+      for (const auto &d : in.docs(kDocs, "doc_", limits_.nesting_depth)) {
+        x.k0.n_docs += ksodi::text::trim(d.text).empty() ? 0 : 1;
+        x.docs_text += d.text + "\n";
       }
       turns.push_back(std::move(x));
     }
@@ -86,18 +86,17 @@ class KTNode : public evalgraph::Node {
     json out = json::array();
     for (std::size_t i = 0; i < res.size(); ++i) {
       const auto &r = res[i];
-      const json &in = records[i];
+      const evalgraph::Record &in = records[i];
       json map = json::object(), ev = json::object();
       for (std::size_t d = 0; d < ksodi::kK0Dims.size(); ++d) {
         map[ksodi::kK0Dims[d]] = r.k0.present[d];
         ev[ksodi::kK0Dims[d]] = r.k0.evidence[d];
       }
-      auto meta = [&](const char *k) { return in.contains(k) && !in[k].is_null() ? in[k] : json(nullptr); };
       json o;
       o["K"] = r.K;
       o["K0"] = r.k0.K0;
       o["t"] = i + 1;
-      o["turn"] = meta("turn");
+      o["turn"] = in.json(kTurn);
       o["n_turns"] = res.size();
       o["fill"] = r.fill;
       o["shift"] = r.shift;
@@ -111,13 +110,13 @@ class KTNode : public evalgraph::Node {
                  {"not_interpretable", r.k0.not_interpretable},
                  {"label", r.k0.label},
                  {"n_docs", turns[i].k0.n_docs},
-                 {"context_scope_id", meta("context_scope_id")},
+                 {"context_scope_id", in.json(kScope)},
                  {"detector_version", ksodi::detect::kDetectorVersion},
                  {"dimension_weights", w}};
       o["parameters"] = params;
       out.push_back(std::move(o));
     }
-    return out;
+    return ksodi::dump_output(group ? out : out.at(0));
   }
 
  private:

@@ -5,9 +5,11 @@
 #include <vector>
 
 #include "ksodi/embed.hpp"
-#include "ksodi/json_input.hpp"
+#include "evalgraph/input.hpp"
 
 namespace ksodi {
+
+using Doc = evalgraph::Doc;  // a retrieved document or a tool output, as the SDK's input reader gives it
 
 struct O0Input {
   std::string answer;

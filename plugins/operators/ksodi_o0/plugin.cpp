@@ -1,9 +1,8 @@
 // Plugin glue of ksodi.o0: parameters, ports, JSON in/out. The computation is in o0.cpp.
+#include "evalgraph/input.hpp"
+#include "evalgraph/json_writer.hpp"
 #include "evalgraph/plugin.hpp"
 #include "ksodi/detect.hpp"
-#include "ksodi/fast_input.hpp"
-#include "ksodi/json_input.hpp"
-#include "ksodi/json_writer.hpp"
 #include "ksodi/plugin_util.hpp"
 #include "ksodi/text.hpp"
 #include "o0.hpp"
@@ -35,45 +34,26 @@ class O0Node : public evalgraph::RawNode {
     text_max_ = c.sentence_text_max;
   }
 
-  // Fast path: the members read straight from the input text; anything unusual takes the full parse.
   std::string process_raw(evalgraph::Call &call, std::string_view input) override {
-    thread_local std::vector<ksodi::fast::Value> v;
-    ksodi::O0Input x;
-    if (ksodi::fast::read_members(input, {"answer", "retrieved_docs", "tool_outputs", "user_text"}, v) &&
-        (v[0].kind == ksodi::fast::Value::String || v[0].kind == ksodi::fast::Value::Null) &&
-        ksodi::fast::read_docs(v[1], "doc_", x.docs) && ksodi::fast::read_docs(v[2], "tool_", x.tool_outputs)) {
-      x.answer = ksodi::fast::text_of(v[0]);
-      x.user_text = ksodi::fast::text_of(v[3]);
+    return evalgraph::for_each_record(input, "ksodi.o0", [&](std::string_view text) {
+      const evalgraph::Record in(text, "ksodi.o0", {"answer", "retrieved_docs", "tool_outputs", "user_text"});
+      ksodi::O0Input x;
+      x.answer = in.required_text(0, "the assistant text");
+      x.docs = in.docs(1, "doc_", limits_.nesting_depth);
+      x.tool_outputs = in.docs(2, "tool_", limits_.nesting_depth);
+      x.user_text = in.text(3);
       return compute(call, x);
-    }
-    return ksodi::process_parsed(input, [&](const json &in) { return process(call, in); });
+    });
   }
 
-  std::string process(evalgraph::Call &call, const json &in) const {
-    auto ans = in.find("answer");
-    if (ans == in.end() || !(ans->is_string() || ans->is_null()))
-      throw evalgraph::InputError("ksodi.o0: port 'answer' must be a string (the assistant text)");
-    ksodi::O0Input x;
-    x.answer = ksodi::text_of(in, "answer");
-    x.user_text = ksodi::text_of(in, "user_text");
-    try {
-      x.docs = ksodi::parse_docs(in, "retrieved_docs", "doc_", limits_.nesting_depth);
-      x.tool_outputs = ksodi::parse_docs(in, "tool_outputs", "tool_", limits_.nesting_depth);
-    } catch (const std::invalid_argument &e) {
-      throw evalgraph::InputError(std::string("ksodi.o0: ") + e.what());
-    }
-    return compute(call, x);
-  }
-
-  // The output, written directly as the JSON text nlohmann would dump for it (members in sorted order; see
-  // ksodi/json_writer.hpp).
+  // The output, written by the SDK's builder (members in sorted order; evalgraph/json_writer.hpp).
   std::string compute(evalgraph::Call &call, const ksodi::O0Input &x) const {
     ksodi::check_sentences(x.answer, limits_.sentences_per_answer, "ksodi.o0");
     ksodi::O0Result r = ksodi::compute_o0(x, p_, ksodi::host_embedder(host_, call, provider_));
     auto doc_id = [&](int i) -> const std::string * { return i >= 0 ? &r.doc_ids[static_cast<std::size_t>(i)] : nullptr; };
     std::string text;
     text.reserve(1024 + 256 * r.sentences.size());
-    ksodi::JsonWriter w(text);
+    evalgraph::JsonWriter w(text);
     auto opt = [&](std::string_view k, double v) {
       if (r.computed) w.member(k, v);
       else w.member_null(k);

@@ -1,8 +1,8 @@
 // Plugin glue of ksodi.o_t (sequence node): parameters, ports, JSON in/out. The computation is in o_t.cpp.
 #include "cues.hpp"
+#include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
 #include "ksodi/detect.hpp"
-#include "ksodi/json_input.hpp"
 #include "ksodi/plugin_util.hpp"
 #include "ksodi/text.hpp"
 #include "o0_calibration.hpp"
@@ -34,7 +34,7 @@ json term(double value, double weight, int sign, json trigger) {
   return {{"value", value}, {"weight", weight}, {"contribution", sign * weight * value}, {"trigger", std::move(trigger)}};
 }
 
-class OTNode : public evalgraph::Node {
+class OTNode : public evalgraph::RawNode {
  public:
   OTNode(const evalgraph::Host &host, const json &params) : host_(host) {
     const Config c = kParams.parse(params);
@@ -45,29 +45,20 @@ class OTNode : public evalgraph::Node {
     text_max_ = c.sentence_text_max;
   }
 
-  json process(evalgraph::Call &call, const json &in) override { return process_sequence(call, json::array({in}))[0]; }
-
-  json process_sequence(evalgraph::Call &call, const json &records) override {
+  std::string process_raw(evalgraph::Call &call, std::string_view input) override {
+    bool group = false;
+    const std::vector<evalgraph::Record> records =
+        evalgraph::read_sequence(input, "ksodi.o_t", {"answer", "user_text", "retrieved_docs", "tool_outputs", "verification", "turn"}, &group);
     std::vector<ksodi::OTInput> turns;
     for (const auto &in : records) {
-      auto ans = in.find("answer");
-      if (ans == in.end() || !(ans->is_string() || ans->is_null()))
-        throw evalgraph::InputError("ksodi.o_t: port 'answer' must be a string (the assistant text)");
       ksodi::OTInput x;
-      x.o0.answer = ksodi::text_of(in, "answer");
+      x.o0.answer = in.required_text(0, "the assistant text");
       ksodi::check_sentences(x.o0.answer, limits_.sentences_per_answer, "ksodi.o_t");
-      x.user_text = ksodi::text_of(in, "user_text");
+      x.user_text = in.text(1);
       x.o0.user_text = x.user_text;  // O0's given words (user_words_given)
-      try {
-        x.o0.docs = ksodi::parse_docs(in, "retrieved_docs", "doc_", limits_.nesting_depth);
-        x.o0.tool_outputs = ksodi::parse_docs(in, "tool_outputs", "tool_", limits_.nesting_depth);
-      } catch (const std::invalid_argument &e) {
-        throw evalgraph::InputError(std::string("ksodi.o_t: ") + e.what());
-      }
-      if (auto v = in.find("verification"); v != in.end() && !v->is_null()) {
-        if (!v->is_number()) throw evalgraph::InputError("ksodi.o_t: port 'verification' must be a number in [0,1] or null");
-        x.verification = v->get<double>();
-      }
+      x.o0.docs = in.docs(2, "doc_", limits_.nesting_depth);
+      x.o0.tool_outputs = in.docs(3, "tool_", limits_.nesting_depth);
+      if (auto v = in.number(4, "a number in [0,1] or null")) x.verification = *v;
       turns.push_back(std::move(x));
     }
     auto res = ksodi::compute_o_t(turns, p_, ksodi::host_embedder(host_, call, provider_));
@@ -96,7 +87,7 @@ class OTNode : public evalgraph::Node {
       o["computed"] = r.o0.computed;
       o["flags"] = r.o0.computed ? json::array() : json::array({"no_retrieved_docs"});
       o["t"] = i + 1;
-      o["turn"] = records[i].contains("turn") ? records[i]["turn"] : json(nullptr);
+      o["turn"] = records[i].json(5);
       o["n_turns"] = res.size();
       o["C_turn"] = r.C_turn;
       o["R_corr"] = r.R_corr;
@@ -113,7 +104,7 @@ class OTNode : public evalgraph::Node {
       o["parameters"] = params;
       out.push_back(std::move(o));
     }
-    return out;
+    return ksodi::dump_output(group ? out : out.at(0));
   }
 
  private:

@@ -1,10 +1,9 @@
 // Plugin glue of ksodi.s0: parameters, ports, JSON in/out. The computation is in s0.cpp.
+#include "evalgraph/input.hpp"
+#include "evalgraph/json_writer.hpp"
 #include "evalgraph/plugin.hpp"
 #include "s0_params.hpp"
 #include "ksodi/detect.hpp"
-#include "ksodi/fast_input.hpp"
-#include "ksodi/json_input.hpp"
-#include "ksodi/json_writer.hpp"
 #include "ksodi/plugin_util.hpp"
 #include "s0.hpp"
 
@@ -28,44 +27,27 @@ class S0Node : public evalgraph::RawNode {
     limits_ = ksodi::input_limits(params);
   }
 
-  // Fast path: the members read straight from the input text; anything unusual takes the full parse.
   std::string process_raw(evalgraph::Call &call, std::string_view input) override {
-    thread_local std::vector<ksodi::fast::Value> v;
-    if (ksodi::fast::read_members(input, {"answer", "system_prompt", "tool_profile", "user_text", "tool_profile_id"}, v) &&
-        (v[0].kind == ksodi::fast::Value::String || v[0].kind == ksodi::fast::Value::Null)) {
+    return evalgraph::for_each_record(input, "ksodi.s0", [&](std::string_view text) {
+      const evalgraph::Record in(text, "ksodi.s0", {"answer", "system_prompt", "tool_profile", "user_text", "tool_profile_id"});
       ksodi::S0Input x;
-      x.answer = ksodi::fast::text_of(v[0]);
-      x.system_prompt = ksodi::fast::text_of(v[1]);
-      x.tool_profile = ksodi::fast::text_of(v[2]);
-      x.user_text = ksodi::fast::text_of(v[3]);
-      x.tool_profile_id = ksodi::fast::text_of(v[4]);
+      x.answer = in.required_text(0, "the assistant text");
+      x.system_prompt = in.text(1);
+      x.tool_profile = in.text(2);
+      x.user_text = in.text(3);
+      x.tool_profile_id = in.text(4);
       return compute(call, x);
-    }
-    return ksodi::process_parsed(input, [&](const json &in) { return process(call, in); });
+    });
   }
 
-  std::string process(evalgraph::Call &call, const json &in) const {
-    auto ans = in.find("answer");
-    if (ans == in.end() || !(ans->is_string() || ans->is_null()))
-      throw evalgraph::InputError("ksodi.s0: port 'answer' must be a string (the assistant text)");
-    ksodi::S0Input x;
-    x.answer = ksodi::text_of(in, "answer");
-    x.system_prompt = ksodi::text_of(in, "system_prompt");
-    x.tool_profile = ksodi::text_of(in, "tool_profile");
-    x.user_text = ksodi::text_of(in, "user_text");
-    x.tool_profile_id = ksodi::text_of(in, "tool_profile_id");
-    return compute(call, x);
-  }
-
-  // The output, written directly as the JSON text nlohmann would dump for it (members in sorted order; see
-  // ksodi/json_writer.hpp).
+  // The output, written by the SDK's builder (members in sorted order; evalgraph/json_writer.hpp).
   std::string compute(evalgraph::Call &call, const ksodi::S0Input &x) const {
     ksodi::check_sentences(x.answer, limits_.sentences_per_answer, "ksodi.s0");
     ksodi::S0Result r = ksodi::compute_s0(x, p_, ksodi::host_embedder(host_, call, provider_));
 
     std::string text;
     text.reserve(2048);
-    ksodi::JsonWriter w(text);
+    evalgraph::JsonWriter w(text);
     auto string_map = [&](std::string_view k, const auto &m) {  // a std::map: already in sorted order
       w.key(k);
       w.begin_object();

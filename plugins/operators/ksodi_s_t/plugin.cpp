@@ -1,9 +1,9 @@
 // Plugin glue of ksodi.s_t (sequence node): parameters, ports, JSON in/out. The computation is in s_t.cpp.
 #include "cues.hpp"
+#include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
 #include "s0_params.hpp"
 #include "ksodi/detect.hpp"
-#include "ksodi/json_input.hpp"
 #include "ksodi/plugin_util.hpp"
 #include "s_t.hpp"
 
@@ -28,7 +28,7 @@ json term(double value, double weight, int sign, json trigger) {
   return {{"value", value}, {"weight", weight}, {"contribution", sign * weight * value}, {"trigger", std::move(trigger)}};
 }
 
-class STNode : public evalgraph::Node {
+class STNode : public evalgraph::RawNode {
  public:
   STNode(const evalgraph::Host &host, const json &params) : host_(host) {
     const Config c = kParams.parse(params);
@@ -38,21 +38,19 @@ class STNode : public evalgraph::Node {
     limits_ = ksodi::input_limits(params);
   }
 
-  json process(evalgraph::Call &call, const json &in) override { return process_sequence(call, json::array({in}))[0]; }
-
-  json process_sequence(evalgraph::Call &call, const json &records) override {
+  std::string process_raw(evalgraph::Call &call, std::string_view input) override {
+    bool group = false;
+    const std::vector<evalgraph::Record> records =
+        evalgraph::read_sequence(input, "ksodi.s_t", {"answer", "system_prompt", "tool_profile", "user_text", "tool_profile_id", "turn"}, &group);
     std::vector<ksodi::S0Input> turns;
     for (const auto &in : records) {
-      auto ans = in.find("answer");
-      if (ans == in.end() || !(ans->is_string() || ans->is_null()))
-        throw evalgraph::InputError("ksodi.s_t: port 'answer' must be a string (the assistant text)");
       ksodi::S0Input x;
-      x.answer = ksodi::text_of(in, "answer");
+      x.answer = in.required_text(0, "the assistant text");
       ksodi::check_sentences(x.answer, limits_.sentences_per_answer, "ksodi.s_t");
-      x.system_prompt = ksodi::text_of(in, "system_prompt");
-      x.tool_profile = ksodi::text_of(in, "tool_profile");
-      x.user_text = ksodi::text_of(in, "user_text");
-      x.tool_profile_id = ksodi::text_of(in, "tool_profile_id");
+      x.system_prompt = in.text(1);
+      x.tool_profile = in.text(2);
+      x.user_text = in.text(3);
+      x.tool_profile_id = in.text(4);
       turns.push_back(std::move(x));
     }
     std::vector<ksodi::STTurn> res = ksodi::compute_s_t(turns, p_, ksodi::host_embedder(host_, call, provider_));
@@ -64,7 +62,7 @@ class STNode : public evalgraph::Node {
       o["S"] = r.S;
       o["S0"] = r.s0.S0;
       o["t"] = i + 1;
-      o["turn"] = records[i].contains("turn") ? records[i]["turn"] : json(nullptr);
+      o["turn"] = records[i].json(5);
       o["n_turns"] = res.size();
       o["consistency"] = r.consistency;
       o["repair"] = r.repair;
@@ -78,7 +76,7 @@ class STNode : public evalgraph::Node {
       o["parameters"] = params;
       out.push_back(std::move(o));
     }
-    return out;
+    return ksodi::dump_output(group ? out : out.at(0));
   }
 
  private:

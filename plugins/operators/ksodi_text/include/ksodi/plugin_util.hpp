@@ -41,20 +41,9 @@ inline EmbedFn host_embedder(const evalgraph::Host &host, evalgraph::Call &call,
   };
 }
 
-// The output text of a node, as the SDK's Node adapter writes it.
+// The output text of a node built as a nlohmann::json (the sequence nodes), as the SDK's Node adapter writes it.
 inline std::string dump_output(const nlohmann::json &out) {
   return out.is_null() ? std::string() : out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-// The SDK's Node adapter, for the slow path of a RawNode: parse the whole input (errors as the adapter reports
-// them: bounded nesting, our words) and call process(), which returns the output text; for an array input, once
-// per element, and the outputs are collected in an array as the adapter's process_sequence() would.
-template <class F> std::string process_parsed(std::string_view input, F &&process) {
-  nlohmann::json in = evalgraph::detail::parse_input(input, "the input");
-  if (!in.is_array()) return process(in);
-  nlohmann::json result = nlohmann::json::array();
-  for (const auto &r : in) result.push_back(nlohmann::json::parse(process(r)));  // (our own output)
-  return dump_output(result);
 }
 
 // What the host passes every node as `_limits` (the pipeline's `limits:` section; README "Limits and hostile

@@ -1,16 +1,26 @@
-// Writes a node's output JSON text directly, byte for byte as nlohmann::json's dump() of the equivalent DOM
-// would (header-only).
+// evalgraph plugin SDK — the output builder: writes a node's output JSON text directly, no DOM (header-only).
 //
-// Why: building a nlohmann DOM of the output (a std::map per object, a std::string per key and string value)
-// and then dumping it cost more than computing the values. The text must stay exactly what the DOM gave:
-//  - members of an object come in nlohmann's order, which is the sorted order of std::map<std::string>: the
-//    caller writes them sorted, and key() checks that (a std::logic_error names the offending key, so a
-//    future edit cannot silently change the output);
-//  - strings are escaped as dump(-1, ' ', false, replace) escapes them (\" \\ \b \f \n \r \t, other control
+// A node that returns a nlohmann::json has it dumped by the SDK (Node); a RawNode that writes its output itself
+// uses this builder, and its text is the text the SDK would have dumped for the same values, by construction:
+//  - objects: members are written in sorted order (nlohmann's objects are std::maps, so that is the order the
+//    SDK's dump gives); key() checks it and throws std::logic_error naming the key, so an edit cannot silently
+//    change the output;
+//  - strings: escaped as dump(-1, ' ', false, replace) escapes them (\" \\ \b \f \n \r \t, other control
 //    characters as \u00xx, everything else as is); a string that is not valid UTF-8 goes through nlohmann;
-//  - doubles are printed by nlohmann's own shortest round-trip formatter (detail::to_chars), non-finite as
-//    null; integers in plain decimal.
-#pragma once
+//  - doubles: the shortest text that reads back as the same double, by the SDK's JSON library's own formatter
+//    (nlohmann::detail::to_chars, the one its serializer calls), non-finite as null; integers in decimal.
+// Why not build a DOM and dump it: a std::map per object and a std::string per key and value cost more than
+// the KSODI operators' own work (bench/ksodi_throughput.sh).
+//
+//   std::string text;
+//   evalgraph::JsonWriter w(text);
+//   w.begin_object();
+//   w.member("n", 3);
+//   w.key("xs"); w.begin_array(); w.number(0.5); w.end_array();
+//   w.end_object();  // text == {"n":3,"xs":[0.5]}
+#ifndef EVALGRAPH_JSON_WRITER_HPP
+#define EVALGRAPH_JSON_WRITER_HPP
+
 
 #include <cmath>
 #include <cstddef>
@@ -22,7 +32,9 @@
 #include <string_view>
 #include <vector>
 
-namespace ksodi {
+#include "evalgraph/utf8.hpp"
+
+namespace evalgraph {
 
 class JsonWriter {
  public:
@@ -135,44 +147,19 @@ class JsonWriter {
     l.first = false;
   }
 
-  // Length of the valid UTF-8 sequence at s[i] (a lead byte >= 0x80); 0 if invalid (RFC 3629 ranges, as
-  // nlohmann's decoder checks them).
-  static std::size_t utf8_len(std::string_view s, std::size_t i) {
-    auto in = [](unsigned v, unsigned lo, unsigned hi) { return v >= lo && v <= hi; };
-    auto at = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
-    unsigned c = at(0);
-    if (in(c, 0xC2, 0xDF)) return in(at(1), 0x80, 0xBF) ? 2 : 0;
-    if (c == 0xE0) return in(at(1), 0xA0, 0xBF) && in(at(2), 0x80, 0xBF) ? 3 : 0;
-    if (in(c, 0xE1, 0xEC) || c == 0xEE || c == 0xEF) return in(at(1), 0x80, 0xBF) && in(at(2), 0x80, 0xBF) ? 3 : 0;
-    if (c == 0xED) return in(at(1), 0x80, 0x9F) && in(at(2), 0x80, 0xBF) ? 3 : 0;
-    if (c == 0xF0) return in(at(1), 0x90, 0xBF) && in(at(2), 0x80, 0xBF) && in(at(3), 0x80, 0xBF) ? 4 : 0;
-    if (in(c, 0xF1, 0xF3)) return in(at(1), 0x80, 0xBF) && in(at(2), 0x80, 0xBF) && in(at(3), 0x80, 0xBF) ? 4 : 0;
-    if (c == 0xF4) return in(at(1), 0x80, 0x8F) && in(at(2), 0x80, 0xBF) && in(at(3), 0x80, 0xBF) ? 4 : 0;
-    return 0;
-  }
-
-  // True when one of the 8 bytes at p is '"', '\\', a control character (< 0x20) or not ASCII (>= 0x80).
-  static bool special8(const char *p) {
-    std::uint64_t w;
-    std::memcpy(&w, p, 8);
-    constexpr std::uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
-    const std::uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-    return ((((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w) & high) != 0;
-  }
-
   void string_body(std::string_view s) {
     const std::size_t mark = out_.size();
     out_.push_back('"');
     std::size_t run = 0, i = 0;
     const std::size_t n = s.size();
     while (i < n) {
-      if (i + 8 <= n && !special8(s.data() + i)) {
+      if (i + 8 <= n && utf8::json_special8(s.data() + i) == 0) {
         i += 8;
         continue;
       }
       unsigned char c = static_cast<unsigned char>(s[i]);
       if (c >= 0x80) {
-        std::size_t len = utf8_len(s, i);
+        std::size_t len = utf8::sequence_length(s, i);
         if (len == 0) {  // not valid UTF-8: nlohmann's replacement rules decide
           out_.resize(mark);
           out_.append(nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
@@ -212,4 +199,6 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
-}  // namespace ksodi
+}  // namespace evalgraph
+
+#endif  // EVALGRAPH_JSON_WRITER_HPP

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Byte identity of the shipped pipelines' outputs between two builds (e.g. before and after a port of the
+# plugin glue): runs pipelines/ksodi-standard.yaml, ksodi-full.yaml, chatbot-eval.yaml and compression-eval.yaml
+# with each build's evalgraph and plugins (the two LLM pipelines
+# against the loopback test server eg-test-llm-server of the NEW build, same seed and replies for both), then
+# compares every file of the results folders byte for byte — detailed.jsonl, detailed.csv, the summaries,
+# the reports' data — except what names the run (run.json, run.log, report.html, pipeline.yaml, progress/).
+# (`--config-dir pipelines/chatbot/config` is left out: it needs an API key file and its own server; it runs
+# the plugins of chatbot-eval.yaml.)
+#   bash bench/output_identity.sh REF_BUILD_DIR NEW_BUILD_DIR     exit 0: identical; 1: a file differs
+#   (KEEP=1 keeps the results folders and says where)
+# A build dir is what `cmake --build` made (evalgraph and plugins/ in it), or a copy of those two.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+ref=$(cd "${1:?usage: output_identity.sh REF_BUILD_DIR NEW_BUILD_DIR}" && pwd)
+new=$(cd "${2:?usage: output_identity.sh REF_BUILD_DIR NEW_BUILD_DIR}" && pwd)
+server_bin=$new/eg-test-llm-server
+[ -x "$server_bin" ] || server_bin=$ref/eg-test-llm-server
+work=$(mktemp -d)
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  if [ -n "${KEEP:-}" ]; then echo "kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+"$server_bin" --reply "{last_user}" --threads 2 >"$work/server.out" 2>"$work/server.err" &
+server_pid=$!
+url=""
+for _ in $(seq 200); do
+  url=$(sed -n 's/^listening on //p' "$work/server.out")
+  [ -n "$url" ] && break
+  sleep 0.05
+done
+[ -n "$url" ] || { echo "test server did not start" >&2; cat "$work/server.err" >&2; exit 2; }
+export EVALGRAPH_BASE_URL=$url CI=true
+
+# The KSODI sample in two more spellings the operators must read alike: every non-ASCII character as a \u
+# escape (Python's json.dumps default), and CSV with the docs as JSON text in a cell.
+python3 - "$repo/pipelines" "$work/variants" <<'PY'
+import csv, json, os, sys
+src, out = sys.argv[1], sys.argv[2]
+os.makedirs(out, exist_ok=True)
+rows = [json.loads(l) for l in open(os.path.join(src, "data/ksodi_standard_sample.jsonl"), encoding="utf-8") if l.strip()]
+with open(os.path.join(out, "ascii.jsonl"), "w") as f:
+    for r in rows: f.write(json.dumps(r) + "\n")
+keys = list(dict.fromkeys(k for r in rows for k in r))
+with open(os.path.join(out, "cells.csv"), "w", newline="", encoding="utf-8") as f:
+    w = csv.writer(f)
+    w.writerow(keys)
+    for r in rows: w.writerow(["" if r.get(k) is None else r[k] if isinstance(r.get(k), str) else json.dumps(r[k], ensure_ascii=False) for k in keys])
+pipe = open(os.path.join(src, "ksodi-standard.yaml"), encoding="utf-8").read()
+for name, fmt in (("ascii.jsonl", "jsonl"), ("cells.csv", "csv")):
+    p = pipe.replace("path: data/ksodi_standard_sample.jsonl", "path: " + name).replace("format: jsonl", "format: " + fmt)
+    open(os.path.join(out, name.split(".")[0] + ".yaml"), "w", encoding="utf-8").write(p)
+PY
+
+run() {  # $1 build $2 ref|new $3 label $4... evalgraph run arguments; prints the results folder
+  local out="$work/$3/$2"
+  mkdir -p "$out"
+  (cd "$repo" && "$1/evalgraph" run -q --no-cache "${@:4}" -o "$out" >/dev/null 2>"$out.err") || true
+  ls -d "$out"/*/ | head -1
+}
+
+status=0
+for spec in "ksodi-standard|pipelines/ksodi-standard.yaml" "ksodi-full|pipelines/ksodi-full.yaml" \
+            "chatbot-eval|pipelines/chatbot-eval.yaml" "compression-eval|pipelines/compression-eval.yaml" \
+            "ksodi-standard-ascii|$work/variants/ascii.yaml" "ksodi-standard-csv|$work/variants/cells.yaml"; do
+  label=${spec%%|*}
+  # shellcheck disable=SC2086
+  a=$(run "$ref" ref "$label" ${spec#*|})
+  # shellcheck disable=SC2086
+  b=$(run "$new" new "$label" ${spec#*|})
+  files=$(cd "$a" && find . -type f ! -name run.json ! -name run.log ! -name report.html ! -name pipeline.yaml \
+            ! -path './progress/*' | sort)
+  nb=$(cd "$b" && find . -type f ! -name run.json ! -name run.log ! -name report.html ! -name pipeline.yaml \
+         ! -path './progress/*' | sort)
+  if [ "$files" != "$nb" ]; then
+    echo "DIFFER $label: the results folders hold different files"; diff <(echo "$files") <(echo "$nb") || true; status=1
+    continue
+  fi
+  n=0
+  for f in $files; do
+    n=$((n + 1))
+    if ! cmp -s "$a/$f" "$b/$f"; then
+      echo "DIFFER $label: $f"; cmp "$a/$f" "$b/$f" | head -1 || true; status=1
+    fi
+  done
+  echo "checked $label: $n files ($(cd "$a" && du -ch $files | tail -1 | cut -f1))"
+done
+[ "$status" = 0 ] && echo "IDENTICAL: every output of the shipped pipelines"
+exit "$status"

@@ -1,0 +1,62 @@
+// evalgraph plugin SDK — UTF-8 pieces shared by the input reader and the output builder (header-only, C++17).
+#ifndef EVALGRAPH_UTF8_HPP
+#define EVALGRAPH_UTF8_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace evalgraph::utf8 {
+
+// Length of the well-formed UTF-8 sequence at s[i] (a lead byte >= 0x80), 0 if it is not one: the ranges of
+// RFC 3629 (no overlong forms, no surrogates, nothing above U+10FFFF), as nlohmann::json's parser checks them.
+inline std::size_t sequence_length(std::string_view s, std::size_t i) {
+  auto at = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  auto in = [](unsigned v, unsigned lo, unsigned hi) { return v >= lo && v <= hi; };
+  const unsigned c = at(0);
+  if (in(c, 0xC2, 0xDF)) return in(at(1), 0x80, 0xBF) ? 2 : 0;
+  if (c == 0xE0) return in(at(1), 0xA0, 0xBF) && in(at(2), 0x80, 0xBF) ? 3 : 0;
+  if (in(c, 0xE1, 0xEC) || c == 0xEE || c == 0xEF) return in(at(1), 0x80, 0xBF) && in(at(2), 0x80, 0xBF) ? 3 : 0;
+  if (c == 0xED) return in(at(1), 0x80, 0x9F) && in(at(2), 0x80, 0xBF) ? 3 : 0;
+  if (c == 0xF0) return in(at(1), 0x90, 0xBF) && in(at(2), 0x80, 0xBF) && in(at(3), 0x80, 0xBF) ? 4 : 0;
+  if (in(c, 0xF1, 0xF3)) return in(at(1), 0x80, 0xBF) && in(at(2), 0x80, 0xBF) && in(at(3), 0x80, 0xBF) ? 4 : 0;
+  if (c == 0xF4) return in(at(1), 0x80, 0x8F) && in(at(2), 0x80, 0xBF) && in(at(3), 0x80, 0xBF) ? 4 : 0;
+  return 0;
+}
+
+// Appends code point cp (<= U+10FFFF, not a surrogate) as UTF-8.
+inline void append(std::string &out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// For the 8 bytes at p: the high bit of each byte that may be '"', '\\', a control character (< 0x20) or not
+// ASCII (>= 0x80), 0 if none is (the classic "has a zero byte" bit tricks: exact as a yes/no answer; bytes
+// above a true hit may be flagged falsely, the lowest flagged byte never is). What a JSON string scanner or
+// writer can skip eight at a time.
+inline std::uint64_t json_special8(const char *p) {
+  std::uint64_t w;
+  std::memcpy(&w, p, 8);
+  constexpr std::uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+  const std::uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+  return (((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w) & high;
+}
+
+}  // namespace evalgraph::utf8
+
+#endif  // EVALGRAPH_UTF8_HPP
