@@ -17,21 +17,14 @@ new=$(cd "${2:?usage: output_identity.sh REF_BUILD_DIR NEW_BUILD_DIR}" && pwd)
 server_bin=$new/eg-test-llm-server
 [ -x "$server_bin" ] || server_bin=$ref/eg-test-llm-server
 work=$(mktemp -d)
-server_pid=""
+# shellcheck source=bench/test_server.sh
+. "$repo/bench/test_server.sh"
 cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  stop_test_server
   if [ -n "${KEEP:-}" ]; then echo "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
-"$server_bin" --reply "{last_user}" --threads 2 >"$work/server.out" 2>"$work/server.err" &
-server_pid=$!
-url=""
-for _ in $(seq 200); do
-  url=$(sed -n 's/^listening on //p' "$work/server.out")
-  [ -n "$url" ] && break
-  sleep 0.05
-done
-[ -n "$url" ] || { echo "test server did not start" >&2; cat "$work/server.err" >&2; exit 2; }
+start_test_server "$server_bin" "$work" --reply "{last_user}" --threads 2
 export EVALGRAPH_BASE_URL=$url CI=true
 
 # The KSODI sample in two more spellings the operators must read alike: every non-ASCII character as a \u

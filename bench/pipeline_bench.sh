@@ -26,26 +26,17 @@ cmake --build "$build" --target evalgraph eg-test-llm-server transform_llm judge
 exe=${EVALGRAPH:-$build/evalgraph}
 
 work=$(mktemp -d)
-server_pid=""
+# shellcheck source=bench/test_server.sh
+. "$repo/bench/test_server.sh"
 cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  stop_test_server
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-start_server() {  # $1 sigma
-  if [ -n "$server_pid" ]; then kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; fi
-  # The server is its own process, so the CPU measured is evalgraph's alone.
-  "$build/eg-test-llm-server" --latency-ms "$LATENCY_MS" --latency-sigma "$1" --seed "$SEED" --threads 2 \
-    --reply "{last_user}" >"$work/server.out" 2>"$work/server.err" &
-  server_pid=$!
-  url=""
-  for _ in $(seq 200); do
-    url=$(sed -n 's/^listening on //p' "$work/server.out")
-    [ -n "$url" ] && break
-    sleep 0.05
-  done
-  [ -n "$url" ] || { echo "test server did not start" >&2; cat "$work/server.err" >&2; exit 1; }
+start_server() {  # $1 sigma; the server is its own process, so the CPU measured is evalgraph's alone.
+  start_test_server "$build/eg-test-llm-server" "$work" --latency-ms "$LATENCY_MS" --latency-sigma "$1" --seed "$SEED" \
+    --threads 2 --reply "{last_user}"
 }
 
 gen() {  # $1 records: a question each, plus a small KSODI unit for (c)

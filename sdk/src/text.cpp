@@ -1,4 +1,5 @@
 #include "evalgraph/text.hpp"
+#include "evalgraph/utf8.hpp"
 
 #include <algorithm>
 #include <array>
@@ -9,23 +10,7 @@ namespace evalgraph::text {
 
 // ---- UTF-8 -------------------------------------------------------------------------------------------------
 
-void append_utf8(std::string &out, char32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
+void append_utf8(std::string &out, char32_t cp) { utf8::append(out, static_cast<std::uint32_t>(cp)); }
 
 
 std::size_t prev_cp_start(std::string_view s, std::size_t i) {
