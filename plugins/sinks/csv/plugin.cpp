@@ -12,16 +12,14 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <memory>
-#include <new>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
-#include <unistd.h>
 #include <unordered_map>
 #include <vector>
 
 #include "evalgraph/csv.hpp"
+#include "evalgraph/output_file.hpp"
 #include "evalgraph/plugin.hpp"
 
 namespace {
@@ -49,48 +47,6 @@ using evalgraph::InputError;
 
 std::string errno_text() { return std::strerror(errno); }
 
-// A FILE* with a large buffer that throws on errors.
-class OutFile {
- public:
-  OutFile() = default;
-  OutFile(const OutFile &) = delete;
-  OutFile &operator=(const OutFile &) = delete;
-  ~OutFile() {
-    if (fp_ != nullptr) std::fclose(fp_);
-  }
-  void open(const fs::path &path, const char *mode) {
-    path_ = path;
-    fp_ = std::fopen(path.c_str(), mode);
-    if (fp_ == nullptr) throw std::runtime_error("cannot create " + path.string() + ": " + errno_text());
-    buffer_ = std::make_unique<char[]>(kBufferSize);
-    std::setvbuf(fp_, buffer_.get(), _IOFBF, kBufferSize);
-  }
-  bool is_open() const { return fp_ != nullptr; }
-  std::FILE *get() { return fp_; }
-  void write(const void *data, std::size_t len) {
-    if (len > 0 && std::fwrite(data, 1, len, fp_) != len)
-      throw std::runtime_error("cannot write " + path_.string() + ": " + errno_text());
-  }
-  void write(const std::string &s) { write(s.data(), s.size()); }
-  // Flushes, optionally syncs to disk, and closes; throws on any error.
-  void close(bool sync) {
-    std::FILE *fp = fp_;
-    fp_ = nullptr;
-    bool ok = std::fflush(fp) == 0 && (!sync || ::fsync(fileno(fp)) == 0);
-    std::string err = ok ? std::string() : errno_text();
-    if (std::fclose(fp) != 0 && ok) {
-      ok = false;
-      err = errno_text();
-    }
-    if (!ok) throw std::runtime_error("cannot write " + path_.string() + ": " + err);
-  }
-
- private:
-  fs::path path_;
-  std::FILE *fp_ = nullptr;
-  std::unique_ptr<char[]> buffer_;
-};
-
 // Body file row: [uint32 number of fields][uint64 byte length][bytes of the fields, separated, no line end].
 struct RowHead {
   std::uint32_t fields;
@@ -101,9 +57,6 @@ class CsvSink : public evalgraph::RawNode {
  public:
   CsvSink(const evalgraph::Host &, const json &params) {
     const Config c = kParams.parse(params);
-    auto dir = params.find("_output_dir");
-    if (dir == params.end() || !dir->is_string())
-      throw std::invalid_argument("the host passed no _output_dir (a string) to the sink");
     file_ = c.file;
     std::string sep = c.separator == "tab" || c.separator == "\\t" ? "\t" : c.separator;
     if (sep.size() != 1 || sep[0] == '"' || sep[0] == '\n' || sep[0] == '\r')
@@ -120,21 +73,15 @@ class CsvSink : public evalgraph::RawNode {
       fixed_columns_ = true;
     }
 
-    fs::path rel(file_);
-    fs::path norm = rel.lexically_normal();
-    if (rel.is_absolute() || (!norm.empty() && *norm.begin() == ".."))
-      throw std::invalid_argument("parameter file '" + file_ + "' must be a relative path inside the output directory");
-    final_ = fs::path(dir->get<std::string>()) / rel;
-    partial_ = final_;
-    partial_ += ".partial";
+    final_ = evalgraph::sink_output_path(params, file_);
+    partial_ = evalgraph::partial_path(final_);
     body_path_ = partial_;
     body_path_ += ".body";
-    if (final_.has_parent_path()) fs::create_directories(final_.parent_path());
-    out_.open(partial_, "wb");
+    out_.open(partial_, "wb", kBufferSize);
     if (fixed_columns_) {
       write_header();
     } else {
-      body_.open(body_path_, "w+b");
+      body_.open(body_path_, "w+b", kBufferSize);
     }
   }
 
@@ -241,7 +188,7 @@ class CsvSink : public evalgraph::RawNode {
   bool fixed_columns_ = false;
   bool finished_ = false;
   fs::path final_, partial_, body_path_;
-  OutFile out_, body_;
+  evalgraph::BufferedFile out_, body_;
   std::vector<std::string> columns_;
   std::unordered_map<std::string, std::size_t> index_;
   std::vector<std::pair<std::string, std::string>> pairs_;

@@ -94,15 +94,8 @@ class HtmlReport : public evalgraph::RawNode {
  public:
   HtmlReport(const evalgraph::Host &host, const json &params) : host_(host) {
     const Config c = kParams.parse(params);
-    auto dir = params.find("_output_dir");
-    if (dir == params.end() || !dir->is_string()) throw std::invalid_argument("the host passed no _output_dir (a string) to the sink");
-    const std::string &file = c.file;
-    fs::path rel(file), norm = fs::path(file).lexically_normal();
-    if (file.empty() || rel.is_absolute() || (!norm.empty() && *norm.begin() == ".."))
-      throw std::invalid_argument("parameter file '" + file + "' must be a relative path inside the output directory");
-    file_ = file;
-    final_ = fs::path(dir->get<std::string>()) / rel;
-    if (final_.has_parent_path()) fs::create_directories(final_.parent_path());
+    file_ = c.file;
+    final_ = evalgraph::sink_output_path(params, file_);
     fp_ = std::fopen(evalgraph::partial_path(final_).c_str(), "wb");
     if (fp_ == nullptr) throw std::runtime_error("cannot create " + evalgraph::partial_path(final_).string() + ": " + std::strerror(errno));
     std::memset(&zs_, 0, sizeof zs_);

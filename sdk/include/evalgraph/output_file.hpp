@@ -1,4 +1,5 @@
-// evalgraph SDK, C++ helpers for sinks that write files (header-only).
+// evalgraph SDK, C++ helpers for sinks that write files (header-only): where a sink's file goes
+// (sink_output_path), a buffered file that throws naming itself (BufferedFile), and the .partial rule.
 //
 // The engine's rule for output files: write `<file>.partial`, rename it to `<file>` only when it is complete,
 // so a crash or Ctrl-C never leaves a half-written file under its final name (`evalgraph run --resume` then
@@ -7,8 +8,15 @@
 #ifndef EVALGRAPH_OUTPUT_FILE_HPP
 #define EVALGRAPH_OUTPUT_FILE_HPP
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -44,6 +52,65 @@ inline void write_file_whole(const std::filesystem::path &file, std::string_view
   }
   publish_partial_file(file, who);
 }
+
+// The file a sink writes: its `file` parameter (a relative path, not leaving the output directory; its
+// folders are created) inside the host's _output_dir (in the sink's parameters).
+inline std::filesystem::path sink_output_path(const nlohmann::json &params, const std::string &file) {
+  auto dir = params.find("_output_dir");
+  if (dir == params.end() || !dir->is_string())
+    throw std::invalid_argument("the host passed no _output_dir (a string) to the sink");
+  const std::filesystem::path rel(file), norm = rel.lexically_normal();
+  if (file.empty() || rel.is_absolute() || (!norm.empty() && *norm.begin() == ".."))
+    throw std::invalid_argument("parameter file '" + file + "' must be a relative path inside the output directory");
+  std::filesystem::path out = std::filesystem::path(dir->get<std::string>()) / rel;
+  if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
+  return out;
+}
+
+// A file written through a large buffer (a sink's stream of records); every error throws
+// std::runtime_error "cannot create|write <path>: <reason>". Destroyed unclosed, it is closed unchecked (a
+// sink that was not finished leaves its .partial file as the trace of the run).
+class BufferedFile {
+ public:
+  BufferedFile() = default;
+  BufferedFile(const BufferedFile &) = delete;
+  BufferedFile &operator=(const BufferedFile &) = delete;
+  ~BufferedFile() {
+    if (fp_ != nullptr) std::fclose(fp_);
+  }
+  void open(const std::filesystem::path &path, const char *mode, std::size_t buffer_bytes) {
+    path_ = path;
+    fp_ = std::fopen(path.c_str(), mode);
+    if (fp_ == nullptr) throw std::runtime_error("cannot create " + path.string() + ": " + std::strerror(errno));
+    buffer_ = std::make_unique<char[]>(buffer_bytes);
+    std::setvbuf(fp_, buffer_.get(), _IOFBF, buffer_bytes);
+  }
+  bool is_open() const { return fp_ != nullptr; }
+  std::FILE *get() { return fp_; }
+  const std::filesystem::path &path() const { return path_; }
+  void write(const void *data, std::size_t len) {
+    if (len > 0 && std::fwrite(data, 1, len, fp_) != len)
+      throw std::runtime_error("cannot write " + path_.string() + ": " + std::strerror(errno));
+  }
+  void write(std::string_view s) { write(s.data(), s.size()); }
+  // Flushes, syncs to disk when asked, and closes; throws on any error.
+  void close(bool sync) {
+    std::FILE *fp = fp_;
+    fp_ = nullptr;
+    bool ok = std::fflush(fp) == 0 && (!sync || ::fsync(fileno(fp)) == 0);
+    std::string err = ok ? std::string() : std::strerror(errno);
+    if (std::fclose(fp) != 0 && ok) {
+      ok = false;
+      err = std::strerror(errno);
+    }
+    if (!ok) throw std::runtime_error("cannot write " + path_.string() + ": " + err);
+  }
+
+ private:
+  std::filesystem::path path_;
+  std::FILE *fp_ = nullptr;
+  std::unique_ptr<char[]> buffer_;
+};
 
 }  // namespace evalgraph
 
