@@ -29,18 +29,12 @@ const evalgraph::Params<Config> kParams{"", {
   evalgraph::param(&Config::embedding_provider, "embedding_provider", "Embedding provider for ΔK_shift; null = host default (offline TF-IDF)").nullable(),
 }};
 
-json term(double value, double weight, int sign, json trigger) {
-  return {{"value", value}, {"weight", weight}, {"contribution", sign * weight * value}, {"trigger", std::move(trigger)}};
-}
-
-class KTNode : public evalgraph::RawNode {
+class KTNode : public ksodi::SequenceNode {
  public:
-  KTNode(const evalgraph::Host &host, const json &params) : host_(host) {
-    const Config c = kParams.parse(params);
+  KTNode(const evalgraph::Host &host, const json &params) : KTNode(host, params, kParams.parse(params)) {}
+  KTNode(const evalgraph::Host &host, const json &params, const Config &c) : SequenceNode(host, params, c.embedding_provider) {
     p_ = c;
     p_.k0 = ksodi::resolve(c.k0_given, "k0.weights");
-    provider_ = c.embedding_provider;
-    limits_ = ksodi::input_limits(params);
   }
 
   // Input ports, in this order.
@@ -63,7 +57,7 @@ class KTNode : public evalgraph::RawNode {
       }
       turns.push_back(std::move(x));
     }
-    auto res = ksodi::compute_k_t(turns, p_, ksodi::host_embedder(host_, call, provider_));
+    auto res = ksodi::compute_k_t(turns, p_, embedder(call));
     std::string model;
     for (const auto &r : res)
       if (!r.embedding_model_id.empty()) model = r.embedding_model_id;
@@ -79,7 +73,7 @@ class KTNode : public evalgraph::RawNode {
                    {"shift_with_docs", p_.shift_with_docs},
                    {"shift_min_words", p_.shift_min_words},
                    {"k0", {{"dimension_weights", w}, {"interpretable_min", p_.k0.interpretable_min}}},
-                   {"embedding_provider", provider_ ? json(*provider_) : json(nullptr)},
+                   {"embedding_provider", provider_json()},
                    {"embedding_model_id", model.empty() ? json(nullptr) : json(model)},
                    {"detector_version", ksodi::detect::kDetectorVersion},
                    {"cue_version", ksodi::full::kFullCueVersion}};
@@ -116,14 +110,11 @@ class KTNode : public evalgraph::RawNode {
       o["parameters"] = params;
       out.push_back(std::move(o));
     }
-    return ksodi::dump_output(group ? out : out.at(0));
+    return output(out, group);
   }
 
  private:
-  evalgraph::Host host_;
   ksodi::KTParams p_;
-  std::optional<std::string> provider_;
-  ksodi::InputLimits limits_;
 };
 
 }  // namespace

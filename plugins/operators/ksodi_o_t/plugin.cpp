@@ -30,18 +30,12 @@ const evalgraph::Params<Config> kParams{"", {
   evalgraph::param(&Config::sentence_text_max, "sentence_text_max", "Bytes of each sentence's text kept in the embedded O0 audit (0 = offsets only)").range(0, 100000).unit("bytes"),
 }};
 
-json term(double value, double weight, int sign, json trigger) {
-  return {{"value", value}, {"weight", weight}, {"contribution", sign * weight * value}, {"trigger", std::move(trigger)}};
-}
-
-class OTNode : public evalgraph::RawNode {
+class OTNode : public ksodi::SequenceNode {
  public:
-  OTNode(const evalgraph::Host &host, const json &params) : host_(host) {
-    const Config c = kParams.parse(params);
+  OTNode(const evalgraph::Host &host, const json &params) : OTNode(host, params, kParams.parse(params)) {}
+  OTNode(const evalgraph::Host &host, const json &params, const Config &c) : SequenceNode(host, params, c.embedding_provider) {
     p_ = c;
     p_.o0 = ksodi::resolve(c.o0_given);
-    provider_ = c.embedding_provider;
-    limits_ = ksodi::input_limits(params);
     text_max_ = c.sentence_text_max;
   }
 
@@ -61,7 +55,7 @@ class OTNode : public evalgraph::RawNode {
       if (auto v = in.number(4, "a number in [0,1] or null")) x.verification = *v;
       turns.push_back(std::move(x));
     }
-    auto res = ksodi::compute_o_t(turns, p_, ksodi::host_embedder(host_, call, provider_));
+    auto res = ksodi::compute_o_t(turns, p_, embedder(call));
     std::string model;
     for (const auto &r : res)
       if (!r.o0.embedding_model_id.empty()) model = r.o0.embedding_model_id;
@@ -74,7 +68,7 @@ class OTNode : public evalgraph::RawNode {
                    {"drift_margin", p_.drift_margin},
                    {"o0", {{"alignment", p_.o0.alignment == ksodi::Alignment::Cosine ? "cosine" : "support"}, {"alpha", p_.o0.alpha}, {"beta", p_.o0.beta}, {"gamma", p_.o0.gamma}, {"tau", p_.o0.tau},
                            {"include_tool_outputs", p_.o0.include_tool_outputs}, {"doc_sentences", p_.o0.doc_sentences}}},
-                   {"embedding_provider", provider_ ? json(*provider_) : json(nullptr)},
+                   {"embedding_provider", provider_json()},
                    {"embedding_model_id", model.empty() ? json(nullptr) : json(model)},
                    {"detector_version", ksodi::detect::kDetectorVersion},
                    {"cue_version", ksodi::full::kFullCueVersion}};
@@ -104,7 +98,7 @@ class OTNode : public evalgraph::RawNode {
       o["parameters"] = params;
       out.push_back(std::move(o));
     }
-    return ksodi::dump_output(group ? out : out.at(0));
+    return output(out, group);
   }
 
  private:
@@ -141,10 +135,7 @@ class OTNode : public evalgraph::RawNode {
     return out;
   }
 
-  evalgraph::Host host_;
   ksodi::OTParams p_;
-  std::optional<std::string> provider_;
-  ksodi::InputLimits limits_;
   std::size_t text_max_ = 120;
 };
 

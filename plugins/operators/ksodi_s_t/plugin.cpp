@@ -24,18 +24,12 @@ const evalgraph::Params<Config> kParams{"", {
   evalgraph::param(&Config::embedding_provider, "embedding_provider", "Embedding provider for S0's R_red; null = host default (offline TF-IDF)").nullable(),
 }};
 
-json term(double value, double weight, int sign, json trigger) {
-  return {{"value", value}, {"weight", weight}, {"contribution", sign * weight * value}, {"trigger", std::move(trigger)}};
-}
-
-class STNode : public evalgraph::RawNode {
+class STNode : public ksodi::SequenceNode {
  public:
-  STNode(const evalgraph::Host &host, const json &params) : host_(host) {
-    const Config c = kParams.parse(params);
+  STNode(const evalgraph::Host &host, const json &params) : STNode(host, params, kParams.parse(params)) {}
+  STNode(const evalgraph::Host &host, const json &params, const Config &c) : SequenceNode(host, params, c.embedding_provider) {
     p_ = c;
     p_.s0 = ksodi::resolve(c.s0_given);
-    provider_ = c.embedding_provider;
-    limits_ = ksodi::input_limits(params);
   }
 
   std::string process_raw(evalgraph::Call &call, std::string_view input) override {
@@ -53,7 +47,7 @@ class STNode : public evalgraph::RawNode {
       x.tool_profile_id = in.text(4);
       turns.push_back(std::move(x));
     }
-    std::vector<ksodi::STTurn> res = ksodi::compute_s_t(turns, p_, ksodi::host_embedder(host_, call, provider_));
+    std::vector<ksodi::STTurn> res = ksodi::compute_s_t(turns, p_, embedder(call));
     json params = parameters(res);
     json out = json::array();
     for (std::size_t i = 0; i < res.size(); ++i) {
@@ -76,7 +70,7 @@ class STNode : public evalgraph::RawNode {
       o["parameters"] = params;
       out.push_back(std::move(o));
     }
-    return ksodi::dump_output(group ? out : out.at(0));
+    return output(out, group);
   }
 
  private:
@@ -95,16 +89,13 @@ class STNode : public evalgraph::RawNode {
                     {"use_user_text", s.use_user_text},
                     {"redundancy", s.redundancy == ksodi::Redundancy::Jaccard ? "jaccard" : "embedding"},
                     {"alpha_by_tool_profile", s.alpha_by_tool_profile}}},
-            {"embedding_provider", provider_ ? json(*provider_) : json(nullptr)},
+            {"embedding_provider", provider_json()},
             {"embedding_model_id", model.empty() ? json(nullptr) : json(model)},
             {"detector_version", ksodi::detect::kDetectorVersion},
             {"cue_version", ksodi::full::kFullCueVersion}};
   }
 
-  evalgraph::Host host_;
   ksodi::STParams p_;
-  std::optional<std::string> provider_;
-  ksodi::InputLimits limits_;
 };
 
 }  // namespace

@@ -63,6 +63,25 @@ inline InputLimits input_limits(const nlohmann::json &params) {
   return l;
 }
 
+// What the KSODI-Full sequence nodes (ksodi.s_t, ksodi.k_t, ksodi.o_t) share: the host, the embedding provider
+// and the input limits; the host-backed EmbedFn; one Δ term of their output ({value, weight, contribution =
+// sign·weight·value, trigger}); and the output text for a group (an array) or a lone record (its object).
+class SequenceNode : public evalgraph::RawNode {
+ protected:
+  SequenceNode(const evalgraph::Host &host, const nlohmann::json &params, std::optional<std::string> provider)
+      : host_(host), provider_(std::move(provider)), limits_(input_limits(params)) {}
+  EmbedFn embedder(evalgraph::Call &call) const { return host_embedder(host_, call, provider_); }
+  nlohmann::json provider_json() const { return provider_ ? nlohmann::json(*provider_) : nlohmann::json(nullptr); }
+  static nlohmann::json term(double value, double weight, int sign, nlohmann::json trigger) {
+    return {{"value", value}, {"weight", weight}, {"contribution", sign * weight * value}, {"trigger", std::move(trigger)}};
+  }
+  static std::string output(const nlohmann::json &out, bool group) { return dump_output(group ? out : out.at(0)); }
+
+  evalgraph::Host host_;
+  std::optional<std::string> provider_;
+  InputLimits limits_;
+};
+
 // Refuses (InputError) an answer that splits into more than `limit` sentences: memory and time grow with the
 // sentences (~1.6 KB each in O0), so one answer of a million short sentences must fail alone, not take the run
 // down. A count of the bytes that can end a unit (. ! ? … and line ends) bounds the sentences from above, so
