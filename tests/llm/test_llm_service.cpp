@@ -403,7 +403,9 @@ TEST_CASE("Retry-After is honoured (seconds and HTTP date)", "[llm][retry]") {
   REQUIRE(reqs.size() == 2);
   CHECK(reqs[1].t_s - reqs[0].t_s >= 1.0);
   CHECK(r.latency_s >= 1.0);
-  CHECK(r.latency_s < 3.0);
+  // Upper bounds only catch a wait of the wrong unit or magnitude (ms read as s, a date read as a delay): a
+  // loaded CI machine (sanitizers, two cores) may add seconds to a 1 s wait, so they are loose.
+  CHECK(r.latency_s < 10.0);
 
   server.reset_counters();
   auto r2 = svc.chat("p", chat_body("date"), 0);
@@ -413,7 +415,7 @@ TEST_CASE("Retry-After is honoured (seconds and HTTP date)", "[llm][retry]") {
   REQUIRE(reqs.size() == 2);
   // An HTTP date has whole-second resolution: at least 1 s of the 2 s remain.
   CHECK(reqs[1].t_s - reqs[0].t_s >= 1.0);
-  CHECK(reqs[1].t_s - reqs[0].t_s < 3.5);
+  CHECK(reqs[1].t_s - reqs[0].t_s < 10.0);
 }
 
 TEST_CASE("non-retryable 4xx fail at once with the server's message", "[llm][retry]") {
