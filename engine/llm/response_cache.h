@@ -49,6 +49,7 @@ class ResponseCache {
   std::deque<Entry> queue_;
   std::unordered_map<std::string, std::string> pending_;  // key -> response, queued or being written
   std::uint64_t enqueued_ = 0, written_ = 0;
+  int flush_waiters_ = 0;  // flush() callers waiting: the writer commits at once instead of gathering a batch
   bool stop_ = false;
   std::string write_error_;
   std::thread writer_;
