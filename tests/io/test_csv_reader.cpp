@@ -11,24 +11,8 @@ using nlohmann::json;
 
 namespace {
 
-struct Read {
-  std::vector<std::string> columns;
-  std::vector<json> records;
-  std::vector<std::size_t> lines;
-};
-
-Read read_all(const std::filesystem::path &file, const json &options = json::object(), const std::string &format = "",
-              const evalgraph::io::RecordLimits &limits = {}) {
-  auto reader = open_dataset(file, format, options, limits);
-  Read r;
-  r.columns = reader->columns();
-  json rec;
-  while (reader->next(rec)) {
-    r.records.push_back(rec);
-    r.lines.push_back(reader->line());
-  }
-  return r;
-}
+using iotest::Read;
+using iotest::read_all;
 
 Read read_csv(const std::string &content, const json &options = json::object(), const std::string &name = "data.csv") {
   iotest::TempDir dir;

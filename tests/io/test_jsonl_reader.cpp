@@ -11,24 +11,12 @@ using nlohmann::json;
 
 namespace {
 
-struct Read {
-  std::vector<std::string> columns;
-  std::vector<json> records;
-  std::vector<std::size_t> lines;
-};
+using iotest::Read;
 
 Read read_jsonl(const std::string &content, const std::string &name = "data.jsonl",
                 const evalgraph::io::RecordLimits &limits = {}) {
   iotest::TempDir dir;
-  auto reader = open_dataset(iotest::write_file(dir / name, content), "", json::object(), limits);
-  Read r;
-  json rec;
-  while (reader->next(rec)) {
-    r.records.push_back(rec);
-    r.lines.push_back(reader->line());
-  }
-  r.columns = reader->columns();
-  return r;
+  return iotest::read_all(iotest::write_file(dir / name, content), json::object(), "", limits);
 }
 
 DataError jsonl_error(const std::string &content, const std::string &name = "data.jsonl") {

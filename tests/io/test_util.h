@@ -6,6 +6,7 @@
 #include <iterator>
 #include <stdexcept>
 #include <string>
+#include <vector>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -46,6 +47,26 @@ inline std::filesystem::path write_file(const std::filesystem::path &p, const st
 inline std::string read_file(const std::filesystem::path &p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Everything a reader gives for a file: its records with their line numbers, and its columns (asked after the
+// records: a JSONL file's columns are those its records had).
+struct Read {
+  std::vector<std::string> columns;
+  std::vector<nlohmann::json> records;
+  std::vector<std::size_t> lines;
+};
+inline Read read_all(const std::filesystem::path &file, const nlohmann::json &options = nlohmann::json::object(),
+                     const std::string &format = "", const evalgraph::io::RecordLimits &limits = {}) {
+  auto reader = evalgraph::io::open_dataset(file, format, options, limits);
+  Read r;
+  nlohmann::json rec;
+  while (reader->next(rec)) {
+    r.records.push_back(rec);
+    r.lines.push_back(reader->line());
+  }
+  r.columns = reader->columns();
+  return r;
 }
 
 // The DataError that read() throws (the test fails when none is thrown).
