@@ -160,24 +160,12 @@ class Host {
 
   // One chat completion; returns the parsed response. Throws HostError on failure.
   json chat(Call &call, const json &request, const char *provider = nullptr) const {
-    if (h_ == nullptr || h_->chat == nullptr) throw HostError(EG_UNSUPPORTED, "host offers no chat service");
-    std::string body = request.dump();
-    eg_buffer b{};
-    eg_status s = h_->chat(h_, call.raw(), provider, body.data(), body.size(), &b);
-    std::string out = detail::take_buffer(b);
-    if (s != EG_OK) throw HostError(s, out);
-    return host_json(out);
+    return chat_call(h_ != nullptr ? h_->chat : nullptr, call, request, provider);
   }
 
   // Many chat completions at once; each item is {"ok":true,"response":...} or {"ok":false,"error":...}.
   json chat_batch(Call &call, const json &requests, const char *provider = nullptr) const {
-    if (h_ == nullptr || h_->chat_batch == nullptr) throw HostError(EG_UNSUPPORTED, "host offers no chat service");
-    std::string body = requests.dump();
-    eg_buffer b{};
-    eg_status s = h_->chat_batch(h_, call.raw(), provider, body.data(), body.size(), &b);
-    std::string out = detail::take_buffer(b);
-    if (s != EG_OK) throw HostError(s, out);
-    return host_json(out);
+    return chat_call(h_ != nullptr ? h_->chat_batch : nullptr, call, requests, provider);
   }
 
   Embeddings embed(Call &call, const std::vector<std::string_view> &texts, const char *provider = nullptr) const {
@@ -227,6 +215,18 @@ class Host {
   }
 
  private:
+  // chat and chat_batch: the request as JSON text in, the host's answer parsed out.
+  using ChatFn = eg_status (*)(const eg_host *, eg_call *, const char *, const char *, size_t, eg_buffer *);
+  json chat_call(ChatFn fn, Call &call, const json &request, const char *provider) const {
+    if (fn == nullptr) throw HostError(EG_UNSUPPORTED, "host offers no chat service");
+    const std::string body = request.dump();
+    eg_buffer b{};
+    const eg_status s = fn(h_, call.raw(), provider, body.data(), body.size(), &b);
+    std::string out = detail::take_buffer(b);
+    if (s != EG_OK) throw HostError(s, out);
+    return host_json(out);
+  }
+
   static json host_json(const std::string &text) {
     json j;
     std::string why;
