@@ -11,6 +11,8 @@
 #include <string>
 #include <unordered_set>
 
+#include "evalgraph/utf8.hpp"
+
 namespace evalgraph::rawjson {
 
 namespace {
@@ -185,39 +187,29 @@ class Scanner {
         return fail(Fault::end_of_text, static_cast<std::size_t>(open - begin_),
                     "a string is not closed (its closing '\"' is missing)");
       char esc = *p_++;
-      char plain = 0;
-      switch (esc) {
-        case '"': plain = '"'; break;
-        case '\\': plain = '\\'; break;
-        case '/': plain = '/'; break;
-        case 'b': plain = '\b'; break;
-        case 'f': plain = '\f'; break;
-        case 'n': plain = '\n'; break;
-        case 'r': plain = '\r'; break;
-        case 't': plain = '\t'; break;
-        case 'u': {
-          std::uint32_t cp = 0;
-          auto bad = [&](const char *what) {
-            return fail(Fault::bad_escape, static_cast<std::size_t>(esc_at - begin_), what);
-          };
-          if (!hex4(cp)) return bad("\\u must be followed by four hex digits");
-          if (cp >= 0xDC00 && cp <= 0xDFFF) return bad("a \\u escape of a low surrogate without its high surrogate");
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            std::uint32_t lo = 0;
-            if (e_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u')
-              return bad("a \\u escape of a high surrogate without its low surrogate");
-            p_ += 2;
-            if (!hex4(lo) || lo < 0xDC00 || lo > 0xDFFF)
-              return bad("a \\u escape of a high surrogate without its low surrogate");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          }
-          if (out != nullptr) text::append_utf8(*out, static_cast<char32_t>(cp));
-          continue;
+      const char plain = utf8::json_unescape(esc);
+      if (plain == 0)
+        return fail(Fault::bad_escape, static_cast<std::size_t>(esc_at - begin_),
+                    "\\" + std::string(1, esc) +
+                        " is no JSON escape (JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX; write a backslash as \\\\)");
+      if (plain == 'u') {
+        std::uint32_t cp = 0;
+        auto bad = [&](const char *what) {
+          return fail(Fault::bad_escape, static_cast<std::size_t>(esc_at - begin_), what);
+        };
+        if (!hex4(cp)) return bad("\\u must be followed by four hex digits");
+        if (cp >= 0xDC00 && cp <= 0xDFFF) return bad("a \\u escape of a low surrogate without its high surrogate");
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          std::uint32_t lo = 0;
+          if (e_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u')
+            return bad("a \\u escape of a high surrogate without its low surrogate");
+          p_ += 2;
+          if (!hex4(lo) || lo < 0xDC00 || lo > 0xDFFF)
+            return bad("a \\u escape of a high surrogate without its low surrogate");
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
         }
-        default:
-          return fail(Fault::bad_escape, static_cast<std::size_t>(esc_at - begin_),
-                      "\\" + std::string(1, esc) +
-                          " is no JSON escape (JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX; write a backslash as \\\\)");
+        if (out != nullptr) text::append_utf8(*out, static_cast<char32_t>(cp));
+        continue;
       }
       if (out != nullptr) out->push_back(plain);
     }

@@ -212,25 +212,14 @@ class Scanner {
   // The escape at p_ (a backslash) into v.decoded; `run` is where the not yet copied text starts.
   bool escape(Value &v, std::size_t &run) {
     if (p_ + 1 >= s_.size()) return false;
-    char r = 0;
-    switch (s_[p_ + 1]) {
-      case '"': r = '"'; break;
-      case '\\': r = '\\'; break;
-      case '/': r = '/'; break;
-      case 'b': r = '\b'; break;
-      case 'f': r = '\f'; break;
-      case 'n': r = '\n'; break;
-      case 'r': r = '\r'; break;
-      case 't': r = '\t'; break;
-      case 'u': break;
-      default: return false;
-    }
+    const char r = utf8::json_unescape(s_[p_ + 1]);
+    if (r == 0) return false;
     if (!v.escaped) {
       v.escaped = true;
       v.decoded.reserve(64);
     }
     v.decoded.append(s_.substr(run, p_ - run));
-    if (s_[p_ + 1] == 'u') {  // Python's json.dumps writes all non-ASCII text so (ensure_ascii)
+    if (r == 'u') {  // Python's json.dumps writes all non-ASCII text so (ensure_ascii)
       std::uint32_t cp = 0;
       if (!hex4(p_ + 2, cp) || (cp >= 0xDC00 && cp <= 0xDFFF)) return false;  // a lone low surrogate
       p_ += 6;

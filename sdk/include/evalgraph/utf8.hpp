@@ -57,6 +57,23 @@ inline std::uint64_t json_special8(const char *p) {
   return (((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w) & high;
 }
 
+// What a JSON escape \c in a string stands for: the character of \" \\ \/ \b \f \n \r \t, 'u' for \uXXXX
+// (the caller reads the four hex digits and any low surrogate after them), 0 where \c is no JSON escape.
+inline char json_unescape(char c) {
+  switch (c) {
+    case '"': return '"';
+    case '\\': return '\\';
+    case '/': return '/';
+    case 'b': return '\b';
+    case 'f': return '\f';
+    case 'n': return '\n';
+    case 'r': return '\r';
+    case 't': return '\t';
+    case 'u': return 'u';
+    default: return 0;
+  }
+}
+
 }  // namespace evalgraph::utf8
 
 #endif  // EVALGRAPH_UTF8_HPP
