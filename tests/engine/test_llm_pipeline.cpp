@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "test_llm_server.h"
+#include "llm_fixture.h"
 #include "test_support.h"
 
 using namespace testsupport;
@@ -29,17 +30,14 @@ std::string pipeline(const TestLlmServer &srv, const std::string &out_dir, const
 
 TEST_CASE("an API key never appears in any file a run writes, nor in its output", "[llm][secrets]") {
   const std::string key = "sk-EVALGRAPH-RECOGNISABLE-7f3a9c";
-  setenv("EG_TEST_SECRET_KEY", key.c_str(), 1);
-  TestLlmServer srv;
+  LlmServer srv(0, 2, key);
   Rule echo;  // the server echoes the Authorization header in its error message
   echo.match = "leak";
   echo.fault = Fault::http_status;
   echo.status = 401;
   echo.error_message = "invalid key {auth}";
   srv.add_rule(echo);
-  Rule ok;
-  ok.reply = "answer to {last_user}";
-  srv.add_rule(ok);
+  srv.reply_all("answer to {last_user}");
   TempDir d;
   d.write("data.csv", "text\nhello\nplease leak the key\nbye\n");
   d.write("p.yaml", pipeline(srv, "out"));
@@ -61,17 +59,11 @@ TEST_CASE("an API key never appears in any file a run writes, nor in its output"
     CHECK(read_file(e.path()).find(key) == std::string::npos);
   }
   CHECK(files >= 8);  // pipeline, data, out.jsonl, out.csv, run.json, run.log, pipeline.yaml, cache
-  unsetenv("EG_TEST_SECRET_KEY");
 }
 
 TEST_CASE("a killed LLM run resumes without repeating finished calls and equals an uninterrupted run", "[llm][resume]") {
-  setenv("EG_TEST_SECRET_KEY", "k", 1);
-  ServerOptions so;
-  so.latency_ms = 20;
-  TestLlmServer srv(so);
-  Rule ok;
-  ok.reply = "reply: {last_user}";
-  srv.add_rule(ok);
+  LlmServer srv(20);
+  srv.reply_all("reply: {last_user}");
   TempDir d;
   std::string data = "text\n";
   for (int i = 0; i < 120; ++i) data += "question " + std::to_string(i) + "\n";
@@ -114,14 +106,10 @@ TEST_CASE("a killed LLM run resumes without repeating finished calls and equals 
   CHECK(srv.request_count() <= 130);
   CHECK(read_file(run_dir / "out.jsonl") == read_file(clean_dir / "out.jsonl"));
   CHECK(read_file(run_dir / "out.csv") == read_file(clean_dir / "out.csv"));
-  unsetenv("EG_TEST_SECRET_KEY");
 }
 
 TEST_CASE("LLM-bound nodes keep many calls in flight with a single worker", "[llm]") {
-  setenv("EG_TEST_SECRET_KEY", "k", 1);
-  ServerOptions so;
-  so.latency_ms = 50;
-  TestLlmServer srv(so);
+  LlmServer srv(50);
   TempDir d;
   std::string data = "text\n";
   for (int i = 0; i < 64; ++i) data += "q" + std::to_string(i) + "\n";
@@ -132,7 +120,6 @@ TEST_CASE("LLM-bound nodes keep many calls in flight with a single worker", "[ll
   REQUIRE(r.exit_code == 0);
   CHECK(srv.request_count() == 64);
   CHECK(srv.max_concurrency() == 16);  // the provider's limit, not the one worker, bounds the calls
-  unsetenv("EG_TEST_SECRET_KEY");
 }
 
 namespace {
@@ -159,19 +146,14 @@ TEST_CASE("a record's second LLM call goes out while slow first calls of other r
   // No barrier between nodes: the first node answers slowly for some records; the others' second calls must
   // not wait for those answers. (Ordering of events the server saw, not speed: the slow answers take 1.5 s,
   // the others 5 ms.)
-  setenv("EG_TEST_SECRET_KEY", "k", 1);
-  ServerOptions so;
-  so.latency_ms = 5;
-  TestLlmServer srv(so);
+  LlmServer srv(5);
   Rule slow;
   slow.match = "^slow";  // the first node's message of a slow record; the second node's starts "answer to"
   slow.regex = true;
   slow.latency_ms = 1500;
   slow.reply = "answer to {last_user}";
   srv.add_rule(slow);
-  Rule ok;
-  ok.reply = "answer to {last_user}";
-  srv.add_rule(ok);
+  srv.reply_all("answer to {last_user}");
   TempDir d;
   std::string data = "text\n";
   const int n = 40;
@@ -208,20 +190,14 @@ TEST_CASE("a record's second LLM call goes out while slow first calls of other r
     CHECK(recs[static_cast<std::size_t>(i)]["b"]["answer"] ==
           "answer to answer to " + std::string(i % 10 == 2 ? "slow " : "fast ") + std::to_string(i));
   }
-  unsetenv("EG_TEST_SECRET_KEY");
 }
 
 TEST_CASE("waiting first LLM calls go out before the next calls of records already under way", "[llm][dataflow]") {
   // The record with the most LLM work left goes first: with one call in flight, the server sees every record's
   // first call before any second call (depth-first, r0's second call would follow its first at once, and at
   // the end of a run a slow first call would be followed by a second one). Order, not speed.
-  setenv("EG_TEST_SECRET_KEY", "k", 1);
-  ServerOptions so;
-  so.latency_ms = 10;
-  TestLlmServer srv(so);
-  Rule ok;
-  ok.reply = "answer to {last_user}";
-  srv.add_rule(ok);
+  LlmServer srv(10);
+  srv.reply_all("answer to {last_user}");
   TempDir d;
   std::string data = "text\n";
   const int n = 12;
@@ -240,18 +216,11 @@ TEST_CASE("waiting first LLM calls go out before the next calls of records alrea
   auto recs = read_jsonl(run_dir / "out.jsonl");
   REQUIRE(recs.size() == static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) CHECK(recs[static_cast<std::size_t>(i)]["b"]["answer"] == "answer to answer to q" + std::to_string(i));
-  unsetenv("EG_TEST_SECRET_KEY");
 }
 
 TEST_CASE("the server never sees more than the provider's max_in_flight, and default flags fill that window", "[llm][dataflow]") {
-  setenv("EG_TEST_SECRET_KEY", "k", 1);
-  ServerOptions so;
-  so.latency_ms = 20;
-  so.threads = 4;
-  TestLlmServer srv(so);
-  Rule ok;
-  ok.reply = "answer to {last_user}";
-  srv.add_rule(ok);
+  LlmServer srv(20, 4);
+  srv.reply_all("answer to {last_user}");
   TempDir d;
   std::string data = "text,other\n";
   for (int i = 0; i < 120; ++i) data += "q" + std::to_string(i) + ",o" + std::to_string(i) + "\n";
@@ -273,17 +242,11 @@ TEST_CASE("the server never sees more than the provider's max_in_flight, and def
   REQUIRE(c.exit_code == 0);
   CHECK(srv.request_count() == 240);
   CHECK(srv.max_concurrency() <= 2);
-  unsetenv("EG_TEST_SECRET_KEY");
 }
 
 TEST_CASE("a sequence node after an LLM node sees its whole group in order, with a small window", "[llm][dataflow]") {
-  setenv("EG_TEST_SECRET_KEY", "k", 1);
-  ServerOptions so;
-  so.latency_ms = 2;
-  TestLlmServer srv(so);
-  Rule ok;
-  ok.reply = "{last_user}";
-  srv.add_rule(ok);
+  LlmServer srv(2);
+  srv.reply_all("{last_user}");
   TempDir d;
   std::string data = "conv,turn,text\n";
   for (int g = 0; g < 6; ++g)
@@ -309,5 +272,4 @@ TEST_CASE("a sequence node after an LLM node sees its whole group in order, with
   }
   CHECK(recs[0]["_replication"] == 0);
   CHECK(recs[3]["_replication"] == 1);  // a group's replications follow each other
-  unsetenv("EG_TEST_SECRET_KEY");
 }

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "test_llm_server.h"
+#include "llm_fixture.h"
 #include "test_support.h"
 
 using namespace testsupport;
@@ -34,11 +35,8 @@ fs::path last_line(const std::string &out) {
 }  // namespace
 
 TEST_CASE("shards: own LLM caches, cache merge, a rerun from the merged cache makes no call", "[shard][llm]") {
-  setenv("EG_TEST_SECRET_KEY", "k", 1);
-  TestLlmServer srv;
-  Rule ok;
-  ok.reply = "reply: {last_user}";
-  srv.add_rule(ok);
+  LlmServer srv;
+  srv.reply_all("reply: {last_user}");
   TempDir d;
   std::string data = "text\n";
   for (int i = 0; i < 30; ++i) data += "question " + std::to_string(i) + "\n";
@@ -82,17 +80,11 @@ TEST_CASE("shards: own LLM caches, cache merge, a rerun from the merged cache ma
   CHECK(mj["merged"]["shards"].size() == 3);
 
   CHECK(run_cmd(evalgraph_cmd("cache merge -o " + (d.path / "x.sqlite").string() + " " + (d.path / "nope.sqlite").string())).exit_code == 2);
-  unsetenv("EG_TEST_SECRET_KEY");
 }
 
 TEST_CASE("a shard killed mid-run resumes and merges into the uninterrupted run", "[shard][resume]") {
-  setenv("EG_TEST_SECRET_KEY", "k", 1);
-  ServerOptions so;
-  so.latency_ms = 20;
-  TestLlmServer srv(so);
-  Rule ok;
-  ok.reply = "reply: {last_user}";
-  srv.add_rule(ok);
+  LlmServer srv(20);
+  srv.reply_all("reply: {last_user}");
   TempDir d;
   std::string data = "text\n";
   for (int i = 0; i < 120; ++i) data += "question " + std::to_string(i) + "\n";
@@ -140,5 +132,4 @@ TEST_CASE("a shard killed mid-run resumes and merges into the uninterrupted run"
   REQUIRE(m.exit_code == 0);
   CHECK(read_file(d.path / "m" / "out.jsonl") == read_file(clean_dir / "out.jsonl"));
   CHECK(read_file(d.path / "m" / "out.csv") == read_file(clean_dir / "out.csv"));
-  unsetenv("EG_TEST_SECRET_KEY");
 }
