@@ -1,13 +1,15 @@
 // compression.judge — grades every answer of every method on the rubric criteria of its probe type, blind:
 // each answer is judged in a request of its own that carries only the probe question, the answer, the
 // compressed context it was given, the ground truth and the criteria — no method id, label, slot or probe
-// id — and the requests of a checkpoint are sent in a seeded random order.
+// id — and the requests of a checkpoint are sent in a seeded random order. The glue: what a probe is graded on
+// and how a judge answer is recorded are in judging.cpp.
 #include <set>
 
 #include "compression/llm_params.hpp"
 #include "compression/llm_util.hpp"
 #include "compression/rubric.hpp"
 #include "evalgraph/plugin.hpp"
+#include "judging.hpp"
 
 namespace {
 using namespace compression;
@@ -96,16 +98,10 @@ class Judge : public evalgraph::Node {
       const json &p = probes[pi];
       std::string id = p.value("id", std::to_string(pi + 1)), type = p.value("type", "");
       std::vector<std::string> crit;
-      if (p.contains("criteria") && p["criteria"].is_array()) {
-        for (const auto &c : p["criteria"]) {
-          std::string cid = c.get<std::string>();
-          if (dimension_of(cid).empty()) throw evalgraph::InputError("probe " + id + " names an unknown criterion " + cid);
-          crit.push_back(cid);
-        }
-      } else {
-        auto it = by_type_.find(type);
-        if (it == by_type_.end()) throw evalgraph::InputError("probe " + id + " has type '" + type + "' and no criteria");
-        crit = it->second;
+      try {
+        crit = probe_criteria(p, id, type, by_type_);
+      } catch (const std::invalid_argument &e) {
+        throw evalgraph::InputError(e.what());
       }
       for (std::size_t si = 0; si < slots.size(); ++si) {
         const json &answers = (*slots[si].out)["answers"];
@@ -132,12 +128,7 @@ class Judge : public evalgraph::Node {
     std::vector<std::size_t> todo;
     for (std::size_t i = 0; i < items.size(); ++i)
       if (!items[i].result.contains("status")) todo.push_back(i);
-    std::uint64_t seed = seed_;
-    if (in.contains("_meta")) {
-      seed = fnv1a64(std::to_string(in["_meta"].value("record_index", 0)) + "/" + std::to_string(in["_meta"].value("replication", 0)),
-                     fnv1a64(std::to_string(seed_)));
-    }
-    std::vector<std::size_t> perm = seeded_permutation(todo.size(), seed);
+    std::vector<std::size_t> perm = seeded_permutation(todo.size(), checkpoint_seed(in, seed_));
     json requests = json::array();
     const std::string system = judge_system_prompt();
     for (std::size_t k = 0; k < perm.size(); ++k) {
@@ -175,21 +166,8 @@ class Judge : public evalgraph::Node {
         r["raw"] = text;
         Judgement J = parse_judgement(text, it.crit, weights_);
         r["criteria"] = it.crit;
-        if (!J.valid) {
-          r["status"] = "invalid";
-          r["invalid_reason"] = J.invalid_reason;
-          ++invalid;
-          continue;
-        }
-        ++valid;
-        r["status"] = "valid";
-        r["criterionResults"] = J.criterion_results;
-        json ds = json::object();
-        for (const auto &[d, v] : J.dimension_scores) ds[d] = v;
-        r["dimensionScores"] = ds;
-        r["aggregateScore"] = J.dimension_scores.empty() ? json(nullptr) : json(J.aggregate);
-        if (!J.judge_reported.empty()) r["judge_reported"] = J.judge_reported;
-        if (!J.ignored.empty()) r["ignored_criteria"] = J.ignored;
+        if (write_judgement(r, J)) ++valid;
+        else ++invalid;
       }
     }
     json results = json::array();
@@ -199,16 +177,8 @@ class Judge : public evalgraph::Node {
   }
 
  private:
-  static void check_criterion(const std::string &id, const std::string &where) {
-    if (dimension_of(id).empty()) {
-      std::string known;
-      for (const auto &c : criteria()) known += (known.empty() ? "" : ", ") + std::string(c.id);
-      throw std::invalid_argument(where + ": unknown criterion '" + id + "'; known: " + known);
-    }
-  }
-
   evalgraph::Host host_;
-  std::map<std::string, std::vector<std::string>> by_type_;
+  CriteriaByType by_type_;
   std::map<std::string, double> weights_;
   std::string provider_;
   double temperature_ = 0;

@@ -1,0 +1,24 @@
+// Unit tests of compression.judge's logic (plugins/judges/compression_rubric/judging.hpp): the criteria a
+// probe is graded on, the criterion check and the per-checkpoint seed.
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+
+#include "judging.hpp"
+
+using namespace compression;
+
+TEST_CASE("judge: a probe's own criteria or those of its type, unknown ones rejected", "[compression][unit]") {
+  CriteriaByType by_type{{"recall", {"accuracy_factual"}}};
+  CHECK(probe_criteria(json{{"type", "recall"}}, "p1", "recall", by_type) == std::vector<std::string>{"accuracy_factual"});
+  json own{{"criteria", {"accuracy_technical", "instruction_format"}}};
+  CHECK(probe_criteria(own, "p2", "recall", by_type) == std::vector<std::string>{"accuracy_technical", "instruction_format"});
+  CHECK_THROWS_AS(probe_criteria(json::object(), "p3", "decision", by_type), std::invalid_argument);
+  CHECK_THROWS_AS(probe_criteria(json{{"criteria", {"nope"}}}, "p4", "recall", by_type), std::invalid_argument);
+  CHECK_NOTHROW(check_criterion("accuracy_factual", "w"));
+  CHECK_THROWS_AS(check_criterion("nope", "w"), std::invalid_argument);
+  CHECK(checkpoint_seed(json::object(), 7) == 7);
+  json a{{"_meta", {{"record_index", 1}, {"replication", 0}}}}, b{{"_meta", {{"record_index", 2}, {"replication", 0}}}};
+  CHECK(checkpoint_seed(a, 7) != checkpoint_seed(b, 7));
+  CHECK(checkpoint_seed(a, 7) == checkpoint_seed(a, 7));
+}
