@@ -1,6 +1,7 @@
 // transform.http — POSTs a JSON body built from a template to any chatbot endpoint and takes the answer from
 // the JSON response by a JSON pointer. It talks HTTP itself (libcurl), with a per-attempt timeout and a small
-// bounded retry for transient failures (connection errors, timeouts, 429, 5xx). See README.md.
+// bounded retry for transient failures (connection errors, timeouts, 429, 5xx). See README.md. The glue and the
+// HTTP exchange; the request body and the answer mapping are in exchange.cpp.
 #include <curl/curl.h>
 
 #include <chrono>
@@ -12,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "../chain.hpp"
+#include "exchange.hpp"
 
 namespace {
 
@@ -44,16 +45,6 @@ size_t on_data(char *p, size_t size, size_t n, void *user) {
   if (s->size() > (64u << 20)) return 0;  // refuse absurd answers
   s->append(p, size * n);
   return size * n;
-}
-
-json render_json(const json &t, const std::vector<std::pair<std::string, std::string>> &vars) {
-  if (t.is_string()) return render(t.get<std::string>(), vars);
-  if (t.is_array() || t.is_object()) {
-    json out = t;
-    for (auto it = out.begin(); it != out.end(); ++it) *it = render_json(*it, vars);
-    return out;
-  }
-  return t;
 }
 
 class HttpTransform : public evalgraph::Node {
@@ -100,7 +91,7 @@ class HttpTransform : public evalgraph::Node {
       std::string answer;
       bool transient = false;
       last_error = post(body, answer, status, transient);
-      if (last_error.empty()) return extract(answer);
+      if (last_error.empty()) return {{"text", answer_text(answer, pointer_, url_)}, {"applies", true}};
       if (!transient) break;
     }
     throw std::runtime_error(last_error);
@@ -144,21 +135,8 @@ class HttpTransform : public evalgraph::Node {
       return url_ + ": " + curl_easy_strerror(rc);
     }
     if (status >= 200 && status < 300) return "";
-    transient = status == 429 || status == 408 || status >= 500;
+    transient = transient_status(status);
     return url_ + ": HTTP " + std::to_string(status) + ": " + answer.substr(0, 200);
-  }
-
-  json extract(const std::string &answer) const {
-    json j;  // bounded: an endpoint's answer nested 100,000 deep is refused, not dumped (recursion)
-    std::string why;
-    if (!evalgraph::parse_bounded(answer, j, evalgraph::kDefaultNestingDepth, &why))
-      throw std::runtime_error(url_ + ": the answer is " + why + ": " + answer.substr(0, 200));
-    if (!j.contains(pointer_))
-      throw std::runtime_error(url_ + ": the answer has nothing at " + pointer_.to_string() + ": " + answer.substr(0, 200));
-    const json &v = j.at(pointer_);
-    std::string text = v.is_string() ? v.get<std::string>() : v.dump();
-    if (trim(text).empty()) throw std::runtime_error(url_ + ": the answer at " + pointer_.to_string() + " is empty");
-    return {{"text", trim(text)}, {"applies", true}};
   }
 
   evalgraph::Host host_;

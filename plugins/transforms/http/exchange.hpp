@@ -1,0 +1,24 @@
+// transform.http's request and response mapping, no HTTP and no plugin ABI: the request body rendered from
+// the JSON template, the answer text taken from the endpoint's JSON response by a JSON pointer, and which
+// HTTP statuses are worth a retry.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../chain.hpp"
+
+namespace evalgraph_transforms {
+
+// `t` with every string in it rendered (chain.hpp's render: {name} replaced by the variable's value).
+json render_json(const json &t, const std::vector<std::pair<std::string, std::string>> &vars);
+
+// The trimmed text at `pointer` of the JSON `answer` (a non-string value: its JSON text); std::runtime_error,
+// prefixed with `url`, if the answer is not bounded JSON, has nothing there, or the text is empty.
+std::string answer_text(const std::string &answer, const json::json_pointer &pointer, const std::string &url);
+
+// A non-2xx status a retry may help with: 408, 429, 5xx.
+bool transient_status(long status);
+
+}  // namespace evalgraph_transforms
