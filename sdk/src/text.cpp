@@ -5,6 +5,7 @@
 #include <array>
 #include <cstring>
 #include <initializer_list>
+#include <span>
 
 namespace evalgraph::text {
 
@@ -589,8 +590,11 @@ void split_prose(std::string_view run, std::vector<std::string_view> &out) {
   if (seg < n) push_unit(run.substr(seg), out);
 }
 
-std::vector<std::string_view> split_sentences(std::string_view text, const std::vector<Line> &lines) {
-  std::vector<std::string_view> out;
+namespace {
+
+// The sentences of the lines [lines.begin(), lines.end()) of text, appended to out (split_sentences and the prose
+// runs of split_claims, which pass a part of the text's lines without copying them).
+void append_sentences(std::string_view text, std::span<const Line> lines, std::vector<std::string_view> &out) {
   const char *base = text.data();
   bool open = false;
   std::size_t rs = 0, re = 0;  // the current prose run [rs, re) in text
@@ -632,6 +636,13 @@ std::vector<std::string_view> split_sentences(std::string_view text, const std::
     }
   }
   flush();
+}
+
+}  // namespace
+
+std::vector<std::string_view> split_sentences(std::string_view text, const std::vector<Line> &lines) {
+  std::vector<std::string_view> out;
+  append_sentences(text, lines, out);
   return out;
 }
 
@@ -642,22 +653,25 @@ namespace {
 
 bool ident_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
 
-// One line of a candidate code value.
-bool code_line(std::string_view line, bool &keyword_start) {
+// One line of a candidate code value. A keyword that cannot start a sentence (def, const, lambda, …) makes a line
+// code unless it ends like a sentence; one that can ("If the file is empty, skip it", "Let me know", "Print the
+// form", "Select the rows") counts only as one sign of the two a line needs.
+bool code_line(std::string_view line) {
   line = trim(line);
-  keyword_start = false;
   if (line.empty()) return false;
-  static const WordSet keywords{"import", "from", "def", "class", "return", "const", "let", "var", "function", "for",
-                                "while", "if", "elif", "else", "try", "except", "catch", "public", "private", "static",
-                                "void", "int", "select", "insert", "update", "delete", "print", "echo", "using",
-                                "package", "fn", "func", "async", "await", "yield", "lambda", "with", "#include"};
+  static const WordSet code_keywords{"def", "elif", "const", "var", "function", "fn", "func", "lambda", "async",
+                                     "await", "void", "int", "#include"};
+  static const WordSet prose_keywords{"import", "from", "class", "return", "let", "for", "while", "if", "else",
+                                      "try", "except", "catch", "public", "private", "static", "select", "insert",
+                                      "update", "delete", "print", "echo", "using", "package", "yield", "with"};
   std::size_t w = 0;
   while (w < line.size() && (ident_char(line[w]) || (w == 0 && line[w] == '#'))) ++w;
   int signs = 0;
-  if (w > 0 && w < line.size() && (line[w] == ' ' || line[w] == '(' || line[w] == ':') &&
-      keywords.contains(to_lower(line.substr(0, w)))) {
-    keyword_start = true;
-    ++signs;
+  bool code_keyword = false;
+  if (w > 0 && w < line.size() && (line[w] == ' ' || line[w] == '(' || line[w] == ':')) {
+    const std::string word = to_lower(line.substr(0, w));
+    code_keyword = code_keywords.contains(word);
+    signs += code_keyword || prose_keywords.contains(word) ? 1 : 0;
   }
   bool call = false, assign = false, brackets = false;
   for (std::size_t i = 1; i < line.size(); ++i) {
@@ -670,7 +684,7 @@ bool code_line(std::string_view line, bool &keyword_start) {
   const char last = line.back();
   signs += (call ? 1 : 0) + (assign ? 1 : 0) + (brackets ? 1 : 0) + ((last == ';' || last == '{' || last == '}') ? 1 : 0);
   const bool sentence_end = last == '.' || last == '!' || last == '?';
-  return signs >= 2 || (keyword_start && !sentence_end);
+  return signs >= 2 || (code_keyword && !sentence_end);
 }
 
 // The pieces of a JSON string value between its line breaks (escaped "\n" or raw), each a view into the value.
@@ -732,9 +746,8 @@ bool looks_like_code(std::string_view value) {
   int lines = 0, code = 0;
   for_each_value_line(value, [&](std::string_view line) {
     if (trim(line).empty()) return;
-    bool kw = false;
     ++lines;
-    code += code_line(line, kw) ? 1 : 0;
+    code += code_line(line) ? 1 : 0;
   });
   return lines > 0 && 2 * code >= lines + (lines == 1 ? 1 : 0);
 }
@@ -742,13 +755,10 @@ bool looks_like_code(std::string_view value) {
 std::vector<std::string_view> split_claims(std::string_view text) {
   const std::vector<Line> lines = classify_lines(text);
   std::vector<std::string_view> out;
-  // Runs of lines outside JSON paragraphs go through split_sentences over their own classified lines.
+  // Runs of lines outside JSON paragraphs are split into sentences as split_sentences does, over their lines.
   std::size_t i = 0, run_start = 0;
   auto flush = [&](std::size_t end_line) {
-    if (end_line <= run_start) return;
-    std::vector<Line> part(lines.begin() + static_cast<std::ptrdiff_t>(run_start), lines.begin() + static_cast<std::ptrdiff_t>(end_line));
-    std::vector<std::string_view> s = split_sentences(text, part);
-    out.insert(out.end(), s.begin(), s.end());
+    if (end_line > run_start) append_sentences(text, std::span<const Line>(lines).subspan(run_start, end_line - run_start), out);
   };
   while (i < lines.size()) {
     const Line &L = lines[i];

@@ -337,6 +337,13 @@ TEST_CASE("text: code in a JSON string value is recognised, prose is not", "[sup
   CHECK_FALSE(looks_like_code("Return the device within 30 days."));
   CHECK_FALSE(looks_like_code("Die Frist beträgt drei Monate (§ 5 Abs. 2)."));
   CHECK_FALSE(looks_like_code("python"));
+  // Words that start code and prose alike need a second sign of code.
+  CHECK_FALSE(looks_like_code("If the file is empty skip it"));
+  CHECK_FALSE(looks_like_code("Let me know if the export works for you"));
+  CHECK_FALSE(looks_like_code("For large files use the streaming reader\\nWith small ones either works"));
+  CHECK_FALSE(looks_like_code("Select the rows you need and press Delete"));
+  CHECK(looks_like_code("print(len(rows))"));
+  CHECK(looks_like_code("for row in rows: total += row[2]"));
 }
 
 // Hostile sizes: a 300 KB "word" and an answer of 20,000 distinct words against a large document must stay
