@@ -167,8 +167,9 @@ void support_alignment(O0Result &r, std::string_view answer, std::string_view us
   std::vector<DocIndex> docs;
   docs.reserve(doc_texts.size());
   for (std::size_t i = 0; i < doc_texts.size(); ++i) docs.emplace_back(doc_texts[i], lang, r.doc_ids[i]);
+  // The user's words are indexed on first use: most sentences of most answers never ask.
+  const bool use_user = p.user_words_given && !text::trim(user_text).empty();
   std::optional<DocIndex> user;
-  if (p.user_words_given && !text::trim(user_text).empty()) user.emplace(user_text, lang);
   r.computed = true;
   std::vector<Term> all;  // the answer's terms, each once, for the per-document alignment of the whole answer
   std::unordered_set<std::uint64_t> seen;  // (key, kind) of the terms in `all`
@@ -176,10 +177,17 @@ void support_alignment(O0Result &r, std::string_view answer, std::string_view us
   for (std::size_t j = 0; j < sents.size(); ++j) {
     O0Sentence &os = r.sentences[j];
     std::vector<Term> terms = sentence_terms(sents[j], lang);
-    if (user && !terms.empty() && !courtesy_only(terms)) mark_given(terms, *user, docs, os.given);
     if (terms.empty() || courtesy_only(terms)) {  // nothing claimed: neither supported nor unsupported
       os.has_terms = false;
       continue;
+    }
+    if (use_user) {
+      if (!user) user.emplace(user_text, lang);
+      mark_given(terms, *user, docs, os.given);
+      if (!os.given.empty() && (terms.empty() || courtesy_only(terms))) {  // what is left claims nothing
+        os.has_terms = false;
+        continue;
+      }
     }
     SentenceSupport ss = best_support(terms, docs);
     os.align = ss.support;

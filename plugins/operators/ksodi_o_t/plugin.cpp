@@ -126,6 +126,12 @@ class OTNode : public ksodi::SequenceNode {
       j["align"] = r.computed ? json(s.align) : json(nullptr);
       j["best_doc_id"] = s.best_doc >= 0 ? json(r.doc_ids[static_cast<std::size_t>(s.best_doc)]) : json(nullptr);
       j["unsupported"] = r.computed ? json(s.unsupported) : json(nullptr);
+      if (p_.o0.alignment == ksodi::Alignment::Support) {  // the same audit as ksodi.o0's sentences
+        j["matched"] = s.matched;
+        j["missing"] = s.missing;
+        j["exact_missing"] = s.exact_missing;
+        if (p_.o0.user_words_given) j["given"] = s.given;
+      }
       sents.push_back(std::move(j));
     }
     out["sentences"] = std::move(sents);
