@@ -1,10 +1,15 @@
 // report.html written by every run: present by default, absent with --no-report, one file with nothing
 // from the network, the records it embeds (gzip + base64 chunks) are exactly the run's records, and the
-// run's final counts and LLM usage (eg-final, from the host's run_info) match run.json.
+// run's final counts and LLM usage (eg-final, from the host's run_info) match run.json; the page writer of
+// sink.html_report on its own (html_report::PageWriter).
 #include <zlib.h>
+
+#include <cstdint>
+#include <cstdio>
 
 #include <catch2/catch.hpp>
 
+#include "page.hpp"
 #include "test_llm_server.h"
 #include "test_support.h"
 
@@ -232,4 +237,78 @@ TEST_CASE("report.html: a run with an LLM node shows its calls per provider, and
   CHECK(mf["llm"]["judge"]["calls"] == 6);
   CHECK(mf["llm"]["judge"]["http_requests"] == 6);  // each shard asked its three questions itself
   CHECK(mf["llm"] == json::parse(read_file(t.path / "merged" / "run.json"))["llm"]);
+}
+
+TEST_CASE("html_report page helpers: base64 with padding, HTML escaping, script JSON without a '<'") {
+  std::string b;
+  html_report::base64_append(reinterpret_cast<const unsigned char *>("Man"), 3, b);
+  CHECK(b == "TWFu");
+  b.clear();
+  html_report::base64_append(reinterpret_cast<const unsigned char *>("Ma"), 2, b);
+  CHECK(b == "TWE=");
+  b.clear();
+  html_report::base64_append(reinterpret_cast<const unsigned char *>("M"), 1, b);
+  CHECK(b == "TQ==");
+  CHECK(html_report::html_escape("<a href=\"x\">&</a>") == "&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;");
+  CHECK(html_report::script_json({{"t", "</script><!--"}}) == "{\"t\":\"\\u003c/script>\\u003c!--\"}");
+}
+
+TEST_CASE("html_report page writer: head, every record in order across several chunks, counts, eg-final and the script") {
+  TempDir t;
+  const fs::path file = t.path / "page.html";
+  std::string expected;
+  std::size_t raw_bytes = 0;
+  {
+    html_report::PageWriter page(file, "A <b> & \"c\"", "body{color:red}\n", {{"pipeline", "p"}});
+    // Enough records for several 1 MiB batches and 768 KiB chunks; a record spread over lines is written
+    // compact, trailing line ends are trimmed.
+    const std::string multi_line = "{\n  \"id\": \"multi\",\n  \"v\": [1, 2]\n}";
+    page.add_record(multi_line + "\r\n");
+    expected += "{\"id\":\"multi\",\"v\":[1,2]}\n";
+    raw_bytes += multi_line.size() + 1;  // raw_bytes counts the record as it came (trimmed)
+    std::uint64_t lcg = 42;
+    for (int i = 0; i < 40000; ++i) {
+      // Pseudo-random hex text, so that the compressed stream spans several chunks.
+      std::string noise;
+      for (int k = 0; k < 8; ++k) {
+        lcg = lcg * 6364136223846793005u + 1442695040888963407u;
+        char hex[17];
+        std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(lcg));
+        noise += hex;
+      }
+      std::string rec = "{\"id\":\"r" + std::to_string(i) + "\",\"x\":\"" + noise + "</script>\"}";
+      raw_bytes += rec.size() + 1;
+      page.add_record(rec + "\n");
+      expected += rec + "\n";
+    }
+    CHECK_THROWS_AS(page.add_record(" \n"), std::invalid_argument);
+    CHECK(page.records() == 40001);
+    page.finish([] { return json{{"records", 40001}}; }, "console.log(1)");
+    CHECK_THROWS(page.finish([] { return json::object(); }, ""));
+  }
+  const std::string html = read_file(file);
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(html.find("<title>A &lt;b&gt; &amp; &quot;c&quot; — evalgraph report</title>") != std::string::npos);
+  CHECK(html.find("<style>\nbody{color:red}\n</style>") != std::string::npos);
+  CHECK(script_element(html, "eg-run") == json{{"pipeline", "p"}});
+  CHECK(html.find("</script><script>") == std::string::npos);  // the records' text only inside the compressed block
+  CHECK(embedded_records(html) == expected);
+  const json meta = script_element(html, "eg-meta");
+  CHECK(meta["records"] == 40001);
+  CHECK(meta["raw_bytes"] == raw_bytes);
+  CHECK(meta["chunks"].get<int>() > 1);
+  CHECK(script_element(html, "eg-final") == json{{"records", 40001}});
+  const std::string tail = "<script>\nconsole.log(1)\n</script>\n</body></html>\n";
+  REQUIRE(html.size() > tail.size());
+  CHECK(html.substr(html.size() - tail.size()) == tail);
+}
+
+TEST_CASE("html_report page writer: no eg-final element when the host says nothing, and no records is a valid page") {
+  TempDir t;
+  html_report::PageWriter page(t.path / "empty.html", "t", "", json::object());
+  page.finish([] { return json::object(); }, "");
+  const std::string html = read_file(t.path / "empty.html");
+  CHECK(script_element(html, "eg-final").is_null());
+  CHECK(script_element(html, "eg-meta")["records"] == 0);
+  CHECK(embedded_records(html).empty());
 }

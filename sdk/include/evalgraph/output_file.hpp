@@ -1,5 +1,6 @@
 // evalgraph SDK, C++ helpers for sinks that write files (header-only): where a sink's file goes
-// (sink_output_path), a buffered file that throws naming itself (BufferedFile), and the .partial rule.
+// (sink_output_path), a buffered file that throws naming itself (BufferedFile), the .partial rule, what a
+// sink returns from finish() (files_written) and its node type (sink_type).
 //
 // The engine's rule for output files: write `<file>.partial`, rename it to `<file>` only when it is complete,
 // so a crash or Ctrl-C never leaves a half-written file under its final name (`evalgraph run --resume` then
@@ -21,6 +22,8 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+
+#include "evalgraph/plugin.hpp"
 
 namespace evalgraph {
 
@@ -85,6 +88,11 @@ class BufferedFile {
     buffer_ = std::make_unique<char[]>(buffer_bytes);
     std::setvbuf(fp_, buffer_.get(), _IOFBF, buffer_bytes);
   }
+  // Opens `<file>.partial`, which publish() renames to `file`.
+  void open_partial(const std::filesystem::path &file, std::size_t buffer_bytes) {
+    open(partial_path(file), "wb", buffer_bytes);
+    final_ = file;
+  }
   bool is_open() const { return fp_ != nullptr; }
   std::FILE *get() { return fp_; }
   const std::filesystem::path &path() const { return path_; }
@@ -105,12 +113,27 @@ class BufferedFile {
     }
     if (!ok) throw std::runtime_error("cannot write " + path_.string() + ": " + err);
   }
+  // A file opened with open_partial(): closes it (synced to disk when asked) and gives it its name.
+  void publish(bool sync, std::string_view who) {
+    close(sync);
+    publish_partial_file(final_, who);
+  }
 
  private:
-  std::filesystem::path path_;
+  std::filesystem::path path_, final_;
   std::FILE *fp_ = nullptr;
   std::unique_ptr<char[]> buffer_;
 };
+
+// What a sink that wrote one file returns from finish(): {"files": [file], "records": n}.
+inline nlohmann::json files_written(const std::string &file, std::size_t records) {
+  return {{"files", nlohmann::json::array({file})}, {"records", records}};
+}
+
+// The node type of a sink implemented by class T: it reads every finished record and declares no fields.
+template <class T> eg_node_type sink_type(const char *name, const char *description, const char *params_schema) {
+  return node_type<T>({EG_KIND_SINK, name, description, params_schema, {}, {}, {}, 0});
+}
 
 }  // namespace evalgraph
 
