@@ -4,7 +4,6 @@
 // already) without parsing it again. Files are written to "<file>.partial" and renamed to
 // "<file>" in finish(), so a crash never leaves a half-written file under its final name.
 #include <cstring>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -14,7 +13,6 @@
 
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 struct Config {
@@ -30,8 +28,7 @@ class JsonlSink : public evalgraph::RawNode {
  public:
   JsonlSink(const evalgraph::Host &, const json &params) {
     file_ = kParams.parse(params).file;
-    final_ = evalgraph::sink_output_path(params, file_);
-    out_.open(evalgraph::partial_path(final_), "wb", kBufferSize);
+    out_.open_partial(evalgraph::sink_output_path(params, file_), kBufferSize);
   }
 
   std::string process_raw(evalgraph::Call &, std::string_view in) override {
@@ -41,9 +38,8 @@ class JsonlSink : public evalgraph::RawNode {
 
   json finish(evalgraph::Call &) override {
     if (!out_.is_open()) throw std::runtime_error("finish() called twice");
-    out_.close(true);
-    fs::rename(out_.path(), final_);
-    return {{"files", json::array({file_})}, {"records", records_}};
+    out_.publish(true, "sink.jsonl");
+    return evalgraph::files_written(file_, records_);
   }
 
  private:
@@ -68,16 +64,13 @@ class JsonlSink : public evalgraph::RawNode {
   }
 
   std::string file_;
-  fs::path final_;
   evalgraph::BufferedFile out_;  // <file>.partial until finish()
   std::size_t records_ = 0;
 };
 
-constexpr uint32_t kFlags = 0;  // one instance, records in order
-
 }  // namespace
 
+// One instance, records in order (no flags).
 EVALGRAPH_PLUGIN("sink_jsonl", "0.1.0", "JSON Lines sink",
-                 evalgraph::node_type<JsonlSink>({EG_KIND_SINK, "sink.jsonl",
-                                                  "Writes every finished record as one line of JSON (JSON Lines)", kParams.schema(),
-                                                  {}, {}, {}, kFlags}))
+                 evalgraph::sink_type<JsonlSink>("sink.jsonl", "Writes every finished record as one line of JSON (JSON Lines)",
+                                                 kParams.schema()))
