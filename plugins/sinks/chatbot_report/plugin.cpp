@@ -1,4 +1,5 @@
 // Plugin glue of the chatbot.report sink (see report.hpp for what it writes and how it aggregates).
+#include <evalgraph/output_file.hpp>
 #include <evalgraph/plugin.hpp>
 
 #include <set>
@@ -122,6 +123,6 @@ class ReportSink : public evalgraph::Node {
 }  // namespace
 
 EVALGRAPH_PLUGIN("chatbot_report", "1.0.0", "Reports of a chatbot evaluation (seed 004 layout)",
-                 evalgraph::node_type<ReportSink>({EG_KIND_SINK, "chatbot.report",
-                                                   "detailed results, summary (md/csv/xlsx/png), statistics over replications",
-                                                   kParams.schema(), {}, {}, {}, 0}))
+                 evalgraph::sink_type<ReportSink>("chatbot.report",
+                                                  "detailed results, summary (md/csv/xlsx/png), statistics over replications",
+                                                  kParams.schema()))

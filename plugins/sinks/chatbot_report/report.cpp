@@ -315,6 +315,13 @@ void Report::add(const json &record) {
   cells.push_back(Cell::n(rep));
   cells.push_back(Cell::t(as_text(&r["original"])));
   cells.push_back(Cell::t(as_text(r.contains("transformed") ? &r["transformed"] : nullptr)));
+  // A criterion's value (or the Score) of this row: its cell, and its sum and count for the replication.
+  auto add_value = [&](Impl::Agg &a, double v) {
+    cells.push_back(Cell::n(v));
+    a.reps[rep].first += v;
+    a.reps[rep].second += 1;
+    ++a.values;
+  };
   std::string invalid_text;
   const json crit = r.value("criteria", json::object());
   for (std::size_t k = 0; k < m.cfg.criteria.size(); ++k) {
@@ -322,11 +329,7 @@ void Report::add(const json &record) {
     auto &a = ta.crit[k];
     auto it = crit.find(spec.name);
     if (it != crit.end() && (*it)["value"].is_number()) {
-      double v = (*it)["value"].get<double>();
-      cells.push_back(Cell::n(v));
-      a.reps[rep].first += v;
-      a.reps[rep].second += 1;
-      ++a.values;
+      add_value(a, (*it)["value"].get<double>());
     } else {
       cells.push_back(Cell{});
       std::string st = it != crit.end() ? it->value("status", std::string("missing")) : "missing";
@@ -342,11 +345,7 @@ void Report::add(const json &record) {
   if (m.cfg.has_score) {
     auto &a = ta.crit.back();
     if (r.contains("score") && r["score"].is_number()) {
-      double v = r["score"].get<double>();
-      cells.push_back(Cell::n(v));
-      a.reps[rep].first += v;
-      a.reps[rep].second += 1;
-      ++a.values;
+      add_value(a, r["score"].get<double>());
     } else {
       cells.push_back(Cell{});
       ++a.missing;

@@ -2,7 +2,6 @@
 // dimensions) in Markdown and CSV, the breakdown by probe type, the compression ratio, the judge call and
 // invalid-answer counts, a grouped bar chart (PNG) and everything as JSON.
 #include <filesystem>
-#include <fstream>
 
 #include "chart.hpp"
 #include "compression/aggregate.hpp"
@@ -85,6 +84,6 @@ class Report : public evalgraph::Node {
 }  // namespace
 
 EVALGRAPH_PLUGIN("compression_report", "1.0.0", "Context compression: report sink",
-                 evalgraph::node_type<Report>({EG_KIND_SINK, "compression.report",
-                                               "methods x (overall + six dimensions) as Markdown, CSV, JSON and a PNG chart; by probe type; compression ratio; judge counts",
-                                               kParams.schema(), {}, {}, {}, 0}))
+                 evalgraph::sink_type<Report>("compression.report",
+                                              "methods x (overall + six dimensions) as Markdown, CSV, JSON and a PNG chart; by probe type; compression ratio; judge counts",
+                                              kParams.schema()))

@@ -1,6 +1,7 @@
 // Plugin glue of the ksodi.curves sink: collects KSODI-Full values per conversation, writes PNG curves and a
 // Markdown summary at finish(). The collection and rendering are in curves.cpp.
 #include "curves.hpp"
+#include "evalgraph/output_file.hpp"
 #include "evalgraph/plugin.hpp"
 #include "ksodi/plugin_util.hpp"
 
@@ -28,28 +29,24 @@ const evalgraph::Params<C> kParams{"", {
 class CurvesSink : public evalgraph::Node {
  public:
   CurvesSink(const evalgraph::Host &, const json &p) : CurvesSink(p, kParams.parse(p)) {}
-  CurvesSink(const json &p, const Config &c) : c_(c) {
-    auto target = ksodi::sink_target(p, c.file, "ksodi.curves");
-    file_ = target.file;
-    dir_ = target.dir;
-  }
+  CurvesSink(const json &p, const Config &c) : c_(c), target_(ksodi::sink_target(p, c.file, "ksodi.curves")) {}
 
   json process(evalgraph::Call &, const json &record) override {
     c_.add(record);
     return nullptr;
   }
 
-  json finish(evalgraph::Call &) override { return {{"files", c_.write(dir_, file_)}}; }
+  json finish(evalgraph::Call &) override { return {{"files", c_.write(target_.dir, target_.file)}}; }
 
  private:
   ksodi::CurvesCollector c_;
-  std::string file_, dir_;
+  ksodi::SinkTarget target_;
 };
 
 }  // namespace
 
 EVALGRAPH_PLUGIN("ksodi_curves", "1.0.0", "KSODI-Full curves per conversation (PNG line charts + Markdown)",
-                 evalgraph::node_type<CurvesSink>({EG_KIND_SINK, "ksodi.curves",
-                                                   "Line charts of S(t), K(t), O(t) per conversation, an overview chart and "
-                                                   "a Markdown summary of build-up, breaks and repairs",
-                                                   kParams.schema(), {}, {}, {}, 0}))
+                 evalgraph::sink_type<CurvesSink>("ksodi.curves",
+                                                  "Line charts of S(t), K(t), O(t) per conversation, an overview chart and "
+                                                  "a Markdown summary of build-up, breaks and repairs",
+                                                  kParams.schema()))

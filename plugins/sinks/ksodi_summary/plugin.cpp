@@ -1,7 +1,5 @@
 // Plugin glue of the ksodi.summary sink: receives every finished record, writes summary.md at finish().
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "evalgraph/output_file.hpp"
 #include "evalgraph/plugin.hpp"
@@ -31,11 +29,7 @@ const evalgraph::Params<C> kParams{"", {
 class SummarySink : public evalgraph::Node {
  public:
   SummarySink(const evalgraph::Host &, const json &p) : SummarySink(p, kParams.parse(p)) {}
-  SummarySink(const json &p, const Config &c) : agg_(c) {
-    auto target = ksodi::sink_target(p, c.file, "ksodi.summary");
-    file_ = target.file;
-    dir_ = target.dir;
-  }
+  SummarySink(const json &p, const Config &c) : agg_(c), target_(ksodi::sink_target(p, c.file, "ksodi.summary")) {}
 
   json process(evalgraph::Call &, const json &record) override {
     agg_.add(record);
@@ -43,18 +37,17 @@ class SummarySink : public evalgraph::Node {
   }
 
   json finish(evalgraph::Call &) override {
-    evalgraph::write_file_whole(std::filesystem::path(dir_) / file_, agg_.markdown(), "ksodi.summary");
-    return {{"files", json::array({file_})}};
+    evalgraph::write_file_whole(std::filesystem::path(target_.dir) / target_.file, agg_.markdown(), "ksodi.summary");
+    return {{"files", json::array({target_.file})}};
   }
 
  private:
   ksodi::SummaryAggregator agg_;
-  std::string file_, dir_;
+  ksodi::SinkTarget target_;
 };
 
 }  // namespace
 
 EVALGRAPH_PLUGIN("ksodi_summary", "1.0.0", "KSODI-Standard summary report (Markdown, per context scope)",
-                 evalgraph::node_type<SummarySink>({EG_KIND_SINK, "ksodi.summary",
-                                                    "Markdown summary of S0/K0/O0 per context_scope_id", kParams.schema(), {}, {},
-                                                    {}, 0}))
+                 evalgraph::sink_type<SummarySink>("ksodi.summary", "Markdown summary of S0/K0/O0 per context_scope_id",
+                                                   kParams.schema()))
