@@ -10,8 +10,12 @@ using nlohmann::json;
 
 namespace {
 constexpr std::size_t kChunk = 3 * 262144;  // compressed bytes per <script> chunk (a multiple of 3: base64 without padding)
-constexpr std::size_t kBatch = std::size_t{1} << 20, kMaxQueued = 8;
-constexpr std::size_t kFileBuffer = 65536;
+// Records are handed to the compressor in batches of 64 KiB, at most 16 waiting: small enough that a run of
+// 1,000 records fills them as much as one of 100,000 (memory does not grow with the record count), large
+// enough that the threads meet rarely.
+constexpr std::size_t kBatch = std::size_t{1} << 16, kMaxQueued = 16;
+constexpr std::size_t kFileBuffer = 65536, kDeflateOut = 65536;
+constexpr const char *kChunkOpen = "<script type=\"application/octet-stream\" class=\"eg-z\">";
 }  // namespace
 
 std::string script_json(const json &j) {
@@ -121,8 +125,13 @@ void PageWriter::hand_over(bool last) {
   cv_space_.wait(lk, [&] { return queue_.size() < kMaxQueued || worker_error_; });
   if (worker_error_) std::rethrow_exception(worker_error_);
   if (!batch_.empty()) queue_.push_back(std::move(batch_));
-  batch_ = std::string();
-  batch_.reserve(kBatch + 65536);
+  if (!spare_.empty()) {  // a batch the compressor is done with: its memory serves again
+    batch_ = std::move(spare_.back());
+    spare_.pop_back();
+  } else {
+    batch_ = std::string();
+    batch_.reserve(kBatch + 4096);
+  }
   if (last) closing_ = true;
   lk.unlock();
   cv_.notify_one();
@@ -130,10 +139,15 @@ void PageWriter::hand_over(bool last) {
 
 void PageWriter::work() {
   try {
+    std::string b;
     for (;;) {
-      std::string b;
       {
         std::unique_lock lk(mu_);
+        if (b.capacity() > 0) {
+          b.clear();
+          spare_.push_back(std::move(b));
+          b = std::string();
+        }
         cv_.wait(lk, [&] { return !queue_.empty() || closing_; });
         if (aborting_) return;
         if (queue_.empty()) break;  // closing and all done
@@ -144,7 +158,6 @@ void PageWriter::work() {
       deflate_bytes(b.data(), b.size(), false);
     }
     deflate_bytes(nullptr, 0, true);
-    flush_chunks(true);
   } catch (...) {
     std::lock_guard lk(mu_);
     worker_error_ = std::current_exception();
@@ -153,37 +166,60 @@ void PageWriter::work() {
 }
 
 void PageWriter::deflate_bytes(const char *data, std::size_t n, bool finish) {
+  unsigned char out[kDeflateOut];
   zs_.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(data));
   zs_.avail_in = static_cast<uInt>(n);
   for (;;) {
-    if (pending_.size() < kChunk + 65536) pending_.resize(kChunk + 65536);
-    zs_.next_out = reinterpret_cast<Bytef *>(pending_.data() + used_);
-    zs_.avail_out = static_cast<uInt>(pending_.size() - used_);
+    zs_.next_out = out;
+    zs_.avail_out = sizeof out;
     int rc = deflate(&zs_, finish ? Z_FINISH : Z_NO_FLUSH);
     if (rc == Z_STREAM_ERROR) throw std::runtime_error("zlib: deflate failed");
-    used_ = pending_.size() - zs_.avail_out;
-    flush_chunks(false);
+    put_compressed(out, sizeof out - zs_.avail_out);
     if (finish ? rc == Z_STREAM_END : (zs_.avail_in == 0 && zs_.avail_out != 0)) break;
   }
+  if (finish) end_chunk();
 }
 
-// Writes every full chunk of compressed bytes (all that is left when `all`) as one base64 <script>.
-void PageWriter::flush_chunks(bool all) {
-  std::size_t off = 0;
-  while (used_ - off >= kChunk || (all && used_ > off)) {
-    std::size_t n = std::min(kChunk, used_ - off);
-    std::string s = "<script type=\"application/octet-stream\" class=\"eg-z\">";
-    base64_append(reinterpret_cast<const unsigned char *>(pending_.data() + off), n, s);
-    s += "</script>\n";
-    put(s);
-    compressed_ += n;
-    ++chunks_;
-    off += n;
+// Compressed bytes go out base64-encoded as they come, kChunk of them per <script> element: a chunk's
+// base64 is written in whole groups of three bytes (at most two wait in carry_), so no chunk is held whole.
+void PageWriter::put_compressed(const unsigned char *p, std::size_t n) {
+  std::string &s = text_;
+  s.clear();
+  while (n > 0) {
+    if (chunk_bytes_ == 0) s += kChunkOpen;
+    const std::size_t take = std::min(n, kChunk - chunk_bytes_);
+    std::size_t i = 0;
+    while (carry_.size() % 3 != 0 && i < take) carry_.push_back(static_cast<char>(p[i++]));
+    if (carry_.size() == 3) {
+      base64_append(reinterpret_cast<const unsigned char *>(carry_.data()), 3, s);
+      carry_.clear();
+    }
+    const std::size_t whole = (take - i) / 3 * 3;
+    base64_append(p + i, whole, s);
+    carry_.append(reinterpret_cast<const char *>(p + i + whole), take - i - whole);
+    chunk_bytes_ += take;
+    compressed_ += take;
+    p += take;
+    n -= take;
+    if (chunk_bytes_ == kChunk) {  // kChunk is a multiple of 3: nothing is carried over
+      s += "</script>\n";
+      ++chunks_;
+      chunk_bytes_ = 0;
+    }
   }
-  if (off > 0) {
-    std::memmove(pending_.data(), pending_.data() + off, used_ - off);
-    used_ -= off;
-  }
+  put(s);
+}
+
+// Closes the last chunk (base64 with its padding), if one is open.
+void PageWriter::end_chunk() {
+  if (chunk_bytes_ == 0) return;
+  std::string s;
+  base64_append(reinterpret_cast<const unsigned char *>(carry_.data()), carry_.size(), s);
+  s += "</script>\n";
+  put(s);
+  carry_.clear();
+  ++chunks_;
+  chunk_bytes_ = 0;
 }
 
 }  // namespace html_report

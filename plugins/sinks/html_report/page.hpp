@@ -3,7 +3,8 @@
 // <script type="application/octet-stream" class="eg-z"> elements as records arrive; at the end the record
 // count (eg-meta), what the host says once the run is done (eg-final) and the page's script.
 // Memory stays flat however many records a run has: records are compressed on a thread of the writer's own
-// in batches of ~1 MiB (at most 8 waiting), so the caller only copies them.
+// in batches of 64 KiB (at most 16 waiting), so the caller only copies them, and the compressed bytes are
+// written base64-encoded as they come.
 #ifndef EVALGRAPH_HTML_REPORT_PAGE_HPP
 #define EVALGRAPH_HTML_REPORT_PAGE_HPP
 
@@ -20,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "evalgraph/output_file.hpp"
 
@@ -57,15 +59,18 @@ class PageWriter {
   void work();
   void put(std::string_view s) { out_.write(s); }
   void deflate_bytes(const char *data, std::size_t n, bool finish);
-  void flush_chunks(bool all);
+  void put_compressed(const unsigned char *p, std::size_t n);
+  void end_chunk();
 
   evalgraph::BufferedFile out_;
   z_stream zs_;
   bool z_open_ = false;
-  std::string pending_;
-  std::size_t used_ = 0, records_ = 0, raw_bytes_ = 0, compressed_ = 0, chunks_ = 0;
-  std::string batch_;
+  std::string carry_;  // compressed bytes of the open chunk not yet base64-encoded (fewer than 3)
+  std::size_t chunk_bytes_ = 0;  // compressed bytes in the open chunk
+  std::size_t records_ = 0, raw_bytes_ = 0, compressed_ = 0, chunks_ = 0;
+  std::string batch_, text_;  // the records being collected; the base64 text being written (compressor thread)
   std::deque<std::string> queue_;
+  std::vector<std::string> spare_;  // batches compressed, kept for reuse: the same few buffers serve a whole run
   std::mutex mu_;
   std::condition_variable cv_, cv_space_;
   bool closing_ = false, aborting_ = false;
