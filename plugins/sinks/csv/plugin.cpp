@@ -64,7 +64,5 @@ class CsvSink : public evalgraph::RawNode {
 }  // namespace
 
 EVALGRAPH_PLUGIN("sink_csv", "0.1.0", "CSV sink",
-                 evalgraph::sink_type<CsvSink>("sink.csv",
-                                               "Writes every finished record as a CSV row, node outputs flattened into "
-                                               "node.field columns",
+                 evalgraph::sink_type<CsvSink>("sink.csv", "Writes every finished record as a CSV row, node outputs flattened into node.field columns",
                                                kParams.schema()))
