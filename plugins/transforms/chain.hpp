@@ -32,32 +32,11 @@ inline json pass_through(const json &in) {
   return out;
 }
 
-// Replaces every "{name}" of `vars` in `tmpl`; other braces stay as they are. One pass, so a value that
-// itself contains "{text}" is not expanded again.
-inline std::string render(const std::string &tmpl, const std::vector<std::pair<std::string, std::string>> &vars) {
-  std::string out;
-  out.reserve(tmpl.size());
-  for (std::size_t i = 0; i < tmpl.size();) {
-    bool done = false;
-    if (tmpl[i] == '{') {
-      for (const auto &[k, v] : vars) {
-        if (tmpl.compare(i + 1, k.size(), k) == 0 && i + 1 + k.size() < tmpl.size() && tmpl[i + 1 + k.size()] == '}') {
-          out += v;
-          i += k.size() + 2;
-          done = true;
-          break;
-        }
-      }
-    }
-    if (!done) out += tmpl[i++];
-  }
-  return out;
-}
+inline constexpr auto &render = evalgraph::render_template;  // {name} placeholders (evalgraph/plugin.hpp)
 
 inline std::string trim(const std::string &s) {
   std::size_t a = s.find_first_not_of(" \t\r\n"), b = s.find_last_not_of(" \t\r\n");
   return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
 }
-
 
 }  // namespace evalgraph_transforms

@@ -12,6 +12,7 @@
 #include "readability.hpp"
 #include "report.hpp"
 #include "csv_cells.h"
+#include "evalgraph/input.hpp"
 #include "test_support.h"
 #include "verdict.hpp"
 
@@ -36,6 +37,37 @@ TEST_CASE("verdicts: strict about content, forgiving about form", "[verdict]") {
   CHECK(out["raw"] == "Vielleicht");
   CHECK(render("A {prompt_input_1} B {prompt_input_2} {x}", {{"prompt_input_1", "o{prompt_input_2}"}, {"prompt_input_2", "k"}}) ==
         "A o{prompt_input_2} B k {x}");
+}
+
+namespace {
+// The smallest TextPairNode: the two texts' lengths.
+struct Lengths : evalgraph::TextPairNode {
+  Lengths(const evalgraph::Host &, const json &) : TextPairNode("test.lengths") {}
+  json compare(evalgraph::Call &, const std::string &o, const std::string &t) override { return {{"o", o.size()}, {"t", t.size()}}; }
+};
+}  // namespace
+
+TEST_CASE("TextPairNode: reads original and transformed, one record or a group, and names a port that is not a string", "[index]") {
+  const eg_node_type t = evalgraph::text_pair_type<Lengths>(EG_KIND_INDEX, "test.lengths", "lengths", "{}", {"o", "t"}, EG_FLAG_THREAD_SAFE);
+  CHECK(std::string(t.reads[0]) == "original");
+  CHECK(std::string(t.reads[1]) == "transformed");
+  CHECK(t.reads[2] == nullptr);
+  void *inst = nullptr;
+  eg_buffer err{};
+  REQUIRE(t.create(nullptr, "{}", &inst, &err) == EG_OK);
+  auto run = [&](const std::string &in, eg_status want) {
+    eg_buffer out{};
+    CHECK(t.process(inst, nullptr, in.data(), in.size(), &out) == want);
+    std::string s(out.data != nullptr ? out.data : "", out.size);
+    if (out.release != nullptr) out.release(&out);
+    return s;
+  };
+  CHECK(run(R"({"original": "abc", "x": [1], "transformed": "d\u00e9"})", EG_OK) == R"({"o":3,"t":3})");
+  CHECK(run(R"([{"original": "", "transformed": "z"}, {"original": "ab", "transformed": ""}])", EG_OK) == R"([{"o":0,"t":1},{"o":2,"t":0}])");
+  CHECK(run(R"({"original": null, "transformed": "z"})", EG_INVALID_INPUT) == "test.lengths: port 'original' must be a string, not null");
+  CHECK(run(R"({"original": "a", "transformed": 3})", EG_INVALID_INPUT) == "test.lengths: port 'transformed' must be a string, not number");
+  CHECK(run(R"({"original": "a"})", EG_INVALID_INPUT) == "test.lengths: port 'transformed' must be a string, not null");
+  t.destroy(inst);
 }
 
 TEST_CASE("readability: syllables with umlauts, Amstad FRE and Wiener Sachtextformel by hand", "[index]") {

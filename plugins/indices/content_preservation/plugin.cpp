@@ -1,6 +1,6 @@
 // index.content_preservation — how much of the original's content vocabulary the transformed text keeps
 // (content-word recall over light German stems). Formula and components: content.hpp and README.md.
-#include <evalgraph/plugin.hpp>
+#include <evalgraph/input.hpp>
 
 #include "content.hpp"
 
@@ -10,13 +10,11 @@ using evalgraph::json;
 
 const evalgraph::Params<evalgraph::NoParams> kParams{"Content-word recall of the original in the transformed text (light German stemming, stop words removed).", {}};
 
-class ContentPreservation : public evalgraph::Node {
+class ContentPreservation : public evalgraph::TextPairNode {
  public:
-  ContentPreservation(const evalgraph::Host &, const json &) {}
-  json process(evalgraph::Call &, const json &in) override {
-    const json &o = in.at("original"), &t = in.at("transformed");
-    if (!o.is_string() || !t.is_string()) throw evalgraph::InputError("original and transformed must be texts");
-    auto p = chatbot_text::content_preservation(o.get<std::string>(), t.get<std::string>());
+  ContentPreservation(const evalgraph::Host &, const json &) : TextPairNode("index.content_preservation") {}
+  json compare(evalgraph::Call &, const std::string &original, const std::string &transformed) override {
+    auto p = chatbot_text::content_preservation(original, transformed);
     json out = {{"recall", p.recall}, {"precision", p.precision}, {"f1", p.f1}, {"n_original", p.n_original},
                 {"n_transformed", p.n_transformed}, {"n_shared", p.n_shared}, {"missing", p.missing},
                 {"valid", p.defined()}, {"formula", "content-recall-v1"}};
@@ -28,9 +26,7 @@ class ContentPreservation : public evalgraph::Node {
 }  // namespace
 
 EVALGRAPH_PLUGIN("index_content_preservation", "1.0.0", "Content preservation index (content-word recall)",
-                 evalgraph::node_type<ContentPreservation>({EG_KIND_INDEX, "index.content_preservation",
-                                                            "share of the original's content words kept in the transformed text",
-                                                            kParams.schema(), {"original", "transformed"}, {},
-                                                            {"value", "valid", "recall", "precision", "f1", "n_original",
-                                                             "n_transformed", "n_shared", "missing", "formula"},
-                                                            EG_FLAG_THREAD_SAFE}))
+                 evalgraph::text_pair_type<ContentPreservation>(
+                     EG_KIND_INDEX, "index.content_preservation", "share of the original's content words kept in the transformed text",
+                     kParams.schema(), {"value", "valid", "recall", "precision", "f1", "n_original", "n_transformed", "n_shared", "missing", "formula"},
+                     EG_FLAG_THREAD_SAFE))

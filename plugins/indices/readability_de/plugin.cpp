@@ -2,7 +2,7 @@
 // value = clip(FRE_de(transformed), 0, 100) / 100, so that it can be weighted with the binary criteria in the
 // Score; the raw figures are components. Formulas: readability.hpp and README.md.
 #include <algorithm>
-#include <evalgraph/plugin.hpp>
+#include <evalgraph/input.hpp>
 
 #include "readability.hpp"
 
@@ -17,14 +17,12 @@ json stats_json(const chatbot_text::ReadabilityStats &s) {
           {"syllables", s.syllables}, {"asl", s.asl}, {"asw", s.asw}};
 }
 
-class Readability : public evalgraph::Node {
+class Readability : public evalgraph::TextPairNode {
  public:
-  Readability(const evalgraph::Host &, const json &) {}
-  json process(evalgraph::Call &, const json &in) override {
-    const json &o = in.at("original"), &t = in.at("transformed");
-    if (!o.is_string() || !t.is_string()) throw evalgraph::InputError("original and transformed must be texts");
-    auto so = chatbot_text::readability(o.get<std::string>());
-    auto st = chatbot_text::readability(t.get<std::string>());
+  Readability(const evalgraph::Host &, const json &) : TextPairNode("index.readability_de") {}
+  json compare(evalgraph::Call &, const std::string &original, const std::string &transformed) override {
+    auto so = chatbot_text::readability(original);
+    auto st = chatbot_text::readability(transformed);
     json out = {{"original", stats_json(so)}, {"transformed", stats_json(st)}, {"formula", "amstad-fre-v1"}};
     if (!st.defined()) {
       out["value"] = nullptr;
@@ -41,8 +39,6 @@ class Readability : public evalgraph::Node {
 }  // namespace
 
 EVALGRAPH_PLUGIN("index_readability_de", "1.0.0", "German readability index (Amstad / Wiener Sachtextformel)",
-                 evalgraph::node_type<Readability>({EG_KIND_INDEX, "index.readability_de",
-                                                    "German readability of the transformed text: clip(FRE_Amstad,0,100)/100",
-                                                    kParams.schema(), {"original", "transformed"}, {},
-                                                    {"value", "valid", "original", "transformed", "fre_delta", "formula"},
-                                                    EG_FLAG_THREAD_SAFE}))
+                 evalgraph::text_pair_type<Readability>(EG_KIND_INDEX, "index.readability_de",
+                                                        "German readability of the transformed text: clip(FRE_Amstad,0,100)/100", kParams.schema(),
+                                                        {"value", "valid", "original", "transformed", "fre_delta", "formula"}, EG_FLAG_THREAD_SAFE))

@@ -3,7 +3,7 @@
 // value 0, anything else → value null, valid false, raw answer kept (never silently 0).
 // The system prompt template has {prompt_input} = original text (alias {original}); the transformed text is
 // the user message.
-#include <evalgraph/plugin.hpp>
+#include <evalgraph/input.hpp>
 
 #include "verdict.hpp"
 
@@ -20,38 +20,23 @@ constexpr const char *kDefaultPrompt =
 
 const evalgraph::Params<JudgeConfig> &kParams = judge_params();
 
-class Hallucination : public evalgraph::Node {
+class Hallucination : public evalgraph::TextPairNode {
  public:
-  Hallucination(const evalgraph::Host &host, const json &p) : host_(host) {
-    const JudgeConfig c = kParams.parse(p);
-    provider_ = c.provider;
-    prompt_ = c.prompt("evaluate_hallucination", kDefaultPrompt);
-    inference_ = c.request_base();
-  }
+  Hallucination(const evalgraph::Host &host, const json &p)
+      : TextPairNode("index.llm_hallucination"), judge_(host, kParams.parse(p), "evaluate_hallucination", kDefaultPrompt) {}
 
-  json process(evalgraph::Call &call, const json &in) override {
-    const json &o = in.at("original"), &t = in.at("transformed");
-    if (!o.is_string() || !t.is_string()) throw evalgraph::InputError("original and transformed must be texts");
-    std::string sys = render(prompt_, {{"prompt_input", o.get<std::string>()}, {"original", o.get<std::string>()}});
-    json req = inference_;
-    req["messages"] = json::array({{{"role", "system"}, {"content", sys}}, {{"role", "user"}, {"content", t.get<std::string>()}}});
-    json resp = host_.chat(call, req, provider_.empty() ? nullptr : provider_.c_str());
-    auto text = answer_text(resp);
-    if (!text) throw std::runtime_error("the judge's answer has no text content");
-    return verdict_output(parse_verdict(*text), *text);
+  json compare(evalgraph::Call &call, const std::string &original, const std::string &transformed) override {
+    return judge_.ask(call, {{"prompt_input", original}, {"original", original}}, transformed);
   }
 
  private:
-  evalgraph::Host host_;
-  std::string provider_, prompt_;
-  json inference_;
+  Judge judge_;
 };
 
 }  // namespace
 
 EVALGRAPH_PLUGIN("index_llm_hallucination", "1.0.0", "LLM Hallucination index (LLM judge: same content?)",
-                 evalgraph::node_type<Hallucination>({EG_KIND_INDEX, "index.llm_hallucination",
-                                                      "LLM judge: does the transformed text keep the original's content? 1 = no hallucination",
-                                                      kParams.schema(), {"original", "transformed"}, {},
-                                                      {"value", "verdict", "valid", "raw"},
-                                                      EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM}))
+                 evalgraph::text_pair_type<Hallucination>(EG_KIND_INDEX, "index.llm_hallucination",
+                                                          "LLM judge: does the transformed text keep the original's content? 1 = no hallucination",
+                                                          kParams.schema(), {"value", "verdict", "valid", "raw"},
+                                                          EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM))

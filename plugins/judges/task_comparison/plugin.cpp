@@ -3,7 +3,7 @@
 // layout): {prompt_input_1} = original text, {prompt_input_2} = the criterion's description (aliases
 // {original}, {criterion}); the transformed text is the user message. The answer is parsed by verdict.hpp:
 // true → value 1, false → value 0, anything else → value null, valid false, raw answer kept.
-#include <evalgraph/plugin.hpp>
+#include <evalgraph/input.hpp>
 
 #include "verdict.hpp"
 
@@ -26,45 +26,31 @@ const evalgraph::Params<Config> kParams{"Binary LLM-judge criterion: does the tr
   evalgraph::param<Config>(&Config::criterion, "criterion", "The criterion's description (llm_tasks.yaml).").make_required(),
 }};
 
-class TaskComparison : public evalgraph::Node {
+class TaskComparison : public evalgraph::TextPairNode {
  public:
-  TaskComparison(const evalgraph::Host &host, const json &p) : host_(host) {
-    const Config c = kParams.parse(p);
-    task_ = c.task;
-    criterion_ = c.criterion;
-    provider_ = c.provider;
-    prompt_ = c.prompt("evaluate_task_comparison", kDefaultPrompt);
-    inference_ = c.request_base();
-  }
+  TaskComparison(const evalgraph::Host &host, const json &p) : TaskComparison(host, kParams.parse(p)) {}
 
-  json process(evalgraph::Call &call, const json &in) override {
-    const json &o = in.at("original"), &t = in.at("transformed");
-    if (!o.is_string() || !t.is_string()) throw evalgraph::InputError("original and transformed must be texts");
-    std::string sys = render(prompt_, {{"prompt_input_1", o.get<std::string>()},
-                                       {"prompt_input_2", criterion_},
-                                       {"original", o.get<std::string>()},
-                                       {"criterion", criterion_}});
-    json req = inference_;
-    req["messages"] = json::array({{{"role", "system"}, {"content", sys}}, {{"role", "user"}, {"content", t.get<std::string>()}}});
-    json resp = host_.chat(call, req, provider_.empty() ? nullptr : provider_.c_str());
-    auto text = answer_text(resp);
-    if (!text) throw std::runtime_error("the judge's answer has no text content");
-    json out = verdict_output(parse_verdict(*text), *text);
+  json compare(evalgraph::Call &call, const std::string &original, const std::string &transformed) override {
+    json out = judge_.ask(call,
+                          {{"prompt_input_1", original}, {"prompt_input_2", criterion_}, {"original", original}, {"criterion", criterion_}},
+                          transformed);
     if (!task_.empty()) out["task"] = task_;
     return out;
   }
 
  private:
-  evalgraph::Host host_;
-  std::string task_, criterion_, provider_, prompt_;
-  json inference_;
+  TaskComparison(const evalgraph::Host &host, const Config &c)
+      : TextPairNode("judge.task_comparison"), task_(c.task), criterion_(c.criterion),
+        judge_(host, c, "evaluate_task_comparison", kDefaultPrompt) {}
+
+  std::string task_, criterion_;
+  Judge judge_;
 };
 
 }  // namespace
 
 EVALGRAPH_PLUGIN("judge_task_comparison", "1.0.0", "Binary LLM-judge criterion (original vs transformed)",
-                 evalgraph::node_type<TaskComparison>({EG_KIND_JUDGE, "judge.task_comparison",
-                                                       "does the transformed text fulfil the criterion compared with the original? (1/0, invalid kept)",
-                                                       kParams.schema(), {"original", "transformed"}, {},
-                                                       {"value", "verdict", "valid", "raw", "task"},
-                                                       EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM}))
+                 evalgraph::text_pair_type<TaskComparison>(EG_KIND_JUDGE, "judge.task_comparison",
+                                                           "does the transformed text fulfil the criterion compared with the original? (1/0, invalid kept)",
+                                                           kParams.schema(), {"value", "verdict", "valid", "raw", "task"},
+                                                           EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM))

@@ -16,6 +16,7 @@
 
 #include "evalgraph/json_bounded.hpp"
 #include "evalgraph/params.hpp"
+#include "evalgraph/plugin.hpp"
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -125,25 +126,7 @@ inline Verdict parse_verdict(const std::string &answer) {
 
 inline const char *verdict_name(Verdict v) { return v == Verdict::yes ? "true" : v == Verdict::no ? "false" : "invalid"; }
 
-// Replaces every "{name}" of `vars` (one pass; other braces stay).
-inline std::string render(const std::string &tmpl, const std::vector<std::pair<std::string, std::string>> &vars) {
-  std::string out;
-  for (std::size_t i = 0; i < tmpl.size();) {
-    bool done = false;
-    if (tmpl[i] == '{') {
-      for (const auto &[k, v] : vars) {
-        if (tmpl.compare(i + 1, k.size(), k) == 0 && i + 1 + k.size() < tmpl.size() && tmpl[i + 1 + k.size()] == '}') {
-          out += v;
-          i += k.size() + 2;
-          done = true;
-          break;
-        }
-      }
-    }
-    if (!done) out += tmpl[i++];
-  }
-  return out;
-}
+inline constexpr auto &render = evalgraph::render_template;  // {name} placeholders (evalgraph/plugin.hpp)
 
 // The content of the first choice of a chat completion, or nullopt.
 inline std::optional<std::string> answer_text(const nlohmann::json &resp) {
@@ -159,5 +142,28 @@ inline nlohmann::json verdict_output(Verdict v, const std::string &raw) {
   out["value"] = v == Verdict::invalid ? nlohmann::json(nullptr) : nlohmann::json(v == Verdict::yes ? 1 : 0);
   return out;
 }
+
+// One chatbot judge's question to the LLM: its system prompt template, provider and request parameters.
+class Judge {
+ public:
+  Judge(const evalgraph::Host &host, const JudgeConfig &c, const char *prompt_key, const char *builtin_prompt)
+      : host_(host), provider_(c.provider), prompt_(c.prompt(prompt_key, builtin_prompt)), inference_(c.request_base()) {}
+
+  // The system prompt rendered with `vars`, `user` as the user message; the verdict_output of the answer.
+  nlohmann::json ask(evalgraph::Call &call, const std::vector<std::pair<std::string, std::string>> &vars,
+                     const std::string &user) const {
+    nlohmann::json req = inference_;
+    req["messages"] = nlohmann::json::array({{{"role", "system"}, {"content", render(prompt_, vars)}}, {{"role", "user"}, {"content", user}}});
+    nlohmann::json resp = host_.chat(call, req, provider_.empty() ? nullptr : provider_.c_str());
+    auto text = answer_text(resp);
+    if (!text) throw std::runtime_error("the judge's answer has no text content");
+    return verdict_output(parse_verdict(*text), *text);
+  }
+
+ private:
+  evalgraph::Host host_;
+  std::string provider_, prompt_;
+  nlohmann::json inference_;
+};
 
 }  // namespace chatbot_judge

@@ -508,6 +508,37 @@ inline std::vector<Record> read_sequence(std::string_view input, const char *nod
   return out;
 }
 
+// A judge or an index that compares a text with its transformed version: what the chatbot judges and indices
+// share is reading the two string ports "original" and "transformed" (a Record, no DOM; null or another type is
+// an InputError naming the port), one computation on the two texts, and an output built as JSON. Derive, give
+// the node's name, override compare(); declare the node type with text_pair_type<T>.
+class TextPairNode : public RawNode {
+ public:
+  explicit TextPairNode(const char *node) : node_(node) {}
+  virtual nlohmann::json compare(Call &call, const std::string &original, const std::string &transformed) = 0;
+
+  std::string process_raw(Call &call, std::string_view input) final {
+    return for_each_record(input, node_, [&](std::string_view text) {
+      Record in(text, node_, {"original", "transformed"});
+      for (std::size_t i = 0; i < 2; ++i)
+        if (!in[i].is_string())
+          throw InputError(std::string(node_) + ": port '" + in.port(i) + "' must be a string, not " + in[i].type_name());
+      return compare(call, std::string(in[0].str()), std::string(in[1].str()))
+          .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    });
+  }
+
+ private:
+  const char *node_;
+};
+
+// The node type of a TextPairNode T: it reads "original" and "transformed" and writes `writes`.
+template <class T>
+eg_node_type text_pair_type(eg_node_kind kind, const char *name, const char *description, const char *params_schema,
+                            std::vector<const char *> writes, uint32_t flags) {
+  return node_type<T>({kind, name, description, params_schema, {"original", "transformed"}, {}, std::move(writes), flags});
+}
+
 }  // namespace evalgraph
 
 #endif  // EVALGRAPH_INPUT_HPP

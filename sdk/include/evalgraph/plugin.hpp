@@ -356,6 +356,28 @@ template <class T> eg_node_type node_type(const NodeSpec &spec) {
   return t;
 }
 
+// Replaces every "{name}" of `vars` in a prompt template; other braces stay as they are. One pass, so a value
+// that itself contains "{name}" is not expanded again.
+inline std::string render_template(const std::string &tmpl, const std::vector<std::pair<std::string, std::string>> &vars) {
+  std::string out;
+  out.reserve(tmpl.size());
+  for (std::size_t i = 0; i < tmpl.size();) {
+    bool done = false;
+    if (tmpl[i] == '{') {
+      for (const auto &[k, v] : vars) {
+        if (tmpl.compare(i + 1, k.size(), k) == 0 && i + 1 + k.size() < tmpl.size() && tmpl[i + 1 + k.size()] == '}') {
+          out += v;
+          i += k.size() + 2;
+          done = true;
+          break;
+        }
+      }
+    }
+    if (!done) out += tmpl[i++];
+  }
+  return out;
+}
+
 }  // namespace evalgraph
 
 // Defines the library's entry point. Arguments: plugin name, version, description, then one
