@@ -276,3 +276,27 @@ TEST_CASE("compression triggers: checkpoints, every N messages, every N tokens",
   }
   CHECK_THROWS_WITH(CompressionTransform(json{{"trigger", "messages"}}, "x", "X", make, host), Catch::Contains("needs `every`"));
 }
+
+namespace {
+// A Method that only shows what sections_of makes of a summariser's answer.
+struct SectionsProbe : Method {
+  void compress(const evalgraph::Host &, evalgraph::Call &, const Knobs &, const std::vector<Message> &, std::size_t, std::size_t) override {}
+  std::string context() const override { return {}; }
+  Sections read(const std::string &answer) { return sections_of(answer); }
+};
+}  // namespace
+
+TEST_CASE("a method's sections: JSON answers parse, others count as a parse failure and become the current state", "[compression][unit]") {
+  SectionsProbe m;
+  CHECK(m.read(R"({"intent":"fix login","current_state":"patched"})").intent == "fix login");
+  CHECK(m.parse_failures == 0);
+  Sections s = m.read("  just prose\n");
+  CHECK(m.parse_failures == 1);
+  CHECK(s.intent.empty());
+  CHECK(s.current_state == "just prose");
+  const std::vector<const char *> w = transform_writes({"summary"});
+  REQUIRE(w.size() == 15);
+  CHECK(std::strcmp(w.front(), "method") == 0);
+  CHECK(std::strcmp(w[13], "parse_failures") == 0);
+  CHECK(std::strcmp(w.back(), "summary") == 0);
+}

@@ -10,6 +10,7 @@ using namespace compression;
 
 class Anchored : public Method {
  public:
+  static constexpr const char *kId = "anchored_iterative", *kLabel = "Anchored Iterative";
   void compress(const evalgraph::Host &host, evalgraph::Call &call, const Knobs &k, const std::vector<Message> &msgs,
                 std::size_t from, std::size_t to) override {
     std::string so_far = started_ ? render_sections(sections_, &artifacts_) : std::string();
@@ -17,13 +18,7 @@ class Anchored : public Method {
                                    anchored_prompt(so_far, render_transcript(msgs, from, to, k.max_tool_chars)));
     ++llm_calls;
     merge_file_facts(artifacts_, extract_facts(msgs, from, to).files);
-    auto span = parse_sections(answer);
-    if (!span) {
-      ++parse_failures;
-      span = Sections{};
-      span->current_state = trim(answer);
-    }
-    merge_span(sections_, *span);
+    merge_span(sections_, sections_of(answer));
     started_ = true;
   }
   std::string context() const override { return started_ ? render_sections(sections_, &artifacts_) : std::string(); }
@@ -39,19 +34,9 @@ class Anchored : public Method {
   std::vector<FileFacts> artifacts_;
 };
 
-class AnchoredNode : public CompressionTransform {
- public:
-  AnchoredNode(const evalgraph::Host &h, const json &p)
-      : CompressionTransform(p, "anchored_iterative", "Anchored Iterative", [] { return std::make_unique<Anchored>(); }, h) {}
-};
-
 }  // namespace
 
 EVALGRAPH_PLUGIN("compress_anchored", "1.0.0", "Context compression: anchored iterative summary",
-                 evalgraph::node_type<AnchoredNode>({EG_KIND_TRANSFORM, "compress.anchored",
-                                             "anchored iterative summary: only the newly dropped span is summarised and merged into a persisted sectioned summary",
-                                             compression::knobs_schema(), {"messages"}, {},
-                                             {"method", "label", "context", "recent", "compressed_through", "messages_total",
-                                              "compressions", "tokens_context", "tokens_recent", "tokens_kept",
-                                              "tokens_history", "ratio", "llm_calls", "parse_failures", "summary", "artifacts"},
-                                             EG_FLAG_SEQUENCE | EG_FLAG_USES_LLM}))
+                 compression::transform_type<Anchored>("compress.anchored",
+                                                       "anchored iterative summary: only the newly dropped span is summarised and merged into a persisted sectioned summary",
+                                                       {"summary", "artifacts"}))

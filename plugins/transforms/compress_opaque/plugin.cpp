@@ -9,6 +9,7 @@ using namespace compression;
 
 class Opaque : public Method {
  public:
+  static constexpr const char *kId = "opaque", *kLabel = "Opaque (stand-in)";
   void compress(const evalgraph::Host &host, evalgraph::Call &call, const Knobs &k, const std::vector<Message> &msgs,
                 std::size_t from, std::size_t to) override {
     summary_ = trim(summarise(host, call, k, kSummariserSystem,
@@ -24,19 +25,8 @@ class Opaque : public Method {
   std::string summary_;
 };
 
-class OpaqueNode : public CompressionTransform {
- public:
-  OpaqueNode(const evalgraph::Host &h, const json &p)
-      : CompressionTransform(p, "opaque", "Opaque (stand-in)", [] { return std::make_unique<Opaque>(); }, h) {}
-};
-
 }  // namespace
 
 EVALGRAPH_PLUGIN("compress_opaque", "1.0.0", "Context compression: opaque summary (stand-in for provider compaction)",
-                 evalgraph::node_type<OpaqueNode>({EG_KIND_TRANSFORM, "compress.opaque",
-                                             "unstructured summary, a stand-in for a provider's opaque compaction",
-                                             compression::knobs_schema(), {"messages"}, {},
-                                             {"method", "label", "context", "recent", "compressed_through", "messages_total",
-                                              "compressions", "tokens_context", "tokens_recent", "tokens_kept",
-                                              "tokens_history", "ratio", "llm_calls", "parse_failures", "stand_in"},
-                                             EG_FLAG_SEQUENCE | EG_FLAG_USES_LLM}))
+                 compression::transform_type<Opaque>("compress.opaque", "unstructured summary, a stand-in for a provider's opaque compaction",
+                                                     {"stand_in"}))

@@ -38,6 +38,22 @@ std::string summarise(const evalgraph::Host &host, evalgraph::Call &call, const 
   return chat_content(resp);
 }
 
+Sections Method::sections_of(const std::string &answer) {
+  if (auto s = parse_sections(answer)) return *s;
+  ++parse_failures;
+  Sections s;
+  s.current_state = trim(answer);
+  return s;
+}
+
+std::vector<const char *> transform_writes(std::initializer_list<const char *> details) {
+  std::vector<const char *> w{"method",         "label",          "context",       "recent",      "compressed_through",
+                              "messages_total", "compressions",   "tokens_context", "tokens_recent", "tokens_kept",
+                              "tokens_history", "ratio",          "llm_calls",     "parse_failures"};
+  w.insert(w.end(), details);
+  return w;
+}
+
 CompressionTransform::CompressionTransform(const json &params, std::string method_id, std::string label,
                                            std::function<std::unique_ptr<Method>()> make, const evalgraph::Host &host)
     : k_(parse_knobs(params)), method_(std::move(method_id)), label_(std::move(label)), make_(std::move(make)), host_(host) {}

@@ -18,6 +18,7 @@
 
 #include "compression/llm_params.hpp"
 #include "compression/session.hpp"
+#include "compression/summary.hpp"
 #include "evalgraph/plugin.hpp"
 
 namespace compression {
@@ -43,12 +44,19 @@ class Method {
   virtual json details() const { return json::object(); }  // extra output fields
   long long llm_calls = 0;
   long long parse_failures = 0;  // summariser answers that were not the JSON asked for (kept as text)
+
+ protected:
+  // The summariser's answer as sections; an answer that is not the JSON asked for is counted in parse_failures
+  // and kept, trimmed, as the current state.
+  Sections sections_of(const std::string &answer);
 };
 
 // Calls the summariser: system prompt + user prompt, returns the answer text.
 std::string summarise(const evalgraph::Host &host, evalgraph::Call &call, const Knobs &k, const std::string &system,
                       const std::string &user);
 
+// The records stay a DOM: each holds its span of `messages` (nested tool calls and results) that the methods
+// read whole and the node passes on in its transcripts.
 class CompressionTransform : public evalgraph::Node {
  public:
   CompressionTransform(const json &params, std::string method_id, std::string label,
@@ -62,5 +70,20 @@ class CompressionTransform : public evalgraph::Node {
   std::function<std::unique_ptr<Method>()> make_;
   evalgraph::Host host_;
 };
+
+// The transform of method M: M::kId and M::kLabel name it in every output; a fresh M handles each session.
+template <class M> class MethodTransform : public CompressionTransform {
+ public:
+  MethodTransform(const evalgraph::Host &h, const json &p)
+      : CompressionTransform(p, M::kId, M::kLabel, [] { return std::make_unique<M>(); }, h) {}
+};
+
+// What every compression transform writes; the node type of method M's adds M::details()' keys.
+std::vector<const char *> transform_writes(std::initializer_list<const char *> details);
+template <class M>
+eg_node_type transform_type(const char *name, const char *description, std::initializer_list<const char *> details) {
+  return evalgraph::node_type<MethodTransform<M>>({EG_KIND_TRANSFORM, name, description, knobs_schema(), {"messages"}, {},
+                                                   transform_writes(details), EG_FLAG_SEQUENCE | EG_FLAG_USES_LLM});
+}
 
 }  // namespace compression
