@@ -1,10 +1,9 @@
 // Plugin glue of ksodi.k0: parameters, ports, JSON in/out. The computation is in k0.cpp.
 #include "evalgraph/input.hpp"
-#include "evalgraph/json_writer.hpp"
 #include "evalgraph/plugin.hpp"
 #include "k0_params.hpp"
 #include "k0.hpp"
-#include "ksodi/detect.hpp"
+#include "k0_output.hpp"
 #include "ksodi/plugin_util.hpp"
 #include "ksodi/text.hpp"
 
@@ -27,9 +26,9 @@ class K0Node : public evalgraph::RawNode {
       x.system_prompt = in.text(0);
       x.tool_profile = in.text(1);
       x.user_text = in.text(2);
-      const std::vector<evalgraph::Doc> docs = in.docs(3, "doc_", limits_.nesting_depth);
-      // kMeta[i] is input member 4 + i, passed through as it came (a string, or its JSON as nlohmann dumps it).
-      return compute(x, docs, [&](std::size_t i, evalgraph::JsonWriter &w) {
+      for (const auto &d : in.docs(3, "doc_", limits_.nesting_depth)) x.n_docs += ksodi::text::trim(d.text).empty() ? 0 : 1;
+      // kK0Meta[i] is input member 4 + i, passed through as it came (a string, or its JSON as nlohmann dumps it).
+      return ksodi::k0_output(ksodi::compute_k0(x, p_), p_, x.n_docs, [&](std::size_t i, evalgraph::JsonWriter &w) {
         const evalgraph::input::Value &m = in[4 + i];
         if (m.is_string()) w.string(m.str());
         else if (m.absent_or_null()) w.null();
@@ -37,58 +36,6 @@ class K0Node : public evalgraph::RawNode {
       });
     });
   }
-
-  // The output, written by the SDK's builder (members in sorted order; evalgraph/json_writer.hpp). meta(i, w) writes the value of the pass-through member kMeta[i].
-  template <class Meta> std::string compute(ksodi::K0Input &x, const std::vector<evalgraph::Doc> &docs, Meta &&meta) const {
-    for (const auto &d : docs) x.n_docs += ksodi::text::trim(d.text).empty() ? 0 : 1;
-    ksodi::K0Result r = ksodi::compute_k0(x, p_);
-
-    // The dimensions Z R D C E T in sorted (output) order: C D E R T Z.
-    static constexpr std::size_t kSorted[] = {3, 2, 4, 1, 5, 0};
-    std::string text;
-    text.reserve(1024);
-    evalgraph::JsonWriter w(text);
-    auto dims = [&](auto &&value) {
-      w.begin_object();
-      for (std::size_t i : kSorted) {
-        w.key(ksodi::kK0Dims[i]);
-        value(i);
-      }
-      w.end_object();
-    };
-    auto weights = [&] { dims([&](std::size_t i) { w.number(p_.weights[i]); }); };
-    w.begin_object();
-    w.member("K0", r.K0);
-    w.key(kMeta[0]);  // chunk_range
-    meta(0, w);
-    w.key("context_evidence");
-    dims([&](std::size_t i) { w.string(r.evidence[i]); });
-    w.key("context_map");
-    dims([&](std::size_t i) { w.boolean(r.present[i]); });
-    w.key(kMeta[1]);  // context_scope_id
-    meta(1, w);
-    w.member("detector_version", ksodi::detect::kDetectorVersion);
-    w.key("dimension_weights");
-    weights();
-    w.member("label", r.label);
-    w.member("n_docs", x.n_docs);
-    w.member("not_interpretable", r.not_interpretable);
-    w.key("parameters");
-    w.begin_object();
-    w.member("detector_version", ksodi::detect::kDetectorVersion);
-    w.key("dimension_weights");
-    weights();
-    w.member("interpretable_min", p_.interpretable_min);
-    w.end_object();
-    w.key(kMeta[2]);  // system_prompt_id
-    meta(2, w);
-    w.key(kMeta[3]);  // tool_profile_id
-    meta(3, w);
-    w.end_object();
-    return text;
-  }
-
-  static constexpr const char *kMeta[] = {"chunk_range", "context_scope_id", "system_prompt_id", "tool_profile_id"};
 
  private:
   ksodi::K0Params p_;

@@ -1,10 +1,9 @@
 // Plugin glue of ksodi.k_t (sequence node): parameters, ports, JSON in/out. The computation is in k_t.cpp.
-#include "cues.hpp"
 #include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
 #include "k0_params.hpp"
 #include "k_t.hpp"
-#include "ksodi/detect.hpp"
+#include "k_t_output.hpp"
 #include "ksodi/plugin_util.hpp"
 #include "ksodi/text.hpp"
 
@@ -57,60 +56,8 @@ class KTNode : public ksodi::SequenceNode {
       }
       turns.push_back(std::move(x));
     }
-    auto res = ksodi::compute_k_t(turns, p_, embedder(call));
-    std::string model;
-    for (const auto &r : res)
-      if (!r.embedding_model_id.empty()) model = r.embedding_model_id;
-    json w = json::object();
-    for (std::size_t d = 0; d < ksodi::kK0Dims.size(); ++d) w[ksodi::kK0Dims[d]] = p_.k0.weights[d];
-    json params = {{"w0", 1.0},
-                   {"mu_fill", p_.mu_fill},
-                   {"nu_shift", p_.nu_shift},
-                   {"lambda_decay", p_.lambda_decay},
-                   {"tau_shift", p_.tau_shift},
-                   {"shift_window", p_.shift_window},
-                   {"followup_exempt", p_.followup_exempt},
-                   {"shift_with_docs", p_.shift_with_docs},
-                   {"shift_min_words", p_.shift_min_words},
-                   {"k0", {{"dimension_weights", w}, {"interpretable_min", p_.k0.interpretable_min}}},
-                   {"embedding_provider", provider_json()},
-                   {"embedding_model_id", model.empty() ? json(nullptr) : json(model)},
-                   {"detector_version", ksodi::detect::kDetectorVersion},
-                   {"cue_version", ksodi::full::kFullCueVersion}};
-    json out = json::array();
-    for (std::size_t i = 0; i < res.size(); ++i) {
-      const auto &r = res[i];
-      const evalgraph::Record &in = records[i];
-      json map = json::object(), ev = json::object();
-      for (std::size_t d = 0; d < ksodi::kK0Dims.size(); ++d) {
-        map[ksodi::kK0Dims[d]] = r.k0.present[d];
-        ev[ksodi::kK0Dims[d]] = r.k0.evidence[d];
-      }
-      json o;
-      o["K"] = r.K;
-      o["K0"] = r.k0.K0;
-      o["t"] = i + 1;
-      o["turn"] = in.json(kTurn);
-      o["n_turns"] = res.size();
-      o["fill"] = r.fill;
-      o["shift"] = r.shift;
-      o["decay"] = r.decay;
-      o["terms"] = {{"fill", term(r.fill, p_.mu_fill, 1, r.fill_ev)},
-                    {"shift", term(r.shift, p_.nu_shift, -1, r.shift_ev)},
-                    {"decay", term(r.decay, p_.lambda_decay, -1, r.decay_ev)}};
-      o["k0"] = {{"K0", r.k0.K0},
-                 {"context_map", map},
-                 {"context_evidence", ev},
-                 {"not_interpretable", r.k0.not_interpretable},
-                 {"label", r.k0.label},
-                 {"n_docs", turns[i].k0.n_docs},
-                 {"context_scope_id", in.json(kScope)},
-                 {"detector_version", ksodi::detect::kDetectorVersion},
-                 {"dimension_weights", w}};
-      o["parameters"] = params;
-      out.push_back(std::move(o));
-    }
-    return output(out, group);
+    const std::vector<ksodi::KTTurn> res = ksodi::compute_k_t(turns, p_, embedder(call));
+    return output(ksodi::k_t_output(res, turns, column(records, kTurn), column(records, kScope), p_, provider_json()), group);
   }
 
  private:

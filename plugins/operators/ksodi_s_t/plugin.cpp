@@ -1,11 +1,10 @@
 // Plugin glue of ksodi.s_t (sequence node): parameters, ports, JSON in/out. The computation is in s_t.cpp.
-#include "cues.hpp"
 #include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
 #include "s0_params.hpp"
-#include "ksodi/detect.hpp"
 #include "ksodi/plugin_util.hpp"
 #include "s_t.hpp"
+#include "s_t_output.hpp"
 
 namespace {
 
@@ -47,54 +46,11 @@ class STNode : public ksodi::SequenceNode {
       x.tool_profile_id = in.text(4);
       turns.push_back(std::move(x));
     }
-    std::vector<ksodi::STTurn> res = ksodi::compute_s_t(turns, p_, embedder(call));
-    json params = parameters(res);
-    json out = json::array();
-    for (std::size_t i = 0; i < res.size(); ++i) {
-      const auto &r = res[i];
-      json o;
-      o["S"] = r.S;
-      o["S0"] = r.s0.S0;
-      o["t"] = i + 1;
-      o["turn"] = records[i].json(5);
-      o["n_turns"] = res.size();
-      o["consistency"] = r.consistency;
-      o["repair"] = r.repair;
-      o["decay"] = r.decay;
-      o["terms"] = {{"consistency", term(r.consistency, p_.w_consistency, 1, r.consistency_ev)},
-                    {"repair", term(r.repair, p_.w_repair, 1, r.repair_ev)},
-                    {"decay", term(r.decay, p_.lambda_decay, -1, r.decay_ev)}};
-      o["structure_features"] = r.features;
-      o["words"] = r.words;
-      o["s0"] = ksodi::s0_to_json(r.s0);
-      o["parameters"] = params;
-      out.push_back(std::move(o));
-    }
-    return output(out, group);
+    const std::vector<ksodi::STTurn> res = ksodi::compute_s_t(turns, p_, embedder(call));
+    return output(ksodi::s_t_output(res, column(records, 5), p_, provider_json()), group);
   }
 
  private:
-  json parameters(const std::vector<ksodi::STTurn> &res) const {
-    std::string model;
-    for (const auto &r : res)
-      if (!r.s0.similarity_model_id.empty()) model = r.s0.similarity_model_id;
-    const auto &s = p_.s0;
-    return {{"w0", 1.0},
-            {"w_consistency", p_.w_consistency},
-            {"w_repair", p_.w_repair},
-            {"lambda_decay", p_.lambda_decay},
-            {"decay_words", p_.decay_words},
-            {"s0", {{"alpha", s.alpha}, {"beta", s.beta}, {"gamma", s.gamma}, {"K", s.K}, {"f_neutral", s.f_neutral},
-                    {"list_min_share", s.list_min_share}, {"short_answer_min", s.short_answer_min},
-                    {"use_user_text", s.use_user_text},
-                    {"redundancy", s.redundancy == ksodi::Redundancy::Jaccard ? "jaccard" : "embedding"},
-                    {"alpha_by_tool_profile", s.alpha_by_tool_profile}}},
-            {"embedding_provider", provider_json()},
-            {"embedding_model_id", model.empty() ? json(nullptr) : json(model)},
-            {"detector_version", ksodi::detect::kDetectorVersion},
-            {"cue_version", ksodi::full::kFullCueVersion}};
-  }
-
   ksodi::STParams p_;
 };
 

@@ -26,6 +26,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -35,6 +37,11 @@
 #include "evalgraph/utf8.hpp"
 
 namespace evalgraph {
+
+// A string member that is null where the string is empty (JsonWriter writes an empty optional as null).
+inline std::optional<std::string_view> or_null(const std::string &s) {
+  return s.empty() ? std::nullopt : std::optional<std::string_view>(s);
+}
 
 class JsonWriter {
  public:
@@ -119,6 +126,18 @@ class JsonWriter {
     key(k);
     null();
   }
+  // Several members: name, value, name, value, … (names in sorted order, as for member()).
+  void members() {}
+  template <class V, class... Rest> void members(std::string_view k, const V &v, const Rest &...rest) {
+    member(k, v);
+    members(rest...);
+  }
+  // An object of the members given as for members().
+  template <class... Members> void object(const Members &...m) {
+    begin_object();
+    members(m...);
+    end_object();
+  }
 
  private:
   struct Level {
@@ -135,6 +154,22 @@ class JsonWriter {
   void put(const std::string &v) { string(v); }
   void put(const char *v) { string(v); }
   void put(const nlohmann::json &v) { json(v); }
+  // An optional value, or null where it has none.
+  template <class T> void put(const std::optional<T> &v) {
+    if (v) put(*v);
+    else null();
+  }
+  // A vector as an array of its values; a std::map (already in sorted order) as an object.
+  template <class T> void put(const std::vector<T> &v) {
+    begin_array();
+    for (const auto &x : v) put(x);
+    end_array();
+  }
+  template <class T> void put(const std::map<std::string, T> &m) {
+    begin_object();
+    for (const auto &[k, x] : m) member(k, x);
+    end_object();
+  }
 
   void value_prefix() {
     if (after_key_) {

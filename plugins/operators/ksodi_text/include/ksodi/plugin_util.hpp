@@ -5,7 +5,9 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "evalgraph/input.hpp"
 #include "evalgraph/json_bounded.hpp"
 #include "evalgraph/plugin.hpp"
 #include "ksodi/embed.hpp"
@@ -64,16 +66,18 @@ inline InputLimits input_limits(const nlohmann::json &params) {
 }
 
 // What the KSODI-Full sequence nodes (ksodi.s_t, ksodi.k_t, ksodi.o_t) share: the host, the embedding provider
-// and the input limits; the host-backed EmbedFn; one Δ term of their output ({value, weight, contribution =
-// sign·weight·value, trigger}); and the output text for a group (an array) or a lone record (its object).
+// and the input limits; the host-backed EmbedFn; one input member of every turn (its JSON as it came); and the
+// output text for a group (an array) or a lone record (its object).
 class SequenceNode : public evalgraph::RawNode {
  protected:
   SequenceNode(const evalgraph::Host &host, const nlohmann::json &params, std::optional<std::string> provider)
       : host_(host), provider_(std::move(provider)), limits_(input_limits(params)) {}
   EmbedFn embedder(evalgraph::Call &call) const { return host_embedder(host_, call, provider_); }
   nlohmann::json provider_json() const { return provider_ ? nlohmann::json(*provider_) : nlohmann::json(nullptr); }
-  static nlohmann::json term(double value, double weight, int sign, nlohmann::json trigger) {
-    return {{"value", value}, {"weight", weight}, {"contribution", sign * weight * value}, {"trigger", std::move(trigger)}};
+  static std::vector<nlohmann::json> column(const std::vector<evalgraph::Record> &records, std::size_t member) {
+    std::vector<nlohmann::json> values;
+    for (const auto &in : records) values.push_back(in.json(member));
+    return values;
   }
   static std::string output(const nlohmann::json &out, bool group) { return dump_output(group ? out : out.at(0)); }
 
