@@ -16,9 +16,9 @@ struct Config : ksodi::KTParams {
   std::optional<std::string> embedding_provider;
 };
 const evalgraph::Params<Config> kParams{"", {
-  evalgraph::param<Config>(&Config::mu_fill, "mu_fill", "Weight of ΔK_fill").range(0, 10),
-  evalgraph::param<Config>(&Config::nu_shift, "nu_shift", "Weight of ΔK_shift").range(0, 10),
-  evalgraph::param<Config>(&Config::lambda_decay, "lambda_decay", "Weight of ΔK_decay").range(0, 10),
+  ksodi::weight_param<Config>(&Config::mu_fill, "mu_fill", "ΔK_fill"),
+  ksodi::weight_param<Config>(&Config::nu_shift, "nu_shift", "ΔK_shift"),
+  ksodi::weight_param<Config>(&Config::lambda_decay, "lambda_decay", "ΔK_decay"),
   evalgraph::param<Config>(&Config::tau_shift, "tau_shift", "Max cosine below which a user turn counts as a topic shift: ΔK_shift = clip(1 - sim/tau_shift)").range(0, 1),
   evalgraph::param<Config>(&Config::shift_window, "shift_window", "Previous turns a user turn is compared with").range(1, 100).unit("turns"),
   evalgraph::param<Config>(&Config::followup_exempt, "followup_exempt", "A user turn with a back-reference cue (and no topic-change cue) is never a shift"),
@@ -67,11 +67,9 @@ class KTNode : public ksodi::SequenceNode {
 }  // namespace
 
 EVALGRAPH_PLUGIN("ksodi_k_t", "1.0.0", "KSODI-Full K(t): dynamic context coherence over a conversation",
-                 evalgraph::node_type<KTNode>({EG_KIND_OPERATOR, "ksodi.k_t",
-                                               "KSODI K(t): K0 per turn plus gaps closed, topic shift and context lost",
-                                               kParams.schema(), {"user_text"},
-                                               {"system_prompt", "tool_profile", "retrieved_docs", "answer", "turn",
-                                                "context_scope_id"},
-                                               {"K", "K0", "t", "turn", "n_turns", "fill", "shift", "decay", "terms", "k0",
-                                                "parameters"},
-                                               EG_FLAG_THREAD_SAFE | EG_FLAG_SEQUENCE | EG_FLAG_USES_EMBEDDINGS}))
+                 ksodi::sequence_type<KTNode>("ksodi.k_t", "KSODI K(t): K0 per turn plus gaps closed, topic shift and context lost",
+                                              kParams.schema(), {"user_text"},
+                                              {"system_prompt", "tool_profile", "retrieved_docs", "answer", "turn",
+                                               "context_scope_id"},
+                                              {"K", "K0", "t", "turn", "n_turns", "fill", "shift", "decay", "terms", "k0",
+                                               "parameters"}))

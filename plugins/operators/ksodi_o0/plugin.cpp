@@ -20,14 +20,13 @@ const evalgraph::Params<Config> kParams{"", ksodi::o0_params(), {
   evalgraph::param(&Config::sentence_text_max, "sentence_text_max", "Bytes of each sentence's text kept in the audit list (0 = offsets only)").range(0, 100000).unit("bytes"),
 }};
 
-class O0Node : public evalgraph::RawNode {
+class O0Node : public ksodi::EmbeddingNode {
  public:
-  O0Node(const evalgraph::Host &host, const json &params) : host_(host) {
-    const Config c = kParams.parse(params);
-    p_ = ksodi::resolve(c);
-    out_ = {ksodi::calibration_id(c), c.embedding_provider, c.sentence_text_max};
-    limits_ = ksodi::input_limits(params);
-  }
+  O0Node(const evalgraph::Host &host, const json &params) : O0Node(host, params, kParams.parse(params)) {}
+  O0Node(const evalgraph::Host &host, const json &params, const Config &c)
+      : EmbeddingNode(host, params, c.embedding_provider),
+        p_(ksodi::resolve(c)),
+        out_{ksodi::calibration_id(c), c.embedding_provider, c.sentence_text_max} {}
 
   std::string process_raw(evalgraph::Call &call, std::string_view input) override {
     return evalgraph::for_each_record(input, "ksodi.o0", [&](std::string_view text) {
@@ -38,15 +37,13 @@ class O0Node : public evalgraph::RawNode {
       x.tool_outputs = in.docs(2, "tool_", limits_.nesting_depth);
       x.user_text = in.text(3);
       ksodi::check_sentences(x.answer, limits_.sentences_per_answer, "ksodi.o0");
-      return ksodi::o0_output(ksodi::compute_o0(x, p_, ksodi::host_embedder(host_, call, out_.provider)), p_, out_, x.answer);
+      return ksodi::o0_output(ksodi::compute_o0(x, p_, embedder(call)), p_, out_, x.answer);
     });
   }
 
  private:
-  evalgraph::Host host_;
-  ksodi::O0Params p_;
-  ksodi::O0OutputOptions out_;
-  ksodi::InputLimits limits_;
+  const ksodi::O0Params p_;
+  const ksodi::O0OutputOptions out_;  // what the output states besides the result
 };
 
 }  // namespace

@@ -17,10 +17,10 @@ struct Config : ksodi::OTParams {
   std::size_t sentence_text_max = 120;
 };
 const evalgraph::Params<Config> kParams{"", {
-  evalgraph::param<Config>(&Config::w_consistency, "w_consistency", "Weight of C_turn").range(0, 10),
-  evalgraph::param<Config>(&Config::w_correction, "w_correction", "Weight of R_corr").range(0, 10),
-  evalgraph::param<Config>(&Config::w_verify, "w_verify", "Weight of V_ext (0 = off; set > 0 only with a verifier mapped to port 'verification')").range(0, 10),
-  evalgraph::param<Config>(&Config::lambda_drift, "lambda_drift", "Weight of Δdrift").range(0, 10),
+  ksodi::weight_param<Config>(&Config::w_consistency, "w_consistency", "C_turn"),
+  ksodi::weight_param<Config>(&Config::w_correction, "w_correction", "R_corr"),
+  ksodi::weight_param<Config>(&Config::w_verify, "w_verify", "V_ext (0 = off; set > 0 only with a verifier mapped to port 'verification')"),
+  ksodi::weight_param<Config>(&Config::lambda_drift, "lambda_drift", "Δdrift"),
   evalgraph::param<Config>(&Config::drift_window, "drift_window", "Earlier turns with docs whose mean A_ret is the drift reference").range(1, 100).unit("turns"),
   evalgraph::param<Config>(&Config::drift_margin, "drift_margin", "Δdrift = clip(mean A_ret of the reference turns - A_ret - drift_margin)").range(0, 1),
   evalgraph::param(&Config::o0_given, "o0", "Parameters of the embedded standard operator ksodi.o0, with its defaults", ksodi::o0_params()),
@@ -65,10 +65,8 @@ class OTNode : public ksodi::SequenceNode {
 }  // namespace
 
 EVALGRAPH_PLUGIN("ksodi_o_t", "1.0.0", "KSODI-Full O(t): dynamic objectivity over a conversation",
-                 evalgraph::node_type<OTNode>({EG_KIND_OPERATOR, "ksodi.o_t",
-                                               "KSODI O(t): O0 per turn plus cross-turn consistency, correction, verification and drift",
-                                               kParams.schema(), {"answer"},
-                                               {"retrieved_docs", "tool_outputs", "user_text", "turn", "verification"},
-                                               {"O", "O0", "computed", "flags", "t", "turn", "n_turns", "C_turn", "R_corr",
-                                                "V_ext", "drift", "terms", "quantities", "o0", "parameters"},
-                                               EG_FLAG_THREAD_SAFE | EG_FLAG_SEQUENCE | EG_FLAG_USES_EMBEDDINGS}))
+                 ksodi::sequence_type<OTNode>("ksodi.o_t", "KSODI O(t): O0 per turn plus cross-turn consistency, correction, verification and drift",
+                                              kParams.schema(), {"answer"},
+                                              {"retrieved_docs", "tool_outputs", "user_text", "turn", "verification"},
+                                              {"O", "O0", "computed", "flags", "t", "turn", "n_turns", "C_turn", "R_corr",
+                                               "V_ext", "drift", "terms", "quantities", "o0", "parameters"}))

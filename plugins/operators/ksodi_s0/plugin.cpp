@@ -17,14 +17,11 @@ const evalgraph::Params<Config> kParams{"", ksodi::s0_params(), {
   evalgraph::param(&Config::embedding_provider, "embedding_provider", "Embedding provider of the pipeline for R_red; null = host default (offline TF-IDF)").nullable(),
 }};
 
-class S0Node : public evalgraph::RawNode {
+class S0Node : public ksodi::EmbeddingNode {
  public:
-  S0Node(const evalgraph::Host &host, const json &params) : host_(host) {
-    const Config c = kParams.parse(params);
-    p_ = ksodi::resolve(c);
-    provider_ = c.embedding_provider;
-    limits_ = ksodi::input_limits(params);
-  }
+  S0Node(const evalgraph::Host &host, const json &params) : S0Node(host, params, kParams.parse(params)) {}
+  S0Node(const evalgraph::Host &host, const json &params, const Config &c)
+      : EmbeddingNode(host, params, c.embedding_provider), p_(ksodi::resolve(c)) {}
 
   std::string process_raw(evalgraph::Call &call, std::string_view input) override {
     return evalgraph::for_each_record(input, "ksodi.s0", [&](std::string_view text) {
@@ -36,15 +33,12 @@ class S0Node : public evalgraph::RawNode {
       x.user_text = in.text(3);
       x.tool_profile_id = in.text(4);
       ksodi::check_sentences(x.answer, limits_.sentences_per_answer, "ksodi.s0");
-      return ksodi::s0_output(ksodi::compute_s0(x, p_, ksodi::host_embedder(host_, call, provider_)), p_, provider_);
+      return ksodi::s0_output(ksodi::compute_s0(x, p_, embedder(call)), p_, provider_);
     });
   }
 
  private:
-  evalgraph::Host host_;
-  ksodi::S0Params p_;
-  std::optional<std::string> provider_;
-  ksodi::InputLimits limits_;
+  const ksodi::S0Params p_;
 };
 
 }  // namespace

@@ -15,9 +15,9 @@ struct Config : ksodi::STParams {
   std::optional<std::string> embedding_provider;
 };
 const evalgraph::Params<Config> kParams{"", {
-  evalgraph::param<Config>(&Config::w_consistency, "w_consistency", "Weight of Δconsistency").range(0, 10),
-  evalgraph::param<Config>(&Config::w_repair, "w_repair", "Weight of Δrepair").range(0, 10),
-  evalgraph::param<Config>(&Config::lambda_decay, "lambda_decay", "Weight of Δdecay").range(0, 10),
+  ksodi::weight_param<Config>(&Config::w_consistency, "w_consistency", "Δconsistency"),
+  ksodi::weight_param<Config>(&Config::w_repair, "w_repair", "Δrepair"),
+  ksodi::weight_param<Config>(&Config::lambda_decay, "lambda_decay", "Δdecay"),
   evalgraph::param<Config>(&Config::decay_words, "decay_words", "Answer length in words at which Δdecay counts in full").above(0).with_schema({{"maximum", 100000}}).unit("words"),
   evalgraph::param(&Config::s0_given, "s0", "Parameters of the embedded standard operator ksodi.s0, with its defaults", ksodi::s0_params()),
   evalgraph::param(&Config::embedding_provider, "embedding_provider", "Embedding provider for S0's R_red; null = host default (offline TF-IDF)").nullable(),
@@ -57,10 +57,8 @@ class STNode : public ksodi::SequenceNode {
 }  // namespace
 
 EVALGRAPH_PLUGIN("ksodi_s_t", "1.0.0", "KSODI-Full S(t): dynamic structure over a conversation",
-                 evalgraph::node_type<STNode>({EG_KIND_OPERATOR, "ksodi.s_t",
-                                               "KSODI S(t): S0 per turn plus consistency, repair after complaints and decay",
-                                               kParams.schema(), {"answer"},
-                                               {"system_prompt", "tool_profile", "user_text", "tool_profile_id", "turn"},
-                                               {"S", "S0", "t", "turn", "n_turns", "consistency", "repair", "decay", "terms",
-                                                "structure_features", "words", "s0", "parameters"},
-                                               EG_FLAG_THREAD_SAFE | EG_FLAG_SEQUENCE | EG_FLAG_USES_EMBEDDINGS}))
+                 ksodi::sequence_type<STNode>("ksodi.s_t", "KSODI S(t): S0 per turn plus consistency, repair after complaints and decay",
+                                              kParams.schema(), {"answer"},
+                                              {"system_prompt", "tool_profile", "user_text", "tool_profile_id", "turn"},
+                                              {"S", "S0", "t", "turn", "n_turns", "consistency", "repair", "decay", "terms",
+                                               "structure_features", "words", "s0", "parameters"}))

@@ -65,14 +65,25 @@ inline InputLimits input_limits(const nlohmann::json &params) {
   return l;
 }
 
-// What the KSODI-Full sequence nodes (ksodi.s_t, ksodi.k_t, ksodi.o_t) share: the host, the embedding provider
-// and the input limits; the host-backed EmbedFn; one input member of every turn (its JSON as it came); and the
-// output text for a group (an array) or a lone record (its object).
-class SequenceNode : public evalgraph::RawNode {
+// What the KSODI operator nodes that call the host's embedding service share: the host, the pipeline's embedding
+// provider (null = host default), the input limits and the host-backed EmbedFn.
+class EmbeddingNode : public evalgraph::RawNode {
  protected:
-  SequenceNode(const evalgraph::Host &host, const nlohmann::json &params, std::optional<std::string> provider)
+  EmbeddingNode(const evalgraph::Host &host, const nlohmann::json &params, std::optional<std::string> provider)
       : host_(host), provider_(std::move(provider)), limits_(input_limits(params)) {}
   EmbedFn embedder(evalgraph::Call &call) const { return host_embedder(host_, call, provider_); }
+
+  evalgraph::Host host_;
+  std::optional<std::string> provider_;
+  InputLimits limits_;
+};
+
+// What the KSODI-Full sequence nodes (ksodi.s_t, ksodi.k_t, ksodi.o_t) share besides: one input member of every
+// turn (its JSON as it came); the provider as JSON; and the output text for a group (an array) or a lone record
+// (its object).
+class SequenceNode : public EmbeddingNode {
+ protected:
+  using EmbeddingNode::EmbeddingNode;
   nlohmann::json provider_json() const { return provider_ ? nlohmann::json(*provider_) : nlohmann::json(nullptr); }
   static std::vector<nlohmann::json> column(const std::vector<evalgraph::Record> &records, std::size_t member) {
     std::vector<nlohmann::json> values;
@@ -80,11 +91,24 @@ class SequenceNode : public evalgraph::RawNode {
     return values;
   }
   static std::string output(const nlohmann::json &out, bool group) { return dump_output(group ? out : out.at(0)); }
-
-  evalgraph::Host host_;
-  std::optional<std::string> provider_;
-  InputLimits limits_;
 };
+
+// The weight of one Δ term of a KSODI-Full operator: "Weight of <term>", a number in [0, 10]. S is the node's
+// parameter struct (the member may be of a base).
+template <class S, class B> evalgraph::Param<S> weight_param(double B::*member, const char *name, const char *term) {
+  return evalgraph::param<S>(member, name, ("Weight of " + std::string(term)).c_str()).range(0, 10);
+}
+
+// The node type of a KSODI-Full sequence node T: an operator that is given a whole conversation at once and may
+// call the host's embedding service.
+template <class T>
+eg_node_type sequence_type(const char *name, const char *description, const char *params_schema,
+                           std::vector<const char *> reads, std::vector<const char *> reads_optional,
+                           std::vector<const char *> writes) {
+  return evalgraph::node_type<T>({EG_KIND_OPERATOR, name, description, params_schema, std::move(reads),
+                                  std::move(reads_optional), std::move(writes),
+                                  EG_FLAG_THREAD_SAFE | EG_FLAG_SEQUENCE | EG_FLAG_USES_EMBEDDINGS});
+}
 
 // Refuses (InputError) an answer that splits into more than `limit` sentences: memory and time grow with the
 // sentences (~1.6 KB each in O0), so one answer of a million short sentences must fail alone, not take the run
