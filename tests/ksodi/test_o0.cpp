@@ -15,8 +15,7 @@ static ksodi::O0Params cosine() {
 }
 
 TEST_CASE("O0: no docs → not computed (null + flag), T still reported", "[o0]") {
-  ksodi::O0Input in;
-  in.answer = "Laut Handbuch geht das. Sonst nichts.";
+  const ksodi::O0Input in = o0_unit("Laut Handbuch geht das. Sonst nichts.");
   int calls = 0;
   auto r = ksodi::compute_o0(in, cosine(), tfidf_fn(&calls));
   CHECK_FALSE(r.computed);
@@ -27,9 +26,7 @@ TEST_CASE("O0: no docs → not computed (null + flag), T still reported", "[o0]"
 }
 
 TEST_CASE("O0: no sentences → T = U = 0", "[o0]") {
-  ksodi::O0Input in;
-  in.answer = "";
-  in.docs = {{"d1", "Die Frist beträgt drei Monate."}};
+  const ksodi::O0Input in = o0_unit("", {{"d1", "Die Frist beträgt drei Monate."}});
   auto r = ksodi::compute_o0(in, cosine(), tfidf_fn());
   CHECK(r.computed);
   CHECK(r.n_sent == 0);
@@ -40,9 +37,9 @@ TEST_CASE("O0: no sentences → T = U = 0", "[o0]") {
 }
 
 TEST_CASE("O0: exact A_ret, T, U and the tau branch per sentence", "[o0]") {
-  ksodi::O0Input in;
-  in.answer = "Die Kündigungsfrist beträgt drei Monate. Pinguine leben in der Antarktis. Laut Handbuch gilt das auch für Altverträge.";
-  in.docs = {{"d1", "Die Kündigungsfrist beträgt drei Monate zum Monatsende."}};
+  const ksodi::O0Input in = o0_unit(
+      "Die Kündigungsfrist beträgt drei Monate. Pinguine leben in der Antarktis. Laut Handbuch gilt das auch für Altverträge.",
+      {{"d1", "Die Kündigungsfrist beträgt drei Monate zum Monatsende."}});
   auto r = ksodi::compute_o0(in, cosine(), tfidf_fn());
   REQUIRE(r.computed);
   REQUIRE(r.n_sent == 3);
@@ -72,9 +69,8 @@ TEST_CASE("O0: exact A_ret, T, U and the tau branch per sentence", "[o0]") {
 }
 
 TEST_CASE("O0: tool outputs count as docs", "[o0]") {
-  ksodi::O0Input in;
-  in.answer = "Kunde 4711 hat den Tarif Premium.";
-  in.tool_outputs = {{"crm_lookup", "Kunde 4711 hat den Tarif Premium seit 2021."}};
+  const ksodi::O0Input in =
+      o0_unit("Kunde 4711 hat den Tarif Premium.", {}, {{"crm_lookup", "Kunde 4711 hat den Tarif Premium seit 2021."}});
   auto r = ksodi::compute_o0(in, cosine(), tfidf_fn());
   REQUIRE(r.computed);
   CHECK(r.doc_ids == std::vector<std::string>{"crm_lookup"});
@@ -95,9 +91,9 @@ TEST_CASE("O0: attribution markers", "[o0]") {
 }
 
 TEST_CASE("O0: doc sentences as alignment units (default) vs whole docs only", "[o0]") {
-  ksodi::O0Input in;
-  in.answer = "Pinguine leben in der Antarktis.";
-  in.docs = {{"d1", "Pinguine leben in der Antarktis. Eisbären leben dagegen in der Arktis und fressen Robben."}};
+  const ksodi::O0Input in = o0_unit(
+      "Pinguine leben in der Antarktis.",
+      {{"d1", "Pinguine leben in der Antarktis. Eisbären leben dagegen in der Arktis und fressen Robben."}});
   auto r = ksodi::compute_o0(in, cosine(), tfidf_fn());
   // Texts: answer, doc, answer sentence, doc sentence 1, doc sentence 2. The answer sentence equals doc sentence 1.
   CHECK(r.sentences[0].align == Approx(1.0).epsilon(1e-6));

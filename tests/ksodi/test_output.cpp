@@ -45,8 +45,7 @@ TEST_CASE("S0 output: result members, parameters and the embedding provider", "[
 }
 
 TEST_CASE("O0 output: not computed without docs, nulls and the no_retrieved_docs flag", "[o0][output]") {
-  ksodi::O0Input in;
-  in.answer = "Laut Handbuch geht das. Sonst nichts.";
+  const ksodi::O0Input in = o0_unit("Laut Handbuch geht das. Sonst nichts.");
   ksodi::O0Params p;
   const ksodi::O0Result r = ksodi::compute_o0(in, p, tfidf_fn());
   const json j = parsed(ksodi::o0_output(r, p, {"cal-1", std::nullopt, 200}, in.answer));
@@ -65,10 +64,8 @@ TEST_CASE("O0 output: not computed without docs, nulls and the no_retrieved_docs
 }
 
 TEST_CASE("O0 output: doc ids split by kind, sentence text cut or left out, support audit", "[o0][output]") {
-  ksodi::O0Input in;
-  in.answer = "Die Frist beträgt drei Monate zum Quartalsende.";
-  in.docs = {{"d1", "Die Frist beträgt drei Monate."}};
-  in.tool_outputs = {{"t1", "Quartalsende ist der 31. März."}};
+  const ksodi::O0Input in = o0_unit("Die Frist beträgt drei Monate zum Quartalsende.",
+                                    {{"d1", "Die Frist beträgt drei Monate."}}, {{"t1", "Quartalsende ist der 31. März."}});
   ksodi::O0Params p;
   p.alignment = ksodi::Alignment::Support;
   const ksodi::O0Result r = ksodi::compute_o0(in, p, tfidf_fn());

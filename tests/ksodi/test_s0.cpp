@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 #include "helpers.hpp"
 #include "s0.hpp"
@@ -290,26 +292,23 @@ TEST_CASE("S0: at least / at most / up to / more than, DE and EN", "[s0][count]"
     return s;
   };
   struct Case {
-    const char *prompt;
-    const char *relation;
-    int requested;
-    int pass_with, fail_with;
+    std::string prompt, relation;
+    int requested = 0, pass_with = 0, fail_with = 0;
   };
-  const Case cases[] = {
-      {"List at least five reasons.", "at least", 5, 5, 4},
-      {"Give me at least 3 bullet points.", "at least", 3, 4, 2},
-      {"Use no more than 4 bullet points.", "at most", 4, 4, 5},
-      {"Give me up to 5 bullet points.", "at most", 5, 2, 6},
-      {"Use more than 3 bullet points.", "at least", 4, 4, 3},
-      {"Gib mir höchstens vier Stichpunkte.", "at most", 4, 3, 5},
-      {"Nenne mindestens 5 Punkte als Liste.", "at least", 5, 6, 4},
-      {"Bitte nicht mehr als drei Stichpunkte.", "at most", 3, 3, 4},
-      {"Liste genau zwei Vorteile auf.", "exactly", 2, 2, 3},
-      {"Bitte eine Liste mit maximal 6 Einträgen.", "at most", 6, 6, 7},
-      {"Give me the top 3 tariffs.", "exactly", 3, 3, 4},
-      {"What are the top 5 features?", "exactly", 5, 5, 3},
-      {"Please answer with three or more bullet points.", "at least", 3, 3, 2},
-  };
+  std::vector<Case> cases;
+  std::ifstream table(EVALGRAPH_SOURCE_DIR "/tests/ksodi/data/count_requests.tsv");
+  REQUIRE(table);
+  for (std::string line; std::getline(table, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    Case c;
+    std::getline(fields, c.prompt, '\t');
+    std::getline(fields, c.relation, '\t');
+    fields >> c.requested >> c.pass_with >> c.fail_with;
+    REQUIRE(fields);
+    cases.push_back(c);
+  }
+  REQUIRE(cases.size() == 13);
   for (const Case &c : cases) {
     INFO(c.prompt);
     auto ok = run(list_of(c.pass_with), "", c.prompt);

@@ -191,9 +191,8 @@ TEST_CASE("O0 support: sentences of courtesy claim nothing", "[support][o0]") {
   CHECK(courtesy_only(sentence_terms("Ich hoffe, das hilft! Melden Sie sich gern bei weiteren Fragen.", Lang::De)));
   CHECK_FALSE(courtesy_only(sentence_terms("The help desk is open until 5 pm.", Lang::En)));
   CHECK_FALSE(courtesy_only(sentence_terms("Sure, the Kündigung is free.", Lang::En)));
-  ksodi::O0Input in;
-  in.answer = "Die Frist beträgt drei Monate. Ich hoffe, das hilft!";
-  in.docs = {{"d", "Die Frist beträgt drei Monate."}};
+  const ksodi::O0Input in =
+      o0_unit("Die Frist beträgt drei Monate. Ich hoffe, das hilft!", {{"d", "Die Frist beträgt drei Monate."}});
   auto r = ksodi::compute_o0(in, {}, tfidf_fn());
   REQUIRE(r.sentences.size() == 2);
   CHECK_FALSE(r.sentences[1].has_terms);
@@ -203,9 +202,7 @@ TEST_CASE("O0 support: sentences of courtesy claim nothing", "[support][o0]") {
 }
 
 TEST_CASE("O0 support: nothing claimed → neutral A_ret and a flag, no docs → not computed", "[support][o0]") {
-  ksodi::O0Input in;
-  in.answer = "Ja, gerne!";
-  in.docs = {{"d", "Die Frist beträgt drei Monate."}};
+  ksodi::O0Input in = o0_unit("Ja, gerne!", {{"d", "Die Frist beträgt drei Monate."}});
   auto r = ksodi::compute_o0(in, {}, tfidf_fn());
   CHECK(r.no_content_terms);
   CHECK(r.A_ret == 0.5);
