@@ -22,3 +22,14 @@ TEST_CASE("judge: a probe's own criteria or those of its type, unknown ones reje
   CHECK(checkpoint_seed(a, 7) != checkpoint_seed(b, 7));
   CHECK(checkpoint_seed(a, 7) == checkpoint_seed(a, 7));
 }
+
+TEST_CASE("judge: configured criteria replace a type's defaults, unknown or repeated ones rejected", "[compression][unit]") {
+  const CriteriaByType defaults = default_criteria_by_type();
+  CHECK(criteria_by_type(json::object()) == defaults);
+  const CriteriaByType mine = criteria_by_type(json{{"recall", {"accuracy_technical", "instruction_format"}}});
+  CHECK(mine.at("recall") == std::vector<std::string>{"accuracy_technical", "instruction_format"});
+  CHECK(mine.at("decision") == defaults.at("decision"));
+  CHECK_THROWS_WITH(criteria_by_type(json{{"recall", {"nope"}}}), Catch::Contains("criteria_by_probe_type.recall: unknown criterion 'nope'"));
+  CHECK_THROWS_WITH(criteria_by_type(json{{"artifact", {"accuracy_factual", "accuracy_factual"}}}),
+                    "criteria_by_probe_type.artifact lists accuracy_factual twice");
+}

@@ -300,3 +300,43 @@ TEST_CASE("a method's sections: JSON answers parse, others count as a parse fail
   CHECK(std::strcmp(w[13], "parse_failures") == 0);
   CHECK(std::strcmp(w.back(), "summary") == 0);
 }
+
+namespace {
+// A fake host whose chat_batch answers with `reply` (a JSON array), whatever was asked.
+struct BatchHost {
+  eg_host h{};
+  std::string reply;
+  int calls = 0;
+  explicit BatchHost(std::string r) : reply(std::move(r)) {
+    h.struct_size = sizeof(eg_host);
+    h.host_data = this;
+    h.chat_batch = [](const eg_host *host, eg_call *, const char *, const char *, size_t, eg_buffer *out) -> eg_status {
+      auto *self = static_cast<BatchHost *>(host->host_data);
+      ++self->calls;
+      auto *owned = new std::string(self->reply);
+      out->data = owned->data();
+      out->size = owned->size();
+      out->private_data = owned;
+      out->release = [](eg_buffer *b) { delete static_cast<std::string *>(b->private_data); };
+      return EG_OK;
+    };
+  }
+};
+}  // namespace
+
+TEST_CASE("chat_batch_texts: answers in order, the host's error or a response without text in place of an answer", "[compression][unit]") {
+  BatchHost fake(R"([{"ok":true,"response":{"choices":[{"message":{"content":"A1"}}]}},
+                     {"ok":false,"error":"HTTP 500"},
+                     {"ok":true,"response":{"choices":[]}}])");
+  evalgraph::Host host(&fake.h);
+  evalgraph::Call call(nullptr);
+  const json three = json::array({chat_request("s", "1", 0, 0), chat_request("s", "2", 0, 0), chat_request("s", "3", 0, 0)});
+  const std::vector<BatchAnswer> a = chat_batch_texts(host, call, "", three);
+  REQUIRE(a.size() == 3);
+  CHECK((a[0].ok && a[0].text == "A1"));
+  CHECK((!a[1].ok && a[1].text == "HTTP 500"));
+  CHECK((!a[2].ok && a[2].text == "the LLM response has no choices[0].message.content"));
+  CHECK(chat_batch_texts(host, call, "", json::array()).empty());
+  CHECK(fake.calls == 1);  // no requests: no call
+  CHECK_THROWS_WITH(chat_batch_texts(host, call, "p", json::array({three[0]})), "chat_batch returned 3 answers for 1 requests");
+}

@@ -1,6 +1,7 @@
 // compression.judge's domain logic: see judging.hpp.
 #include "judging.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "compression/llm_util.hpp"
@@ -13,6 +14,22 @@ void check_criterion(const std::string &id, const std::string &where) {
     for (const auto &c : criteria()) known += (known.empty() ? "" : ", ") + std::string(c.id);
     throw std::invalid_argument(where + ": unknown criterion '" + id + "'; known: " + known);
   }
+}
+
+CriteriaByType criteria_by_type(const json &configured) {
+  CriteriaByType by_type = default_criteria_by_type();
+  for (const auto &[type, list] : configured.items()) {
+    std::vector<std::string> v;
+    for (const auto &item : list) {
+      std::string id = item.get<std::string>();
+      check_criterion(id, "criteria_by_probe_type." + type);
+      if (std::find(v.begin(), v.end(), id) != v.end())
+        throw std::invalid_argument("criteria_by_probe_type." + type + " lists " + id + " twice");
+      v.push_back(id);
+    }
+    by_type[type] = v;
+  }
+  return by_type;
 }
 
 std::vector<std::string> probe_criteria(const json &p, const std::string &id, const std::string &type, const CriteriaByType &by_type) {

@@ -17,6 +17,10 @@ using CriteriaByType = std::map<std::string, std::vector<std::string>>;
 // std::invalid_argument "<where>: unknown criterion '<id>'; known: ..." unless `id` is a rubric criterion.
 void check_criterion(const std::string &id, const std::string &where);
 
+// The criteria graded per probe type: the defaults, where `configured` (criteria_by_probe_type) lists a type its
+// list instead; std::invalid_argument for an unknown criterion or one listed twice.
+CriteriaByType criteria_by_type(const json &configured);
+
 // The criteria probe `p` (id `id`, type `type`) is graded on: its own `criteria` if it lists them, else those
 // of its type; std::invalid_argument for an unknown criterion or a type without criteria.
 std::vector<std::string> probe_criteria(const json &p, const std::string &id, const std::string &type, const CriteriaByType &by_type);

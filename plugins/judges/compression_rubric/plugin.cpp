@@ -34,30 +34,12 @@ const evalgraph::Params<Config> kParams{"", llm_request_params(), {
   evalgraph::param<Config>(&Config::ground_truth, "ground_truth", "Send the probe's expected answer as ground_truth"),
 }};
 
+// A DOM: `probes` and the answers_N are other nodes' nested outputs, read whole and partly passed on.
 class Judge : public evalgraph::Node {
  public:
-  Judge(const evalgraph::Host &h, const json &p) : host_(h), by_type_(default_criteria_by_type()) {
-    const Config c = kParams.parse(p);
-    provider_ = c.provider;
-    temperature_ = c.temperature;
-    max_tokens_ = c.max_tokens;
-    seed_ = static_cast<std::uint64_t>(c.seed);
-    ground_truth_ = c.ground_truth;
-    for (const auto &[type, list] : c.criteria_by_probe_type.items()) {
-      std::vector<std::string> v;
-      for (const auto &item : list) {
-        std::string id = item.get<std::string>();
-        check_criterion(id, "criteria_by_probe_type." + type);
-        if (std::find(v.begin(), v.end(), id) != v.end())
-          throw std::invalid_argument("criteria_by_probe_type." + type + " lists " + id + " twice");
-        v.push_back(id);
-      }
-      by_type_[type] = v;
-    }
-    for (const auto &[id, w] : c.criterion_weights) {
-      check_criterion(id, "criterion_weights");
-      weights_[id] = w;
-    }
+  Judge(const evalgraph::Host &h, const json &p)
+      : host_(h), c_(kParams.parse(p)), by_type_(criteria_by_type(c_.criteria_by_probe_type)) {
+    for (const auto &w : c_.criterion_weights) check_criterion(w.first, "criterion_weights");
   }
 
   json process(evalgraph::Call &call, const json &in) override {
@@ -128,47 +110,34 @@ class Judge : public evalgraph::Node {
     std::vector<std::size_t> todo;
     for (std::size_t i = 0; i < items.size(); ++i)
       if (!items[i].result.contains("status")) todo.push_back(i);
-    std::vector<std::size_t> perm = seeded_permutation(todo.size(), checkpoint_seed(in, seed_));
+    std::vector<std::size_t> perm = seeded_permutation(todo.size(), checkpoint_seed(in, static_cast<std::uint64_t>(c_.seed)));
     json requests = json::array();
     const std::string system = judge_system_prompt();
     for (std::size_t k = 0; k < perm.size(); ++k) {
       Item &it = items[todo[perm[k]]];
       const json &p = probes[it.probe];
       json input = judge_input(p.value("question", ""), it.answer, (*slots[it.slot_pos].out).value("compacted_context", ""),
-                               ground_truth_ ? p.value("expected", "") : std::string(), it.crit);
-      requests.push_back(chat_request(system, input.dump(2), temperature_, max_tokens_));
+                               c_.ground_truth ? p.value("expected", "") : std::string(), it.crit);
+      requests.push_back(chat_request(system, input.dump(2), c_.temperature, c_.max_tokens));
       it.result["order"] = k;
     }
     long invalid = 0, errors = 0, valid = 0, unanswered = static_cast<long>(items.size() - todo.size());
-    if (!requests.empty()) {
-      json res = host_.chat_batch(call, requests, provider_.empty() ? nullptr : provider_.c_str());
-      if (!res.is_array() || res.size() != requests.size()) throw std::runtime_error("chat_batch returned the wrong number of answers");
-      for (std::size_t k = 0; k < perm.size(); ++k) {
-        Item &it = items[todo[perm[k]]];
-        json &r = it.result;
-        std::string text;
-        bool got = false;
-        if (res[k].value("ok", false)) {
-          try {
-            text = chat_content(res[k]["response"]);
-            got = true;
-          } catch (const std::exception &e) {
-            r["error"] = e.what();
-          }
-        } else {
-          r["error"] = res[k].value("error", std::string("unknown error"));
-        }
-        if (!got) {
-          r["status"] = "judge_error";
-          ++errors;
-          continue;
-        }
-        r["raw"] = text;
-        Judgement J = parse_judgement(text, it.crit, weights_);
-        r["criteria"] = it.crit;
-        if (write_judgement(r, J)) ++valid;
-        else ++invalid;
+    const std::vector<BatchAnswer> res = chat_batch_texts(host_, call, c_.provider, requests);
+    for (std::size_t k = 0; k < perm.size(); ++k) {
+      Item &it = items[todo[perm[k]]];
+      json &r = it.result;
+      if (!res[k].ok) {
+        r["error"] = res[k].text;
+        r["status"] = "judge_error";
+        ++errors;
+        continue;
       }
+      const std::string &text = res[k].text;
+      r["raw"] = text;
+      Judgement J = parse_judgement(text, it.crit, c_.criterion_weights);
+      r["criteria"] = it.crit;
+      if (write_judgement(r, J)) ++valid;
+      else ++invalid;
     }
     json results = json::array();
     for (auto &it : items) results.push_back(std::move(it.result));
@@ -178,13 +147,8 @@ class Judge : public evalgraph::Node {
 
  private:
   evalgraph::Host host_;
-  CriteriaByType by_type_;
-  std::map<std::string, double> weights_;
-  std::string provider_;
-  double temperature_ = 0;
-  int max_tokens_ = 0;
-  std::uint64_t seed_ = 1;
-  bool ground_truth_ = true;
+  const Config c_;
+  const CriteriaByType by_type_;
 };
 
 }  // namespace

@@ -26,18 +26,10 @@ const evalgraph::Params<Config> kParams{"", llm_request_params(), {
   evalgraph::param<Config>(&Config::max_tool_chars, "max_tool_chars", "Tool outputs are cut to this many characters in the decision prompt (0 = never)").at_least(0).unit("characters"),
 }};
 
+// A DOM: a checkpoint's `messages` (nested tool calls) and `probes` (the dataset's, passed on) are read whole.
 class Probes : public evalgraph::Node {
  public:
-  Probes(const evalgraph::Host &h, const json &p) : host_(h) {
-    const Config c = kParams.parse(p);
-    types_ = {c.types.begin(), c.types.end()};
-    decision_n_ = c.decision_probes;
-    only_supplied_ = c.supplied == "only";
-    max_tool_chars_ = c.max_tool_chars;
-    provider_ = c.provider;
-    temperature_ = c.temperature;
-    max_tokens_ = c.max_tokens;
-  }
+  Probes(const evalgraph::Host &h, const json &p) : host_(h), c_(kParams.parse(p)), types_(c_.types.begin(), c_.types.end()) {}
 
   json process(evalgraph::Call &call, const json &record) override {
     return process_sequence(call, json::array({record})).at(0);
@@ -61,15 +53,15 @@ class Probes : public evalgraph::Node {
       }
       json probes = json::array();
       json supplied = r.contains("probes") ? r["probes"] : json();
-      bool generate = !(only_supplied_ && supplied.is_array() && !supplied.empty());
+      bool generate = !(c_.supplied == "only" && supplied.is_array() && !supplied.empty());
       Facts f = extract_facts(msgs, 0, msgs.size());
       if (generate) {
         probes = extracted_probes(f, types_);
-        if (types_.count("decision") && decision_n_ > 0) {
+        if (types_.count("decision") && c_.decision_probes > 0) {
           need_llm.push_back(out.size());
           requests.push_back(chat_request(kDecisionSystem,
-                                          decision_prompt(decision_n_, render_transcript(msgs, 0, msgs.size(), max_tool_chars_)),
-                                          temperature_, max_tokens_));
+                                          decision_prompt(c_.decision_probes, render_transcript(msgs, 0, msgs.size(), c_.max_tool_chars)),
+                                          c_.temperature, c_.max_tokens));
         }
       }
       if (supplied.is_array()) {
@@ -88,40 +80,26 @@ class Probes : public evalgraph::Node {
                      {"decision_errors", 0},
                      {"facts", facts_summary(f)}});
     }
-    if (!requests.empty()) {
-      json res = host_.chat_batch(call, requests, provider_.empty() ? nullptr : provider_.c_str());
-      if (!res.is_array() || res.size() != requests.size())
-        throw std::runtime_error("chat_batch returned " + std::to_string(res.is_array() ? res.size() : 0) + " answers for " +
-                                 std::to_string(requests.size()) + " requests");
-      for (std::size_t i = 0; i < need_llm.size(); ++i) {
-        json &o = out[need_llm[i]];
-        const json &item = res[i];
-        if (!item.value("ok", false)) {
-          // The host already retried; a failed call is an error of this node, not a silently missing probe.
-          throw std::runtime_error("decision probes: LLM call failed: " + item.value("error", std::string("?")));
-        }
-        std::string text = chat_content(item["response"]);
-        auto decisions = parse_decisions(text);
-        if (!decisions) {
-          o["decision_errors"] = 1;
-          o["decision_raw"] = text;
-          continue;
-        }
-        insert_decision_probes(o["probes"], *decisions, decision_n_);
+    const std::vector<BatchAnswer> res = chat_batch_texts(host_, call, c_.provider, requests);
+    for (std::size_t i = 0; i < res.size(); ++i) {
+      json &o = out[need_llm[i]];
+      // The host already retried; a failed call is an error of this node, not a silently missing probe.
+      if (!res[i].ok) throw std::runtime_error("decision probes: LLM call failed: " + res[i].text);
+      auto decisions = parse_decisions(res[i].text);
+      if (!decisions) {
+        o["decision_errors"] = 1;
+        o["decision_raw"] = res[i].text;
+        continue;
       }
+      insert_decision_probes(o["probes"], *decisions, c_.decision_probes);
     }
     return out;
   }
 
  private:
   evalgraph::Host host_;
-  std::set<std::string> types_;
-  long long decision_n_ = 1;
-  bool only_supplied_ = false;
-  std::size_t max_tool_chars_ = 300;
-  std::string provider_;
-  double temperature_ = 0;
-  int max_tokens_ = 0;
+  const Config c_;
+  const std::set<std::string> types_;
 };
 
 }  // namespace

@@ -21,21 +21,15 @@ const char *const kSystem =
     "compressed: all you have now is the compressed context and the most recent messages. Answer the user's "
     "question from them alone. Where they do not hold what is asked, say so instead of guessing.";
 
+// A DOM: `compressed` is a transform's nested output whose fields it passes on, `probes` a probe node's.
 class Answer : public evalgraph::Node {
  public:
-  Answer(const evalgraph::Host &h, const json &p) : host_(h) {
-    const Config c = kParams.parse(p);
-    method_ = c.method;
-    label_ = c.label;
-    provider_ = c.provider;
-    temperature_ = c.temperature;
-    max_tokens_ = c.max_tokens;
-  }
+  Answer(const evalgraph::Host &h, const json &p) : host_(h), c_(kParams.parse(p)) {}
 
   json process(evalgraph::Call &call, const json &in) override {
     const json &c = in.at("compressed");
     const json &pr = in.at("probes");
-    std::string context, recent, method = method_, label = label_;
+    std::string context, recent, method = c_.method, label = c_.label;
     json tokens_kept, tokens_history = pr.is_object() ? pr.value("tokens_history", json()) : json();
     if (c.is_string()) {
       context = c.get<std::string>();
@@ -61,34 +55,21 @@ class Answer : public evalgraph::Node {
     for (const auto &p : probes) {
       if (!p.is_object() || !p.contains("question") || !p["question"].is_string())
         throw evalgraph::InputError("a probe has no question");
-      requests.push_back(chat_request(kSystem, block + "\n\n## Question\n" + p["question"].get<std::string>(), temperature_, max_tokens_));
+      requests.push_back(chat_request(kSystem, block + "\n\n## Question\n" + p["question"].get<std::string>(), c_.temperature, c_.max_tokens));
     }
     json answers = json::array();
     long answered = 0, failed = 0;
-    if (!requests.empty()) {
-      json res = host_.chat_batch(call, requests, provider_.empty() ? nullptr : provider_.c_str());
-      if (!res.is_array() || res.size() != requests.size()) throw std::runtime_error("chat_batch returned the wrong number of answers");
-      for (std::size_t i = 0; i < res.size(); ++i) {
-        json a = {{"probe_id", probes[i].value("id", std::to_string(i + 1))}};
-        std::string err;
-        if (res[i].value("ok", false)) {
-          try {
-            a["answer"] = chat_content(res[i]["response"]);
-          } catch (const std::exception &e) {
-            err = e.what();
-          }
-        } else {
-          err = res[i].value("error", std::string("unknown error"));
-        }
-        if (err.empty()) {
-          ++answered;
-        } else {
-          a["answer"] = nullptr;
-          a["error"] = err;
-          ++failed;
-        }
-        answers.push_back(std::move(a));
+    const std::vector<BatchAnswer> res = chat_batch_texts(host_, call, c_.provider, requests);
+    for (std::size_t i = 0; i < res.size(); ++i) {
+      json a = {{"probe_id", probes[i].value("id", std::to_string(i + 1))}, {"answer", nullptr}};
+      if (res[i].ok) {
+        a["answer"] = res[i].text;
+        ++answered;
+      } else {
+        a["error"] = res[i].text;
+        ++failed;
       }
+      answers.push_back(std::move(a));
     }
     return {{"method", method},           {"label", label},       {"compacted_context", block},
             {"tokens_kept", tokens_kept}, {"tokens_history", tokens_history}, {"answers", answers},
@@ -97,9 +78,7 @@ class Answer : public evalgraph::Node {
 
  private:
   evalgraph::Host host_;
-  std::string method_, label_, provider_;
-  double temperature_ = 0;
-  int max_tokens_ = 0;
+  const Config c_;
 };
 
 }  // namespace

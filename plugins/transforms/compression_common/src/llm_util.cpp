@@ -32,6 +32,28 @@ std::string chat_content(const json &response) {
   throw std::runtime_error("the LLM response has no choices[0].message.content");
 }
 
+std::vector<BatchAnswer> chat_batch_texts(const evalgraph::Host &host, evalgraph::Call &call, const std::string &provider,
+                                          const json &requests) {
+  if (requests.empty()) return {};
+  const json res = host.chat_batch(call, requests, provider.empty() ? nullptr : provider.c_str());
+  if (!res.is_array() || res.size() != requests.size())
+    throw std::runtime_error("chat_batch returned " + std::to_string(res.is_array() ? res.size() : 0) + " answers for " +
+                             std::to_string(requests.size()) + " requests");
+  std::vector<BatchAnswer> out(res.size());
+  for (std::size_t i = 0; i < res.size(); ++i) {
+    if (!res[i].value("ok", false)) {
+      out[i].text = res[i].value("error", std::string("unknown error"));
+      continue;
+    }
+    try {
+      out[i] = {true, chat_content(res[i]["response"])};
+    } catch (const std::exception &e) {
+      out[i].text = e.what();
+    }
+  }
+  return out;
+}
+
 std::optional<json> parse_json_answer(const std::string &text) {
   std::string t = trim(text);
   if (t.rfind("```", 0) == 0) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "evalgraph/plugin.hpp"
+
 namespace compression {
 
 using json = nlohmann::json;
@@ -15,6 +17,17 @@ using json = nlohmann::json;
 json chat_request(const std::string &system, const std::string &user, double temperature, int max_tokens);
 // choices[0].message.content of a chat completion; throws std::runtime_error when there is none.
 std::string chat_content(const json &response);
+
+// One answer of a chat_batch call: its text (ok), or the error that took its place: the host's, or why the
+// response holds no text.
+struct BatchAnswer {
+  bool ok = false;
+  std::string text;  // the answer's text, or the error
+};
+// Sends `requests` (chat_request bodies) in one chat_batch call to `provider` ("": the pipeline's default) and
+// returns the answers in request order (no requests: no call); std::runtime_error when the host returns another number of answers.
+std::vector<BatchAnswer> chat_batch_texts(const evalgraph::Host &host, evalgraph::Call &call, const std::string &provider,
+                                          const json &requests);
 
 // The answer parsed as JSON when the whole answer (trimmed) is one JSON value, or when it is exactly one
 // fenced code block (```json ... ``` or ``` ... ```) holding one. Anything else: nullopt.
