@@ -11,11 +11,8 @@ namespace {
 
 using evalgraph::json;
 
-struct Config : ksodi::KTParams {
-  ksodi::K0Config k0_given;
-  std::optional<std::string> embedding_provider;
-};
-const evalgraph::Params<Config> kParams{"", {
+using Config = ksodi::SequenceConfig<ksodi::KTParams, ksodi::K0Config>;
+const evalgraph::Params<Config> kParams{"", ksodi::sequence_params<Config>({
   ksodi::weight_param<Config>(&Config::mu_fill, "mu_fill", "ΔK_fill"),
   ksodi::weight_param<Config>(&Config::nu_shift, "nu_shift", "ΔK_shift"),
   ksodi::weight_param<Config>(&Config::lambda_decay, "lambda_decay", "ΔK_decay"),
@@ -24,27 +21,23 @@ const evalgraph::Params<Config> kParams{"", {
   evalgraph::param<Config>(&Config::followup_exempt, "followup_exempt", "A user turn with a back-reference cue (and no topic-change cue) is never a shift"),
   evalgraph::param<Config>(&Config::shift_with_docs, "shift_with_docs", "Represent each turn with its retrieved docs in the ΔK_shift comparison"),
   evalgraph::param<Config>(&Config::shift_min_words, "shift_min_words", "User turns with fewer words are not judged for a topic shift").range(0, 1000).unit("words"),
-  evalgraph::param(&Config::k0_given, "k0", "Parameters of the embedded standard operator ksodi.k0, with its defaults", ksodi::k0_params()),
-  evalgraph::param(&Config::embedding_provider, "embedding_provider", "Embedding provider for ΔK_shift; null = host default (offline TF-IDF)").nullable(),
-}};
+}, "k0", ksodi::k0_params(), "ΔK_shift")};
 
 class KTNode : public ksodi::SequenceNode {
  public:
   KTNode(const evalgraph::Host &host, const json &params) : KTNode(host, params, kParams.parse(params)) {}
   KTNode(const evalgraph::Host &host, const json &params, const Config &c) : SequenceNode(host, params, c.embedding_provider) {
     p_ = c;
-    p_.k0 = ksodi::resolve(c.k0_given, "k0.weights");
+    p_.k0 = ksodi::resolve(c.standard, "k0.weights");
   }
 
   // Input ports, in this order.
   enum Port { kSystemPrompt, kToolProfile, kUserText, kAnswer, kDocs, kTurn, kScope };
 
   std::string process_raw(evalgraph::Call &call, std::string_view input) override {
-    bool group = false;
-    const std::vector<evalgraph::Record> records =
-        evalgraph::read_sequence(input, "ksodi.k_t", {"system_prompt", "tool_profile", "user_text", "answer", "retrieved_docs", "turn", "context_scope_id"}, &group);
+    const Conversation c = read(input, "ksodi.k_t", {"system_prompt", "tool_profile", "user_text", "answer", "retrieved_docs", "turn", "context_scope_id"});
     std::vector<ksodi::KTInput> turns;
-    for (const auto &in : records) {
+    for (const auto &in : c.turns) {
       ksodi::KTInput x;
       x.k0.system_prompt = in.text(kSystemPrompt);
       x.k0.tool_profile = in.text(kToolProfile);
@@ -57,7 +50,7 @@ class KTNode : public ksodi::SequenceNode {
       turns.push_back(std::move(x));
     }
     const std::vector<ksodi::KTTurn> res = ksodi::compute_k_t(turns, p_, embedder(call));
-    return output(ksodi::k_t_output(res, turns, column(records, kTurn), column(records, kScope), p_, provider_json()), group);
+    return output(ksodi::k_t_output(res, turns, column(c.turns, kTurn), column(c.turns, kScope), p_, provider_json()), c);
   }
 
  private:

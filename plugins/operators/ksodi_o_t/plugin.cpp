@@ -11,41 +11,35 @@ namespace {
 
 using evalgraph::json;
 
-struct Config : ksodi::OTParams {
-  ksodi::O0Config o0_given;
-  std::optional<std::string> embedding_provider;
+struct Config : ksodi::SequenceConfig<ksodi::OTParams, ksodi::O0Config> {
   std::size_t sentence_text_max = 120;
 };
-const evalgraph::Params<Config> kParams{"", {
+const evalgraph::Params<Config> kParams{"", ksodi::sequence_params<Config>({
   ksodi::weight_param<Config>(&Config::w_consistency, "w_consistency", "C_turn"),
   ksodi::weight_param<Config>(&Config::w_correction, "w_correction", "R_corr"),
   ksodi::weight_param<Config>(&Config::w_verify, "w_verify", "V_ext (0 = off; set > 0 only with a verifier mapped to port 'verification')"),
   ksodi::weight_param<Config>(&Config::lambda_drift, "lambda_drift", "Δdrift"),
   evalgraph::param<Config>(&Config::drift_window, "drift_window", "Earlier turns with docs whose mean A_ret is the drift reference").range(1, 100).unit("turns"),
   evalgraph::param<Config>(&Config::drift_margin, "drift_margin", "Δdrift = clip(mean A_ret of the reference turns - A_ret - drift_margin)").range(0, 1),
-  evalgraph::param(&Config::o0_given, "o0", "Parameters of the embedded standard operator ksodi.o0, with its defaults", ksodi::o0_params()),
-  evalgraph::param(&Config::embedding_provider, "embedding_provider", "Embedding provider for O0; null = host default (offline TF-IDF)").nullable(),
+}, "o0", ksodi::o0_params(), "O0", {
   evalgraph::param(&Config::sentence_text_max, "sentence_text_max", "Bytes of each sentence's text kept in the embedded O0 audit (0 = offsets only)").range(0, 100000).unit("bytes"),
-}};
+})};
 
 class OTNode : public ksodi::SequenceNode {
  public:
   OTNode(const evalgraph::Host &host, const json &params) : OTNode(host, params, kParams.parse(params)) {}
   OTNode(const evalgraph::Host &host, const json &params, const Config &c) : SequenceNode(host, params, c.embedding_provider) {
     p_ = c;
-    p_.o0 = ksodi::resolve(c.o0_given);
+    p_.o0 = ksodi::resolve(c.standard);
     text_max_ = c.sentence_text_max;
   }
 
   std::string process_raw(evalgraph::Call &call, std::string_view input) override {
-    bool group = false;
-    const std::vector<evalgraph::Record> records =
-        evalgraph::read_sequence(input, "ksodi.o_t", {"answer", "user_text", "retrieved_docs", "tool_outputs", "verification", "turn"}, &group);
+    const Conversation c = read(input, "ksodi.o_t", {"answer", "user_text", "retrieved_docs", "tool_outputs", "verification", "turn"});
     std::vector<ksodi::OTInput> turns;
-    for (const auto &in : records) {
+    for (const auto &in : c.turns) {
       ksodi::OTInput x;
-      x.o0.answer = in.required_text(0, "the assistant text");
-      ksodi::check_sentences(x.o0.answer, limits_.sentences_per_answer, "ksodi.o_t");
+      x.o0.answer = answer(in, 0, "ksodi.o_t");
       x.user_text = in.text(1);
       x.o0.user_text = x.user_text;  // O0's given words (user_words_given)
       x.o0.docs = in.docs(2, "doc_", limits_.nesting_depth);
@@ -54,7 +48,7 @@ class OTNode : public ksodi::SequenceNode {
       turns.push_back(std::move(x));
     }
     const std::vector<ksodi::OTTurn> res = ksodi::compute_o_t(turns, p_, embedder(call));
-    return output(ksodi::o_t_output(res, turns, column(records, 5), p_, provider_json(), text_max_), group);
+    return output(ksodi::o_t_output(res, turns, column(c.turns, 5), p_, provider_json(), text_max_), c);
   }
 
  private:

@@ -10,36 +10,28 @@ namespace {
 
 using evalgraph::json;
 
-struct Config : ksodi::STParams {
-  ksodi::S0Config s0_given;
-  std::optional<std::string> embedding_provider;
-};
-const evalgraph::Params<Config> kParams{"", {
+using Config = ksodi::SequenceConfig<ksodi::STParams, ksodi::S0Config>;
+const evalgraph::Params<Config> kParams{"", ksodi::sequence_params<Config>({
   ksodi::weight_param<Config>(&Config::w_consistency, "w_consistency", "Δconsistency"),
   ksodi::weight_param<Config>(&Config::w_repair, "w_repair", "Δrepair"),
   ksodi::weight_param<Config>(&Config::lambda_decay, "lambda_decay", "Δdecay"),
   evalgraph::param<Config>(&Config::decay_words, "decay_words", "Answer length in words at which Δdecay counts in full").above(0).with_schema({{"maximum", 100000}}).unit("words"),
-  evalgraph::param(&Config::s0_given, "s0", "Parameters of the embedded standard operator ksodi.s0, with its defaults", ksodi::s0_params()),
-  evalgraph::param(&Config::embedding_provider, "embedding_provider", "Embedding provider for S0's R_red; null = host default (offline TF-IDF)").nullable(),
-}};
+}, "s0", ksodi::s0_params(), "S0's R_red")};
 
 class STNode : public ksodi::SequenceNode {
  public:
   STNode(const evalgraph::Host &host, const json &params) : STNode(host, params, kParams.parse(params)) {}
   STNode(const evalgraph::Host &host, const json &params, const Config &c) : SequenceNode(host, params, c.embedding_provider) {
     p_ = c;
-    p_.s0 = ksodi::resolve(c.s0_given);
+    p_.s0 = ksodi::resolve(c.standard);
   }
 
   std::string process_raw(evalgraph::Call &call, std::string_view input) override {
-    bool group = false;
-    const std::vector<evalgraph::Record> records =
-        evalgraph::read_sequence(input, "ksodi.s_t", {"answer", "system_prompt", "tool_profile", "user_text", "tool_profile_id", "turn"}, &group);
+    const Conversation c = read(input, "ksodi.s_t", {"answer", "system_prompt", "tool_profile", "user_text", "tool_profile_id", "turn"});
     std::vector<ksodi::S0Input> turns;
-    for (const auto &in : records) {
+    for (const auto &in : c.turns) {
       ksodi::S0Input x;
-      x.answer = in.required_text(0, "the assistant text");
-      ksodi::check_sentences(x.answer, limits_.sentences_per_answer, "ksodi.s_t");
+      x.answer = answer(in, 0, "ksodi.s_t");
       x.system_prompt = in.text(1);
       x.tool_profile = in.text(2);
       x.user_text = in.text(3);
@@ -47,7 +39,7 @@ class STNode : public ksodi::SequenceNode {
       turns.push_back(std::move(x));
     }
     const std::vector<ksodi::STTurn> res = ksodi::compute_s_t(turns, p_, embedder(call));
-    return output(ksodi::s_t_output(res, column(records, 5), p_, provider_json()), group);
+    return output(ksodi::s_t_output(res, column(c.turns, 5), p_, provider_json()), c);
   }
 
  private:

@@ -65,51 +65,6 @@ inline InputLimits input_limits(const nlohmann::json &params) {
   return l;
 }
 
-// What the KSODI operator nodes that call the host's embedding service share: the host, the pipeline's embedding
-// provider (null = host default), the input limits and the host-backed EmbedFn.
-class EmbeddingNode : public evalgraph::RawNode {
- protected:
-  EmbeddingNode(const evalgraph::Host &host, const nlohmann::json &params, std::optional<std::string> provider)
-      : host_(host), provider_(std::move(provider)), limits_(input_limits(params)) {}
-  EmbedFn embedder(evalgraph::Call &call) const { return host_embedder(host_, call, provider_); }
-
-  evalgraph::Host host_;
-  std::optional<std::string> provider_;
-  InputLimits limits_;
-};
-
-// What the KSODI-Full sequence nodes (ksodi.s_t, ksodi.k_t, ksodi.o_t) share besides: one input member of every
-// turn (its JSON as it came); the provider as JSON; and the output text for a group (an array) or a lone record
-// (its object).
-class SequenceNode : public EmbeddingNode {
- protected:
-  using EmbeddingNode::EmbeddingNode;
-  nlohmann::json provider_json() const { return provider_ ? nlohmann::json(*provider_) : nlohmann::json(nullptr); }
-  static std::vector<nlohmann::json> column(const std::vector<evalgraph::Record> &records, std::size_t member) {
-    std::vector<nlohmann::json> values;
-    for (const auto &in : records) values.push_back(in.json(member));
-    return values;
-  }
-  static std::string output(const nlohmann::json &out, bool group) { return dump_output(group ? out : out.at(0)); }
-};
-
-// The weight of one Δ term of a KSODI-Full operator: "Weight of <term>", a number in [0, 10]. S is the node's
-// parameter struct (the member may be of a base).
-template <class S, class B> evalgraph::Param<S> weight_param(double B::*member, const char *name, const char *term) {
-  return evalgraph::param<S>(member, name, ("Weight of " + std::string(term)).c_str()).range(0, 10);
-}
-
-// The node type of a KSODI-Full sequence node T: an operator that is given a whole conversation at once and may
-// call the host's embedding service.
-template <class T>
-eg_node_type sequence_type(const char *name, const char *description, const char *params_schema,
-                           std::vector<const char *> reads, std::vector<const char *> reads_optional,
-                           std::vector<const char *> writes) {
-  return evalgraph::node_type<T>({EG_KIND_OPERATOR, name, description, params_schema, std::move(reads),
-                                  std::move(reads_optional), std::move(writes),
-                                  EG_FLAG_THREAD_SAFE | EG_FLAG_SEQUENCE | EG_FLAG_USES_EMBEDDINGS});
-}
-
 // Refuses (InputError) an answer that splits into more than `limit` sentences: memory and time grow with the
 // sentences (~1.6 KB each in O0), so one answer of a million short sentences must fail alone, not take the run
 // down. A count of the bytes that can end a unit (. ! ? … and line ends) bounds the sentences from above, so
@@ -136,6 +91,93 @@ inline void check_sentences(std::string_view answer, std::size_t limit, const ch
   }
   const std::size_t n = text::split_sentences(answer).size();
   if (n > limit) refuse(std::to_string(n));
+}
+
+// What the KSODI operator nodes that call the host's embedding service share: the host, the pipeline's embedding
+// provider (null = host default), the input limits and the host-backed EmbedFn.
+class EmbeddingNode : public evalgraph::RawNode {
+ protected:
+  EmbeddingNode(const evalgraph::Host &host, const nlohmann::json &params, std::optional<std::string> provider)
+      : host_(host), provider_(std::move(provider)), limits_(input_limits(params)) {}
+  EmbedFn embedder(evalgraph::Call &call) const { return host_embedder(host_, call, provider_); }
+
+  evalgraph::Host host_;
+  std::optional<std::string> provider_;
+  InputLimits limits_;
+};
+
+// What the KSODI-Full sequence nodes (ksodi.s_t, ksodi.k_t, ksodi.o_t) share besides: reading the conversation
+// (its turns' records, and whether it came as a group or as one record) and a turn's answer; one input member of
+// every turn (its JSON as it came); the provider as JSON; and the output text for a group (an array) or a lone
+// record (its object).
+class SequenceNode : public EmbeddingNode {
+ protected:
+  using EmbeddingNode::EmbeddingNode;
+  struct Conversation {
+    std::vector<evalgraph::Record> turns;
+    bool group = false;
+  };
+  static Conversation read(std::string_view input, const char *node, std::initializer_list<const char *> ports) {
+    Conversation c;
+    c.turns = evalgraph::read_sequence(input, node, ports, &c.group);
+    return c;
+  }
+  // The assistant text in member `member` of a turn, refused (InputError) over the sentence limit.
+  std::string answer(const evalgraph::Record &in, std::size_t member, const char *node) const {
+    std::string text = in.required_text(member, "the assistant text");
+    check_sentences(text, limits_.sentences_per_answer, node);
+    return text;
+  }
+  nlohmann::json provider_json() const { return provider_ ? nlohmann::json(*provider_) : nlohmann::json(nullptr); }
+  static std::vector<nlohmann::json> column(const std::vector<evalgraph::Record> &records, std::size_t member) {
+    std::vector<nlohmann::json> values;
+    for (const auto &in : records) values.push_back(in.json(member));
+    return values;
+  }
+  static std::string output(const nlohmann::json &out, const Conversation &c) {
+    return dump_output(c.group ? out : out.at(0));
+  }
+};
+
+// The parameters of a KSODI-Full node: its own (P), those of its embedded standard operator as given (G; the
+// node resolves them into P's) and the pipeline's embedding provider (null = host default).
+template <class P, class G> struct SequenceConfig : P {
+  G standard;
+  std::optional<std::string> embedding_provider;
+};
+
+// The parameter list of a KSODI-Full node with a SequenceConfig C: its own `own`, then the embedded standard
+// operator's, declared by `standard`, as member `name` ("s0": ksodi.s0's), the embedding provider (used for
+// `provider_use`) and `more`.
+template <class C, class G>
+std::vector<evalgraph::Param<C>> sequence_params(std::vector<evalgraph::Param<C>> own, const char *name,
+                                                 const evalgraph::Params<G> &standard, const char *provider_use,
+                                                 std::vector<evalgraph::Param<C>> more = {}) {
+  const std::string standard_text =
+      std::string("Parameters of the embedded standard operator ksodi.") + name + ", with its defaults";
+  own.push_back(evalgraph::param<C>(&C::standard, name, standard_text.c_str(), standard));
+  const std::string provider_text =
+      std::string("Embedding provider for ") + provider_use + "; null = host default (offline TF-IDF)";
+  own.push_back(evalgraph::param<C>(&C::embedding_provider, "embedding_provider", provider_text.c_str()).nullable());
+  for (auto &p : more) own.push_back(std::move(p));
+  return own;
+}
+
+// The weight of one Δ term of a KSODI-Full operator: "Weight of <term>", a number in [0, 10]. S is the node's
+// parameter struct (the member may be of a base).
+template <class S, class B> evalgraph::Param<S> weight_param(double B::*member, const char *name, const char *term) {
+  return evalgraph::param<S>(member, name, ("Weight of " + std::string(term)).c_str()).range(0, 10);
+}
+
+// The node type of a KSODI-Full sequence node T: an operator that is given a whole conversation at once and may
+// call the host's embedding service.
+template <class T>
+eg_node_type sequence_type(const char *name, const char *description, const char *params_schema,
+                           std::vector<const char *> reads, std::vector<const char *> reads_optional,
+                           std::vector<const char *> writes) {
+  return evalgraph::node_type<T>({EG_KIND_OPERATOR, name, description, params_schema, std::move(reads),
+                                  std::move(reads_optional), std::move(writes),
+                                  EG_FLAG_THREAD_SAFE | EG_FLAG_SEQUENCE | EG_FLAG_USES_EMBEDDINGS});
 }
 
 }  // namespace ksodi
