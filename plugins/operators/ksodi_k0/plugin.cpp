@@ -1,4 +1,4 @@
-// Plugin glue of ksodi.k0: parameters, ports, JSON in/out. The computation is in k0.cpp.
+// Plugin glue of ksodi.k0: parameters, ports, JSON in. Computation in k0.cpp, output in k0_output.cpp.
 #include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
 #include "k0_params.hpp"

@@ -1,4 +1,4 @@
-// Plugin glue of ksodi.k_t (sequence node): parameters, ports, JSON in/out. The computation is in k_t.cpp.
+// Plugin glue of ksodi.k_t (sequence node): parameters, ports, JSON in. Computation: k_t.cpp, output: k_t_output.cpp.
 #include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
 #include "k0_params.hpp"

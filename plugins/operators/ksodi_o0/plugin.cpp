@@ -1,4 +1,4 @@
-// Plugin glue of ksodi.o0: parameters, ports, JSON in/out. The computation is in o0.cpp.
+// Plugin glue of ksodi.o0: parameters, ports, JSON in. Computation in o0.cpp, output in o0_output.cpp.
 #include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
 #include "ksodi/plugin_util.hpp"

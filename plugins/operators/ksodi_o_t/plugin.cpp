@@ -1,4 +1,4 @@
-// Plugin glue of ksodi.o_t (sequence node): parameters, ports, JSON in/out. The computation is in o_t.cpp.
+// Plugin glue of ksodi.o_t (sequence node): parameters, ports, JSON in. Computation: o_t.cpp, output: o_t_output.cpp.
 #include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
 #include "ksodi/plugin_util.hpp"

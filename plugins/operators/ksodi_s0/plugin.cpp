@@ -1,4 +1,4 @@
-// Plugin glue of ksodi.s0: parameters, ports, JSON in/out. The computation is in s0.cpp.
+// Plugin glue of ksodi.s0: parameters, ports, JSON in. Computation in s0.cpp, output in s0_output.cpp.
 #include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
 #include "s0_params.hpp"

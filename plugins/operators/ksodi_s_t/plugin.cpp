@@ -1,4 +1,4 @@
-// Plugin glue of ksodi.s_t (sequence node): parameters, ports, JSON in/out. The computation is in s_t.cpp.
+// Plugin glue of ksodi.s_t (sequence node): parameters, ports, JSON in. Computation: s_t.cpp, output: s_t_output.cpp.
 #include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
 #include "s0_params.hpp"
