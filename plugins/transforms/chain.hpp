@@ -24,6 +24,13 @@ inline bool applies(const std::optional<std::string> &transformation, const json
   return row == *transformation;
 }
 
+// The row's original text (port `original`); an InputError where it is not a string.
+inline std::string original_text(const json &in) {
+  const json &o = in.at("original");
+  if (!o.is_string()) throw evalgraph::InputError("the original text is not a string");
+  return o.get<std::string>();
+}
+
 // Output for a row of another transformation: pass the previous node's text through.
 inline json pass_through(const json &in) {
   json out = {{"applies", false}};

@@ -2,7 +2,10 @@
 // template, the answer by JSON pointer and its errors, the statuses worth a retry.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
+#include <unistd.h>
 
 #include "exchange.hpp"
 
@@ -20,4 +23,16 @@ TEST_CASE("transform.http: body template, answer by JSON pointer, transient stat
   CHECK(transient_status(429));
   CHECK(transient_status(503));
   CHECK_FALSE(transient_status(404));
+}
+
+TEST_CASE("transform.http: the bearer token from its file, relative to the pipeline's folder", "[chatbot][unit]") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("eg_http_token_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "key.txt") << "  s3cret\n";
+  std::ofstream(dir / "blank.txt") << " \n";
+  CHECK(read_token("key.txt", (dir).string()) == "s3cret");
+  CHECK(read_token((dir / "key.txt").string(), json()) == "s3cret");
+  CHECK_THROWS_WITH(read_token("blank.txt", dir.string()), "api_key_file " + (dir / "blank.txt").string() + " is empty");
+  CHECK_THROWS_WITH(read_token("none.txt", dir.string()), "cannot read api_key_file " + (dir / "none.txt").string());
+  std::filesystem::remove_all(dir);
 }

@@ -313,11 +313,7 @@ struct BatchHost {
     h.chat_batch = [](const eg_host *host, eg_call *, const char *, const char *, size_t, eg_buffer *out) -> eg_status {
       auto *self = static_cast<BatchHost *>(host->host_data);
       ++self->calls;
-      auto *owned = new std::string(self->reply);
-      out->data = owned->data();
-      out->size = owned->size();
-      out->private_data = owned;
-      out->release = [](eg_buffer *b) { delete static_cast<std::string *>(b->private_data); };
+      evalgraph::detail::fill_buffer(out, self->reply);  // released by the SDK's callback, as a plugin's answer
       return EG_OK;
     };
   }

@@ -36,11 +36,7 @@ struct JudgeConfig {
     return system_prompt ? *system_prompt : system_prompts.value(key, std::string(builtin));
   }
   // The request parameters, refused when they set what the judge sets itself.
-  nlohmann::json request_base() const {
-    for (const char *k : {"messages", "model", "stream"})
-      if (inference.contains(k)) throw std::invalid_argument(std::string("inference: '") + k + "' is set by the plugin");
-    return inference;
-  }
+  nlohmann::json request_base() const { return evalgraph::chat_inference(inference); }
 };
 inline const evalgraph::Params<JudgeConfig> &judge_params() {
   using evalgraph::param;
@@ -128,13 +124,7 @@ inline const char *verdict_name(Verdict v) { return v == Verdict::yes ? "true" :
 
 inline constexpr auto &render = evalgraph::render_template;  // {name} placeholders (evalgraph/plugin.hpp)
 
-// The content of the first choice of a chat completion, or nullopt.
-inline std::optional<std::string> answer_text(const nlohmann::json &resp) {
-  if (!resp.contains("choices") || !resp["choices"].is_array() || resp["choices"].empty()) return std::nullopt;
-  const auto &c0 = resp["choices"][0];
-  if (!c0.contains("message") || !c0["message"].contains("content") || !c0["message"]["content"].is_string()) return std::nullopt;
-  return c0["message"]["content"].get<std::string>();
-}
+inline constexpr auto &answer_text = evalgraph::chat_text;  // choices[0].message.content (evalgraph/plugin.hpp)
 
 // The judge's output for one verdict.
 inline nlohmann::json verdict_output(Verdict v, const std::string &raw) {

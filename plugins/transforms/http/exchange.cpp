@@ -1,6 +1,9 @@
 // transform.http's request and response mapping: see exchange.hpp.
 #include "exchange.hpp"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace evalgraph_transforms {
@@ -26,6 +29,18 @@ std::string answer_text(const std::string &answer, const json::json_pointer &poi
   std::string text = v.is_string() ? v.get<std::string>() : v.dump();
   if (trim(text).empty()) throw std::runtime_error(url + ": the answer at " + pointer.to_string() + " is empty");
   return trim(text);
+}
+
+std::string read_token(const std::string &file, const json &pipeline_dir) {
+  std::filesystem::path f = file;
+  if (f.is_relative() && pipeline_dir.is_string()) f = std::filesystem::path(pipeline_dir.get<std::string>()) / f;
+  std::ifstream in(f);
+  if (!in) throw std::invalid_argument("cannot read api_key_file " + f.string());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string token = trim(ss.str());
+  if (token.empty()) throw std::invalid_argument("api_key_file " + f.string() + " is empty");
+  return token;
 }
 
 bool transient_status(long status) { return status == 429 || status == 408 || status >= 500; }

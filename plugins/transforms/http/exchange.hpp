@@ -1,5 +1,5 @@
-// transform.http's request and response mapping, no HTTP and no plugin ABI: the request body rendered from
-// the JSON template, the answer text taken from the endpoint's JSON response by a JSON pointer, and which
+// transform.http's request and response mapping, no HTTP and no plugin ABI: the bearer token read from its
+// file, the request body rendered from the JSON template, the answer text taken from the endpoint's JSON response by a JSON pointer, and which
 // HTTP statuses are worth a retry.
 #pragma once
 
@@ -17,6 +17,10 @@ json render_json(const json &t, const std::vector<std::pair<std::string, std::st
 // The trimmed text at `pointer` of the JSON `answer` (a non-string value: its JSON text); std::runtime_error,
 // prefixed with `url`, if the answer is not bounded JSON, has nothing there, or the text is empty.
 std::string answer_text(const std::string &answer, const json::json_pointer &pointer, const std::string &url);
+
+// The bearer token in `file` (relative to `pipeline_dir` where the host gave one), trimmed;
+// std::invalid_argument when the file cannot be read or holds only white space.
+std::string read_token(const std::string &file, const json &pipeline_dir);
 
 // A non-2xx status a retry may help with: 408, 429, 5xx.
 bool transient_status(long status);

@@ -6,11 +6,8 @@
 
 #include <chrono>
 #include <evalgraph/plugin.hpp>
-#include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <random>
-#include <sstream>
 #include <thread>
 
 #include "exchange.hpp"
@@ -19,7 +16,6 @@ namespace {
 
 using evalgraph::json;
 using namespace evalgraph_transforms;
-namespace fs = std::filesystem;
 
 struct Config {
   std::string url, answer_pointer = "/answer";
@@ -49,41 +45,25 @@ size_t on_data(char *p, size_t size, size_t n, void *user) {
 
 class HttpTransform : public evalgraph::Node {
  public:
-  HttpTransform(const evalgraph::Host &host, const json &p) : host_(host) {
+  HttpTransform(const evalgraph::Host &host, const json &p) : host_(host), c_(kParams.parse(p)) {
     static std::once_flag once;
     std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-    c_ = kParams.parse(p);
-    url_ = c_.url;
-    if (url_.rfind("http://", 0) != 0 && url_.rfind("https://", 0) != 0)
-      throw std::invalid_argument("url must start with http:// or https://: " + url_);
-    body_ = c_.body;
+    if (c_.url.rfind("http://", 0) != 0 && c_.url.rfind("https://", 0) != 0)
+      throw std::invalid_argument("url must start with http:// or https://: " + c_.url);
     pointer_ = json::json_pointer(c_.answer_pointer);
-    timeout_s_ = c_.timeout_s;
-    retries_ = c_.retries;
-    backoff_s_ = c_.retry_backoff_s;
     for (const auto &[k, v] : c_.headers.items()) headers_.push_back(k + ": " + v.get<std::string>());
-    if (c_.api_key_file) {
-      fs::path f = *c_.api_key_file;
-      if (f.is_relative() && p.contains("_pipeline_dir")) f = fs::path(p["_pipeline_dir"].get<std::string>()) / f;
-      std::ifstream in(f);
-      if (!in) throw std::invalid_argument("cannot read api_key_file " + f.string());
-      std::stringstream ss;
-      ss << in.rdbuf();
-      token_ = trim(ss.str());
-      if (token_.empty()) throw std::invalid_argument("api_key_file " + f.string() + " is empty");
-    }
+    if (c_.api_key_file) token_ = read_token(*c_.api_key_file, p.value("_pipeline_dir", json()));
   }
 
   json process(evalgraph::Call &call, const json &in) override {
     if (!applies(c_.transformation, in)) return pass_through(in);
-    const auto &orig = in.at("original");
-    if (!orig.is_string()) throw evalgraph::InputError("the original text is not a string");
-    std::string body = render_json(body_, {{"text", orig.get<std::string>()}, {"original", orig.get<std::string>()}}).dump();
+    const std::string orig = original_text(in);
+    const std::string body = render_json(c_.body, {{"text", orig}, {"original", orig}}).dump();
     std::string last_error;
     std::mt19937 rng(std::random_device{}());
-    for (int attempt = 0; attempt <= retries_; ++attempt) {
+    for (int attempt = 0; attempt <= c_.retries; ++attempt) {
       if (attempt > 0) {
-        double d = backoff_s_ * (1 << (attempt - 1)) * std::uniform_real_distribution<double>(0.5, 1.0)(rng);
+        double d = c_.retry_backoff_s * (1 << (attempt - 1)) * std::uniform_real_distribution<double>(0.5, 1.0)(rng);
         std::this_thread::sleep_for(std::chrono::duration<double>(d));
         if (host_.cancelled(call)) throw evalgraph::HostError(EG_CANCELLED, "cancelled");
       }
@@ -91,7 +71,7 @@ class HttpTransform : public evalgraph::Node {
       std::string answer;
       bool transient = false;
       last_error = post(body, answer, status, transient);
-      if (last_error.empty()) return {{"text", answer_text(answer, pointer_, url_)}, {"applies", true}};
+      if (last_error.empty()) return {{"text", answer_text(answer, pointer_, c_.url)}, {"applies", true}};
       if (!transient) break;
     }
     throw std::runtime_error(last_error);
@@ -113,15 +93,15 @@ class HttpTransform : public evalgraph::Node {
       auth = "Authorization: Bearer " + token_;
       hdrs = curl_slist_append(hdrs, auth.c_str());
     }
-    curl_easy_setopt(h, CURLOPT_URL, url_.c_str());
+    curl_easy_setopt(h, CURLOPT_URL, c_.url.c_str());
     curl_easy_setopt(h, CURLOPT_POST, 1L);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &answer);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_s_ * 1000));
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(timeout_s_, 10.0) * 1000));
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(c_.timeout_s * 1000));
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(c_.timeout_s, 10.0) * 1000));
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     CURLcode rc = curl_easy_perform(h);
@@ -132,21 +112,18 @@ class HttpTransform : public evalgraph::Node {
     if (rc != CURLE_OK) {
       transient = rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
                   rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING || rc == CURLE_PARTIAL_FILE;
-      return url_ + ": " + curl_easy_strerror(rc);
+      return c_.url + ": " + curl_easy_strerror(rc);
     }
     if (status >= 200 && status < 300) return "";
     transient = transient_status(status);
-    return url_ + ": HTTP " + std::to_string(status) + ": " + answer.substr(0, 200);
+    return c_.url + ": HTTP " + std::to_string(status) + ": " + answer.substr(0, 200);
   }
 
   evalgraph::Host host_;
-  Config c_;
-  json body_;
-  std::string url_, token_;
+  const Config c_;
   json::json_pointer pointer_;
+  std::string token_;
   std::vector<std::string> headers_;
-  double timeout_s_ = 60, backoff_s_ = 0.5;
-  int retries_ = 2;
 };
 
 }  // namespace

@@ -25,44 +25,30 @@ const evalgraph::Params<Config> kParams{"Transforms the original text with an Op
 
 class LlmTransform : public evalgraph::Node {
  public:
-  LlmTransform(const evalgraph::Host &host, const json &p) : host_(host), c_(kParams.parse(p)) {
-    provider_ = c_.provider;
-    system_ = c_.system_prompt;
-    user_ = c_.user_prompt;
-    inference_ = c_.inference;
-    for (const char *k : {"messages", "model", "stream"})
-      if (inference_.contains(k)) throw std::invalid_argument(std::string("inference: '") + k + "' is set by the plugin");
-  }
+  LlmTransform(const evalgraph::Host &host, const json &p)
+      : host_(host), c_(kParams.parse(p)), inference_(evalgraph::chat_inference(c_.inference)) {}
 
   json process(evalgraph::Call &call, const json &in) override {
     if (!applies(c_.transformation, in)) return pass_through(in);
-    const auto &orig = in.at("original");
-    if (!orig.is_string()) throw evalgraph::InputError("the original text is not a string");
-    std::vector<std::pair<std::string, std::string>> vars = {{"text", orig.get<std::string>()},
-                                                             {"original", orig.get<std::string>()}};
+    const std::string orig = original_text(in);
+    const std::vector<std::pair<std::string, std::string>> vars = {{"text", orig}, {"original", orig}};
     json req = inference_;
     json messages = json::array();
-    std::string sys = render(system_, vars);
+    std::string sys = render(c_.system_prompt, vars);
     if (!sys.empty()) messages.push_back({{"role", "system"}, {"content", sys}});
-    messages.push_back({{"role", "user"}, {"content", render(user_, vars)}});
+    messages.push_back({{"role", "user"}, {"content", render(c_.user_prompt, vars)}});
     req["messages"] = std::move(messages);
-    json resp = host_.chat(call, req, provider_.empty() ? nullptr : provider_.c_str());
-    const json *content = nullptr;
-    if (resp.contains("choices") && resp["choices"].is_array() && !resp["choices"].empty()) {
-      const json &c0 = resp["choices"][0];
-      if (c0.contains("message") && c0["message"].contains("content")) content = &c0["message"]["content"];
-    }
-    if (content == nullptr || !content->is_string()) throw std::runtime_error("the model's answer has no text content");
-    std::string text = trim(content->get<std::string>());
+    const auto content = evalgraph::chat_text(host_.chat(call, req, c_.provider.empty() ? nullptr : c_.provider.c_str()));
+    if (!content) throw std::runtime_error("the model's answer has no text content");
+    std::string text = trim(*content);
     if (text.empty()) throw std::runtime_error("the model answered with an empty text");
     return {{"text", text}, {"applies", true}};
   }
 
  private:
   evalgraph::Host host_;
-  Config c_;
-  std::string provider_, system_, user_;
-  json inference_;
+  const Config c_;
+  const json inference_;
 };
 
 }  // namespace

@@ -20,20 +20,19 @@ const evalgraph::Params<Config> kParams{"Takes the transformed text from an exis
 
 class ManualTransform : public evalgraph::Node {
  public:
-  ManualTransform(const evalgraph::Host &, const json &p) : c_(kParams.parse(p)), column_(c_.column) {}
+  ManualTransform(const evalgraph::Host &, const json &p) : c_(kParams.parse(p)) {}
 
   json process(evalgraph::Call &, const json &in) override {
     if (!applies(c_.transformation, in)) return pass_through(in);
     auto it = in.find("text");
-    if (it == in.end() || it->is_null()) throw evalgraph::InputError("the row has no value in column '" + column_ + "'");
+    if (it == in.end() || it->is_null()) throw evalgraph::InputError("the row has no value in column '" + c_.column + "'");
     std::string text = it->is_string() ? it->get<std::string>() : it->dump();
-    if (trim(text).empty()) throw evalgraph::InputError("column '" + column_ + "' is empty in this row");
+    if (trim(text).empty()) throw evalgraph::InputError("column '" + c_.column + "' is empty in this row");
     return {{"text", text}, {"applies", true}};
   }
 
  private:
-  Config c_;
-  std::string column_;
+  const Config c_;
 };
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -376,6 +377,22 @@ inline std::string render_template(const std::string &tmpl, const std::vector<st
     if (!done) out += tmpl[i++];
   }
   return out;
+}
+
+// The content of a chat completion's first choice (choices[0].message.content), or nullopt where it has no text.
+inline std::optional<std::string> chat_text(const json &response) {
+  if (!response.contains("choices") || !response["choices"].is_array() || response["choices"].empty()) return std::nullopt;
+  const auto &c0 = response["choices"][0];
+  if (!c0.contains("message") || !c0["message"].contains("content") || !c0["message"]["content"].is_string()) return std::nullopt;
+  return c0["message"]["content"].get<std::string>();
+}
+
+// A node's `inference` parameters, passed into its chat requests as they are; std::invalid_argument where they
+// set what the node sets itself (messages, model, stream).
+inline json chat_inference(const json &inference) {
+  for (const char *k : {"messages", "model", "stream"})
+    if (inference.contains(k)) throw std::invalid_argument(std::string("inference: '") + k + "' is set by the plugin");
+  return inference;
 }
 
 }  // namespace evalgraph
