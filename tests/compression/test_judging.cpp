@@ -33,3 +33,27 @@ TEST_CASE("judge: configured criteria replace a type's defaults, unknown or repe
   CHECK_THROWS_WITH(criteria_by_type(json{{"artifact", {"accuracy_factual", "accuracy_factual"}}}),
                     "criteria_by_probe_type.artifact lists accuracy_factual twice");
 }
+
+TEST_CASE("judge: a checkpoint's grading, blind requests for the answered items only, errors kept per item", "[compression][unit]") {
+  GradingOptions o{default_criteria_by_type(), {}, 7, true, 0, 0};
+  const json in = {{"probes", {{"probes", {{{"id", "p1"}, {"type", "recall"}, {"question", "Which file?"}, {"expected", "a.py"}}}}}},
+                   {"answers_1", {{"method", "m1"}, {"label", "M1"}, {"compacted_context", "ctx"}, {"answers", {{{"probe_id", "p1"}, {"answer", "a.py"}}}}}},
+                   {"answers_3", {{"method", "m3"}, {"answers", {{{"probe_id", "p1"}, {"answer", nullptr}, {"error", "HTTP 500"}}}}}}};
+  Grading g(in, o);
+  REQUIRE(g.requests().size() == 1);
+  const std::string user = g.requests()[0]["messages"][1]["content"];
+  CHECK(user.find("a.py") != std::string::npos);
+  CHECK(user.find("m1") == std::string::npos);  // blind: no method id
+  const json out = g.output({BatchAnswer{false, "judge down"}});
+  CHECK(out["methods"].size() == 2);
+  CHECK(out["methods"][1]["slot"] == 3);
+  CHECK(out["judge_calls"] == 1);
+  CHECK(out["unanswered"] == 1);
+  CHECK(out["judge_errors"] == 1);
+  CHECK(out["results"][0]["status"] == "judge_error");
+  CHECK(out["results"][0]["error"] == "judge down");
+  CHECK(out["results"][1]["status"] == "unanswered");
+  CHECK(out["results"][1]["error"] == "HTTP 500");
+  CHECK_THROWS_AS(Grading(json{{"probes", json::array()}}, o), evalgraph::InputError);
+  CHECK_THROWS_AS(Grading(json{{"probes", 3}, {"answers_1", in["answers_1"]}}, o), evalgraph::InputError);
+}

@@ -1,6 +1,7 @@
 // compression.judge's domain logic, no plugin ABI: the criteria a probe is graded on, the check of a
 // configured criterion id, the per-checkpoint seed of the judging order, and a judge answer written into
-// an item's result (status valid / invalid, criterion results, dimension and aggregate scores).
+// an item's result (status valid / invalid, criterion results, dimension and aggregate scores), and one
+// checkpoint's grading (Grading: the items, the blind requests in their seeded order, the output).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compression/llm_util.hpp"
 #include "compression/rubric.hpp"
 
 namespace compression {
@@ -31,5 +33,45 @@ std::uint64_t checkpoint_seed(const json &in, std::uint64_t seed);
 
 // Writes the parsed judge answer J into result `r`; true if it was valid.
 bool write_judgement(json &r, const Judgement &J);
+
+// What compression.judge grades with: its parameters, checked.
+struct GradingOptions {
+  CriteriaByType by_type;
+  std::map<std::string, double> weights;  // of a criterion within its dimension (absent: 1)
+  std::uint64_t seed = 1;
+  bool ground_truth = true;  // send the probe's expected answer
+  double temperature = 0;
+  int max_tokens = 0;
+};
+
+// One checkpoint graded: every answer of every method (ports answers_1..answers_8, compression.answer outputs)
+// to every probe is an item; the answered ones are judged blind, one request each, in a seeded order. Input
+// that does not fit: evalgraph::InputError. `in` and `o` must outlive the Grading.
+class Grading {
+ public:
+  static constexpr int kSlots = 8;
+  Grading(const json &in, const GradingOptions &o);
+  // The judge requests (chat_request bodies), in the seeded order.
+  const json &requests() const { return requests_; }
+  // compression.judge's output, once the judge's `answers` (one per request, in their order) are in.
+  json output(const std::vector<BatchAnswer> &answers);
+
+ private:
+  struct Item {
+    std::size_t probe, slot_pos;
+    std::string answer;
+    std::vector<std::string> crit;
+    json result;
+  };
+  struct Slot {
+    int slot;
+    const json *out;
+  };
+  const GradingOptions &o_;
+  std::vector<Slot> slots_;
+  json methods_ = json::array(), requests_ = json::array();
+  std::vector<Item> items_;
+  std::vector<std::size_t> judged_;  // the items judged, in the order of the requests
+};
 
 }  // namespace compression
