@@ -55,3 +55,27 @@ TEST_CASE("probes: supplied probes are checked, decision probes go before them",
   CHECK(probes[2]["source"] == "dataset");
   CHECK(decision_prompt(2, "T").find("Find the 2 most important") != std::string::npos);
 }
+
+TEST_CASE("probes: a session's checkpoints, one decision request each, the LLM's answers placed or counted", "[compression][unit]") {
+  const ProbeOptions o{{"recall", "decision"}, 1, false, 300, 0, 0};
+  const json records = json::parse(R"([
+    {"messages": [{"role":"user","content":"Fix the importer"}]},
+    {"messages": [{"role":"assistant","content":"Using csv.reader."}],
+     "probes": [{"type":"recall","question":"Which task?","expected":"the importer"}]}
+  ])");
+  SessionProbes s(records, o);
+  REQUIRE(s.requests().size() == 2);
+  const json out = s.output({BatchAnswer{true, R"({"decisions":[{"question":"Why csv.reader?","answer":"It is standard."}]})"},
+                             BatchAnswer{true, "no JSON here"}});
+  REQUIRE(out.size() == 2);
+  CHECK(out[0]["messages_total"] == 1);
+  CHECK(out[1]["messages_total"] == 2);  // the history grows over the session
+  CHECK(out[0]["probes"].back()["id"] == "decision-1");
+  CHECK(out[0]["decision_errors"] == 0);
+  CHECK(out[1]["decision_errors"] == 1);
+  CHECK(out[1]["decision_raw"] == "no JSON here");
+  CHECK(out[1]["probes"].back()["question"] == "Which task?");  // supplied, after the generated ones
+  CHECK_THROWS_WITH(SessionProbes(records, o).output({BatchAnswer{false, "HTTP 500"}, BatchAnswer{true, ""}}),
+                    "decision probes: LLM call failed: HTTP 500");
+  CHECK_THROWS_AS(SessionProbes(json::parse(R"([{"text": "no messages"}])"), o), evalgraph::InputError);
+}

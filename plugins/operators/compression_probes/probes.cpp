@@ -167,4 +167,64 @@ void insert_decision_probes(json &probes, const Decisions &decisions, long long 
   }
 }
 
+SessionProbes::SessionProbes(const json &records, const ProbeOptions &o) : o_(o) {
+  std::vector<Message> msgs;
+  std::size_t n_rec = 0;
+  for (const auto &r : records) {
+    ++n_rec;
+    std::string where = "checkpoint " + std::to_string(n_rec);
+    auto it = r.find("messages");
+    if (it == r.end()) throw evalgraph::InputError(where + " has no 'messages'");
+    try {
+      append_messages(msgs, *it, where);
+    } catch (const std::invalid_argument &e) {
+      throw evalgraph::InputError(e.what());
+    }
+    json probes = json::array();
+    json supplied = r.contains("probes") ? r["probes"] : json();
+    bool generate = !(o_.only_supplied && supplied.is_array() && !supplied.empty());
+    Facts f = extract_facts(msgs, 0, msgs.size());
+    if (generate) {
+      probes = extracted_probes(f, o_.types);
+      if (o_.types.count("decision") && o_.decision_probes > 0) {
+        need_llm_.push_back(out_.size());
+        requests_.push_back(chat_request(kDecisionSystem,
+                                         decision_prompt(o_.decision_probes, render_transcript(msgs, 0, msgs.size(), o_.max_tool_chars)),
+                                         o_.temperature, o_.max_tokens));
+      }
+    }
+    if (supplied.is_array()) {
+      std::size_t k = 0;
+      try {
+        for (const auto &sp : supplied) probes.push_back(supplied_probe(sp, ++k, where));
+      } catch (const std::invalid_argument &e) {
+        throw evalgraph::InputError(e.what());
+      }
+    } else if (!supplied.is_null()) {
+      throw evalgraph::InputError(where + ": 'probes' must be an array");
+    }
+    out_.push_back({{"probes", probes},
+                   {"messages_total", msgs.size()},
+                   {"tokens_history", transcript_tokens(msgs, 0, msgs.size())},
+                   {"decision_errors", 0},
+                   {"facts", facts_summary(f)}});
+  }
+}
+
+json SessionProbes::output(const std::vector<BatchAnswer> &answers) {
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    json &o = out_[need_llm_[i]];
+    // The host already retried; a failed call is an error of this node, not a silently missing probe.
+    if (!answers[i].ok) throw std::runtime_error("decision probes: LLM call failed: " + answers[i].text);
+    auto decisions = parse_decisions(answers[i].text);
+    if (!decisions) {
+      o["decision_errors"] = 1;
+      o["decision_raw"] = answers[i].text;
+      continue;
+    }
+    insert_decision_probes(o["probes"], *decisions, o_.decision_probes);
+  }
+  return out_;
+}
+
 }  // namespace compression

@@ -1,7 +1,7 @@
 // The probes of one checkpoint, computed from its history (compression.probes' domain logic, no plugin ABI):
 // recall / artifact / continuation probes whose expected answers are read from the structural facts of the
 // tool calls, validation of dataset-supplied probes, the decision-probe prompt for the LLM and the parser of
-// its answer, and the facts summary the node writes beside the probes.
+// its answer, the facts summary the node writes beside the probes, and one session's probes (SessionProbes).
 #pragma once
 
 #include <cstddef>
@@ -48,5 +48,33 @@ std::optional<Decisions> parse_decisions(const std::string &text);
 
 // Appends at most `n` decision probes (ids decision-1...) to `probes`, before the first dataset-supplied one.
 void insert_decision_probes(json &probes, const Decisions &decisions, long long n);
+
+// What compression.probes asks for: its parameters.
+struct ProbeOptions {
+  std::set<std::string> types;  // recall, artifact, continuation, decision
+  long long decision_probes = 1;
+  bool only_supplied = false;  // a checkpoint with supplied probes gets no generated ones
+  std::size_t max_tool_chars = 300;
+  double temperature = 0;
+  int max_tokens = 0;
+};
+
+// One session's probes: its checkpoint records read in order (the history rebuilt span by span), each
+// checkpoint's generated and supplied probes, and one decision-probe request per checkpoint that gets them.
+// Input that does not fit: evalgraph::InputError. `o` must outlive it.
+class SessionProbes {
+ public:
+  SessionProbes(const json &records, const ProbeOptions &o);
+  // The decision-probe requests (chat_request bodies), in checkpoint order.
+  const json &requests() const { return requests_; }
+  // The records' outputs, once the LLM's `answers` (one per request, in their order) are in; a failed call is
+  // a std::runtime_error (the host already retried), an unusable answer counted in decision_errors.
+  json output(const std::vector<BatchAnswer> &answers);
+
+ private:
+  const ProbeOptions &o_;
+  json out_ = json::array(), requests_ = json::array();
+  std::vector<std::size_t> need_llm_;  // positions in out_ that get decision probes
+};
 
 }  // namespace compression
