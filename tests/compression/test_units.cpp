@@ -216,10 +216,9 @@ struct FakeHost {
 class LastSpan : public Method {
  public:
   explicit LastSpan(std::vector<std::pair<std::size_t, std::size_t>> &s) : spans(s) {}
-  void compress(const evalgraph::Host &host, evalgraph::Call &call, const Knobs &k, const std::vector<Message> &msgs,
-                std::size_t from, std::size_t to) override {
-    spans.emplace_back(from, to);
-    text = summarise(host, call, k, "sys", render_transcript(msgs, from, to));
+  void compress(const Span &s) override {
+    spans.emplace_back(s.from, s.to);
+    text = compression::summarise(s.host, s.call, s.k, "sys", render_transcript(s.msgs, s.from, s.to));
     ++llm_calls;
   }
   std::string context() const override { return text; }
@@ -280,7 +279,7 @@ TEST_CASE("compression triggers: checkpoints, every N messages, every N tokens",
 namespace {
 // A Method that only shows what sections_of makes of a summariser's answer.
 struct SectionsProbe : Method {
-  void compress(const evalgraph::Host &, evalgraph::Call &, const Knobs &, const std::vector<Message> &, std::size_t, std::size_t) override {}
+  void compress(const Span &) override {}
   std::string context() const override { return {}; }
   Sections read(const std::string &answer) { return sections_of(answer); }
 };

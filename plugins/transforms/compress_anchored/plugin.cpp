@@ -10,14 +10,9 @@ using namespace compression;
 
 class Anchored : public Method {
  public:
-  static constexpr const char *kId = "anchored_iterative", *kLabel = "Anchored Iterative";
-  void compress(const evalgraph::Host &host, evalgraph::Call &call, const Knobs &k, const std::vector<Message> &msgs,
-                std::size_t from, std::size_t to) override {
-    std::string so_far = started_ ? render_sections(sections_, &artifacts_) : std::string();
-    std::string answer = summarise(host, call, k, kSummariserSystem,
-                                   anchored_prompt(so_far, render_transcript(msgs, from, to, k.max_tool_chars)));
-    ++llm_calls;
-    merge_file_facts(artifacts_, extract_facts(msgs, from, to).files);
+  void compress(const Span &span) override {
+    const std::string answer = summarise(span, anchored_prompt(context(), span.transcript(span.from)));
+    merge_file_facts(artifacts_, extract_facts(span.msgs, span.from, span.to).files);
     merge_span(sections_, sections_of(answer));
     started_ = true;
   }
@@ -37,6 +32,6 @@ class Anchored : public Method {
 }  // namespace
 
 EVALGRAPH_PLUGIN("compress_anchored", "1.0.0", "Context compression: anchored iterative summary",
-                 compression::transform_type<Anchored>("compress.anchored",
+                 compression::transform_type<Anchored>("compress.anchored", "anchored_iterative", "Anchored Iterative",
                                                        "anchored iterative summary: only the newly dropped span is summarised and merged into a persisted sectioned summary",
                                                        {"summary", "artifacts"}))

@@ -9,12 +9,8 @@ using namespace compression;
 
 class Opaque : public Method {
  public:
-  static constexpr const char *kId = "opaque", *kLabel = "Opaque (stand-in)";
-  void compress(const evalgraph::Host &host, evalgraph::Call &call, const Knobs &k, const std::vector<Message> &msgs,
-                std::size_t from, std::size_t to) override {
-    summary_ = trim(summarise(host, call, k, kSummariserSystem,
-                              opaque_prompt(summary_, render_transcript(msgs, from, to, k.max_tool_chars))));
-    ++llm_calls;
+  void compress(const Span &span) override {
+    summary_ = trim(summarise(span, opaque_prompt(summary_, span.transcript(span.from))));
   }
   std::string context() const override { return summary_; }
   json details() const override {
@@ -28,5 +24,5 @@ class Opaque : public Method {
 }  // namespace
 
 EVALGRAPH_PLUGIN("compress_opaque", "1.0.0", "Context compression: opaque summary (stand-in for provider compaction)",
-                 compression::transform_type<Opaque>("compress.opaque", "unstructured summary, a stand-in for a provider's opaque compaction",
-                                                     {"stand_in"}))
+                 compression::transform_type<Opaque>("compress.opaque", "opaque", "Opaque (stand-in)",
+                                                     "unstructured summary, a stand-in for a provider's opaque compaction", {"stand_in"}))

@@ -8,13 +8,8 @@ using namespace compression;
 
 class Regenerative : public Method {
  public:
-  static constexpr const char *kId = "regenerative", *kLabel = "Regenerative";
-  void compress(const evalgraph::Host &host, evalgraph::Call &call, const Knobs &k, const std::vector<Message> &msgs,
-                std::size_t /*from*/, std::size_t to) override {
-    std::string answer =
-        summarise(host, call, k, kSummariserSystem, regenerative_prompt(render_transcript(msgs, 0, to, k.max_tool_chars)));
-    ++llm_calls;
-    sections_ = sections_of(answer);
+  void compress(const Span &span) override {
+    sections_ = sections_of(summarise(span, regenerative_prompt(span.transcript(0))));
     started_ = true;
   }
   std::string context() const override { return started_ ? render_sections(sections_, nullptr) : std::string(); }
@@ -28,6 +23,6 @@ class Regenerative : public Method {
 }  // namespace
 
 EVALGRAPH_PLUGIN("compress_regenerative", "1.0.0", "Context compression: regenerative structured summary",
-                 compression::transform_type<Regenerative>("compress.regenerative",
+                 compression::transform_type<Regenerative>("compress.regenerative", "regenerative", "Regenerative",
                                                            "regenerative summary: the full structured summary is rebuilt from the whole dropped history at each compression",
                                                            {"summary"}))

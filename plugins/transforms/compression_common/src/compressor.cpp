@@ -38,6 +38,11 @@ std::string summarise(const evalgraph::Host &host, evalgraph::Call &call, const 
   return chat_content(resp);
 }
 
+std::string Method::summarise(const Span &span, const std::string &user) {
+  ++llm_calls;
+  return compression::summarise(span.host, span.call, span.k, kSummariserSystem, user);
+}
+
 Sections Method::sections_of(const std::string &answer) {
   if (auto s = parse_sections(answer)) return *s;
   ++parse_failures;
@@ -72,7 +77,7 @@ json CompressionTransform::process_sequence(evalgraph::Call &call, const json &r
   const std::size_t keep = static_cast<std::size_t>(k_.keep_recent);
   auto compress_to = [&](std::size_t nb) {
     if (nb <= boundary) return;
-    m->compress(host_, call, k_, msgs, boundary, nb);
+    m->compress(Span{host_, call, k_, msgs, boundary, nb});
     boundary = nb;
     ++compressions;
   };

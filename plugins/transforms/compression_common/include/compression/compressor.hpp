@@ -33,19 +33,31 @@ Knobs parse_knobs(const json &p);  // throws std::invalid_argument (e.g. trigger
 // The JSON Schema of a compression transform's parameters (the knobs).
 const char *knobs_schema();
 
+// One compression: messages [from, to) of the session go (from = the previous boundary; [0, from) is already
+// compressed), asked of the summariser through the host.
+struct Span {
+  const evalgraph::Host &host;
+  evalgraph::Call &call;
+  const Knobs &k;
+  const std::vector<Message> &msgs;
+  std::size_t from, to;
+  // Messages [start, to) as the summariser's prompt shows them (tool outputs cut to k.max_tool_chars).
+  std::string transcript(std::size_t start) const { return render_transcript(msgs, start, to, k.max_tool_chars); }
+};
+
 // One compression method. A fresh instance handles one session.
 class Method {
  public:
   virtual ~Method() = default;
-  // Compresses away messages [from, to) (from = the previous boundary; [0, from) is already compressed).
-  virtual void compress(const evalgraph::Host &host, evalgraph::Call &call, const Knobs &k,
-                        const std::vector<Message> &msgs, std::size_t from, std::size_t to) = 0;
+  virtual void compress(const Span &span) = 0;
   virtual std::string context() const = 0;    // the compressed context ("" before the first compression)
   virtual json details() const { return json::object(); }  // extra output fields
   long long llm_calls = 0;
   long long parse_failures = 0;  // summariser answers that were not the JSON asked for (kept as text)
 
  protected:
+  // The summariser's answer to `user` (with the summariser's system prompt), counted in llm_calls.
+  std::string summarise(const Span &span, const std::string &user);
   // The summariser's answer as sections; an answer that is not the JSON asked for is counted in parse_failures
   // and kept, trimmed, as the current state.
   Sections sections_of(const std::string &answer);
@@ -71,17 +83,22 @@ class CompressionTransform : public evalgraph::Node {
   evalgraph::Host host_;
 };
 
-// The transform of method M: M::kId and M::kLabel name it in every output; a fresh M handles each session.
+// The transform of method M; a fresh M handles each session.
 template <class M> class MethodTransform : public CompressionTransform {
  public:
+  static inline const char *id = nullptr, *label = nullptr;  // the method's, in every output (set by transform_type)
   MethodTransform(const evalgraph::Host &h, const json &p)
-      : CompressionTransform(p, M::kId, M::kLabel, [] { return std::make_unique<M>(); }, h) {}
+      : CompressionTransform(p, id, label, [] { return std::make_unique<M>(); }, h) {}
 };
 
 // What every compression transform writes; the node type of method M's adds M::details()' keys.
 std::vector<const char *> transform_writes(std::initializer_list<const char *> details);
+// The node type `name` of method M, whose outputs name it `method_id` and `label`.
 template <class M>
-eg_node_type transform_type(const char *name, const char *description, std::initializer_list<const char *> details) {
+eg_node_type transform_type(const char *name, const char *method_id, const char *label, const char *description,
+                            std::initializer_list<const char *> details) {
+  MethodTransform<M>::id = method_id;
+  MethodTransform<M>::label = label;
   return evalgraph::node_type<MethodTransform<M>>({EG_KIND_TRANSFORM, name, description, knobs_schema(), {"messages"}, {},
                                                    transform_writes(details), EG_FLAG_SEQUENCE | EG_FLAG_USES_LLM});
 }
