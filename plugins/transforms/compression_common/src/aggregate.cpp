@@ -153,6 +153,17 @@ std::string csvq(const std::string &s) {
   for (char c : s) o += (c == '"') ? std::string("\"\"") : std::string(1, c);
   return o + "\"";
 }
+// A CSV header with a column per dimension between `before` and `after`, and a row's cells for them.
+std::string dimensions_header(const char *before, const char *after) {
+  std::string o = before;
+  for (const auto &d : dimensions()) o += "," + d;
+  return o + after;
+}
+std::string dimension_cells(const json &by_dimension) {
+  std::string o;
+  for (const auto &d : dimensions()) o += "," + csvnum(by_dimension[d]);
+  return o;
+}
 const char *dim_title(const std::string &d) {
   if (d == "accuracy") return "Accuracy";
   if (d == "context_awareness") return "Context";
@@ -224,12 +235,11 @@ std::string Aggregator::markdown(const json &r) {
 }
 
 std::string Aggregator::csv(const json &r) {
-  std::string o = "method,label,overall";
-  for (const auto &d : dimensions()) o += "," + d;
-  o += ",answers,invalid,judge_errors,unanswered,judge_calls,checkpoints,tokens_kept,tokens_history,compression_ratio\n";
+  std::string o = dimensions_header("method,label,overall",
+                                    ",answers,invalid,judge_errors,unanswered,judge_calls,checkpoints,tokens_kept,"
+                                    "tokens_history,compression_ratio\n");
   for (const auto &m : r["methods"]) {
-    o += csvq(m["method"]) + "," + csvq(m["label"]) + "," + csvnum(m["overall"]);
-    for (const auto &d : dimensions()) o += "," + csvnum(m["dimensions"][d]);
+    o += csvq(m["method"]) + "," + csvq(m["label"]) + "," + csvnum(m["overall"]) + dimension_cells(m["dimensions"]);
     o += fmt::format(",{},{},{},{},{},{},{:.0f},{:.0f},{}\n", m["valid"].get<long>(), m["invalid"].get<long>(),
                      m["judge_errors"].get<long>(), m["unanswered"].get<long>(), m["judge_calls"].get<long>(),
                      m["checkpoints"].get<long>(), m["tokens_kept"].get<double>(), m["tokens_history"].get<double>(),
@@ -239,15 +249,10 @@ std::string Aggregator::csv(const json &r) {
 }
 
 std::string Aggregator::by_type_csv(const json &r) {
-  std::string o = "method,label,probe_type,answers,overall";
-  for (const auto &d : dimensions()) o += "," + d;
-  o += "\n";
-  for (const auto &b : r["by_probe_type"]) {
+  std::string o = dimensions_header("method,label,probe_type,answers,overall", "\n");
+  for (const auto &b : r["by_probe_type"])
     o += csvq(b["method"]) + "," + csvq(b["label"]) + "," + csvq(b["probe_type"]) + "," +
-         std::to_string(b["answers"].get<long>()) + "," + csvnum(b["overall"]);
-    for (const auto &d : dimensions()) o += "," + csvnum(b["dimensions"][d]);
-    o += "\n";
-  }
+         std::to_string(b["answers"].get<long>()) + "," + csvnum(b["overall"]) + dimension_cells(b["dimensions"]) + "\n";
   return o;
 }
 

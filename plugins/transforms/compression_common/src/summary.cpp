@@ -30,16 +30,24 @@ bool str_at(const json &j, const char *k, std::string &out) {
   return true;
 }
 
-bool str_list(const json &j, const char *k, std::vector<std::string> &out) {
+// Calls read(x) for each element of the array at `k` (absent or null: none); false where it is not an array or
+// read refuses an element.
+template <class F> bool each_of(const json &j, const char *k, F &&read) {
   auto it = j.find(k);
   if (it == j.end() || it->is_null()) return true;
   if (!it->is_array()) return false;
-  for (const auto &x : *it) {
+  for (const auto &x : *it)
+    if (!read(x)) return false;
+  return true;
+}
+
+bool str_list(const json &j, const char *k, std::vector<std::string> &out) {
+  return each_of(j, k, [&](const json &x) {
     if (!x.is_string()) return false;
     std::string t = trim(x.get<std::string>());
     if (!t.empty()) out.push_back(t);
-  }
-  return true;
+    return true;
+  });
 }
 
 template <class T> void append_unique(std::vector<T> &to, const T &x, bool (*same)(const T &, const T &)) {
@@ -61,31 +69,25 @@ std::optional<Sections> parse_sections(const std::string &answer) {
   if (!str_at(*j, "intent", s.intent) || !str_at(*j, "current_state", s.current_state) ||
       !str_list(*j, "errors", s.errors) || !str_list(*j, "next_steps", s.next_steps))
     return std::nullopt;
-  if (auto it = j->find("files"); it != j->end() && !it->is_null()) {
-    if (!it->is_array()) return std::nullopt;
-    for (const auto &f : *it) {
-      if (!f.is_object()) return std::nullopt;
-      FileNote n;
-      if (!str_at(f, "path", n.path) || !str_at(f, "change", n.change)) return std::nullopt;
-      if (!n.path.empty()) s.file_notes.push_back(n);
+  const bool ok = each_of(*j, "files", [&](const json &f) {
+    FileNote n;
+    if (!f.is_object() || !str_at(f, "path", n.path) || !str_at(f, "change", n.change)) return false;
+    if (!n.path.empty()) s.file_notes.push_back(n);
+    return true;
+  }) && each_of(*j, "decisions", [&](const json &d) {
+    Decision x;
+    if (!d.is_object() || !str_at(d, "decision", x.decision) || !str_at(d, "rationale", x.rationale)) return false;
+    if (auto al = d.find("alternatives"); al != d.end() && al->is_array()) {
+      std::vector<std::string> alts;
+      if (!str_list(d, "alternatives", alts)) return false;
+      for (const auto &x2 : alts) x.alternatives += (x.alternatives.empty() ? "" : "; ") + x2;
+    } else if (!str_at(d, "alternatives", x.alternatives)) {
+      return false;
     }
-  }
-  if (auto it = j->find("decisions"); it != j->end() && !it->is_null()) {
-    if (!it->is_array()) return std::nullopt;
-    for (const auto &d : *it) {
-      if (!d.is_object()) return std::nullopt;
-      Decision x;
-      if (!str_at(d, "decision", x.decision) || !str_at(d, "rationale", x.rationale)) return std::nullopt;
-      if (auto al = d.find("alternatives"); al != d.end() && al->is_array()) {
-        std::vector<std::string> alts;
-        if (!str_list(d, "alternatives", alts)) return std::nullopt;
-        for (const auto &x2 : alts) x.alternatives += (x.alternatives.empty() ? "" : "; ") + x2;
-      } else if (!str_at(d, "alternatives", x.alternatives)) {
-        return std::nullopt;
-      }
-      if (!x.decision.empty()) s.decisions.push_back(x);
-    }
-  }
+    if (!x.decision.empty()) s.decisions.push_back(x);
+    return true;
+  });
+  if (!ok) return std::nullopt;
   return s;
 }
 
