@@ -1,6 +1,7 @@
 // Whole chatbot experiments (seed 004's config format) against the loopback LLM test server with scripted
 // verdicts: exact summary numbers, invalid-verdict counts, the files; bad configurations fail before any LLM
 // call; --only-transform; combine-experiments; create-dataset; the CLI.
+#include <array>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <regex>
@@ -87,18 +88,17 @@ void script(TestLlmServer &s) {
   // GPT-2      wahr         {"verdict": true}    Vielleicht   (invalid)
   // MANU-1     False        FALSCH               True
   // MANU-2     **True**     Das ist unklar       true         (Konjunktiv invalid)
-  judge("KRIT-P", "GPT-1", "True");
-  judge("KRIT-K", "GPT-1", "False.");
-  judge("Inhaltsvergleich", "GPT-1", "„True“");
-  judge("KRIT-P", "GPT-2", "wahr");
-  judge("KRIT-K", "GPT-2", "{\"verdict\": true}");
-  judge("Inhaltsvergleich", "GPT-2", "Vielleicht");
-  judge("KRIT-P", "MANU-1", "False");
-  judge("KRIT-K", "MANU-1", "FALSCH");
-  judge("Inhaltsvergleich", "MANU-1", "True");
-  judge("KRIT-P", "MANU-2", "**True**");
-  judge("KRIT-K", "MANU-2", "Das ist unklar");
-  judge("Inhaltsvergleich", "MANU-2", "true");
+  const std::pair<const char *, std::array<const char *, 3>> replies[] = {
+      {"GPT-1", {"True", "False.", "„True“"}},
+      {"GPT-2", {"wahr", "{\"verdict\": true}", "Vielleicht"}},
+      {"MANU-1", {"False", "FALSCH", "True"}},
+      {"MANU-2", {"**True**", "Das ist unklar", "true"}},
+  };
+  for (const auto &[row, reply] : replies) {
+    judge("KRIT-P", row, reply[0]);
+    judge("KRIT-K", row, reply[1]);
+    judge("Inhaltsvergleich", row, reply[2]);
+  }
   Rule t1;
   t1.match = "ORIG-1";
   t1.reply = "GPT-1 Ihr Antrag ist in Bearbeitung.";

@@ -167,11 +167,11 @@ std::string pipeline_yaml(const TestLlmServer &srv, const std::string &overall =
 }
 
 const json &method_row(const json &report, const std::string &method) {
-  for (const auto &m : report["methods"])
-    if (m["method"] == method) return m;
-  FAIL("no report row for " << method);
-  static json none;
-  return none;
+  const json &rows = report["methods"];
+  const auto row = std::find_if(rows.begin(), rows.end(), [&](const json &m) { return m["method"] == method; });
+  INFO("no report row for " << method);
+  REQUIRE(row != rows.end());
+  return *row;
 }
 
 double d(const json &v) { return v.get<double>(); }
