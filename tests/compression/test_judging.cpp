@@ -35,7 +35,7 @@ TEST_CASE("judge: configured criteria replace a type's defaults, unknown or repe
 }
 
 TEST_CASE("judge: a checkpoint's grading, blind requests for the answered items only, errors kept per item", "[compression][unit]") {
-  GradingOptions o{default_criteria_by_type(), {}, 7, true, 0, 0};
+  GradingOptions o{{}, default_criteria_by_type(), {}, 7, true};
   const json in = {{"probes", {{"probes", {{{"id", "p1"}, {"type", "recall"}, {"question", "Which file?"}, {"expected", "a.py"}}}}}},
                    {"answers_1", {{"method", "m1"}, {"label", "M1"}, {"compacted_context", "ctx"}, {"answers", {{{"probe_id", "p1"}, {"answer", "a.py"}}}}}},
                    {"answers_3", {{"method", "m3"}, {"answers", {{{"probe_id", "p1"}, {"answer", nullptr}, {"error", "HTTP 500"}}}}}}};

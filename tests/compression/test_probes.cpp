@@ -57,7 +57,7 @@ TEST_CASE("probes: supplied probes are checked, decision probes go before them",
 }
 
 TEST_CASE("probes: a session's checkpoints, one decision request each, the LLM's answers placed or counted", "[compression][unit]") {
-  const ProbeOptions o{{"recall", "decision"}, 1, false, 300, 0, 0};
+  const ProbeOptions o{{}, {"recall", "decision"}, 1, false, 300};
   const json records = json::parse(R"([
     {"messages": [{"role":"user","content":"Fix the importer"}]},
     {"messages": [{"role":"assistant","content":"Using csv.reader."}],

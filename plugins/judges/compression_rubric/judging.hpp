@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compression/llm_params.hpp"
 #include "compression/llm_util.hpp"
 #include "compression/rubric.hpp"
 
@@ -35,13 +36,11 @@ std::uint64_t checkpoint_seed(const json &in, std::uint64_t seed);
 bool write_judgement(json &r, const Judgement &J);
 
 // What compression.judge grades with: its parameters, checked.
-struct GradingOptions {
+struct GradingOptions : LlmRequest {
   CriteriaByType by_type;
   std::map<std::string, double> weights;  // of a criterion within its dimension (absent: 1)
   std::uint64_t seed = 1;
   bool ground_truth = true;  // send the probe's expected answer
-  double temperature = 0;
-  int max_tokens = 0;
 };
 
 // One checkpoint graded: every answer of every method (ports answers_1..answers_8, compression.answer outputs)

@@ -29,25 +29,17 @@ const evalgraph::Params<Config> kParams{"", llm_request_params(), {
   evalgraph::param<Config>(&Config::ground_truth, "ground_truth", "Send the probe's expected answer as ground_truth"),
 }};
 
+// compression.judge's parameters, checked.
+GradingOptions grading_options(const json &p) {
+  const Config c = kParams.parse(p);
+  GradingOptions o{{c.provider, c.temperature, c.max_tokens}, criteria_by_type(c.criteria_by_probe_type),
+                   c.criterion_weights, static_cast<std::uint64_t>(c.seed), c.ground_truth};
+  for (const auto &w : c.criterion_weights) check_criterion(w.first, "criterion_weights");
+  return o;
+}
+
 // A DOM: `probes` and the answers_N are other nodes' nested outputs, read whole and partly passed on.
-class Judge : public evalgraph::Node {
- public:
-  Judge(const evalgraph::Host &h, const json &p) : host_(h), c_(kParams.parse(p)) {
-    o_ = {criteria_by_type(c_.criteria_by_probe_type), c_.criterion_weights, static_cast<std::uint64_t>(c_.seed),
-          c_.ground_truth, c_.temperature, c_.max_tokens};
-    for (const auto &w : c_.criterion_weights) check_criterion(w.first, "criterion_weights");
-  }
-
-  json process(evalgraph::Call &call, const json &in) override {
-    Grading g(in, o_);
-    return g.output(chat_batch_texts(host_, call, c_.provider, g.requests()));
-  }
-
- private:
-  evalgraph::Host host_;
-  const Config c_;
-  GradingOptions o_;
-};
+using Judge = BatchNode<Grading, GradingOptions, grading_options>;
 
 }  // namespace
 

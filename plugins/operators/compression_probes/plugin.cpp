@@ -23,27 +23,15 @@ const evalgraph::Params<Config> kParams{"", llm_request_params(), {
   evalgraph::param<Config>(&Config::max_tool_chars, "max_tool_chars", "Tool outputs are cut to this many characters in the decision prompt (0 = never)").at_least(0).unit("characters"),
 }};
 
+// compression.probes' parameters.
+ProbeOptions probe_options(const json &p) {
+  const Config c = kParams.parse(p);
+  return {{c.provider, c.temperature, c.max_tokens}, {c.types.begin(), c.types.end()}, c.decision_probes,
+          c.supplied == "only", c.max_tool_chars};
+}
+
 // A DOM: a checkpoint's `messages` (nested tool calls) and `probes` (the dataset's, passed on) are read whole.
-class Probes : public evalgraph::Node {
- public:
-  Probes(const evalgraph::Host &h, const json &p)
-      : host_(h), c_(kParams.parse(p)), o_{{c_.types.begin(), c_.types.end()}, c_.decision_probes, c_.supplied == "only",
-                                          c_.max_tool_chars, c_.temperature, c_.max_tokens} {}
-
-  json process(evalgraph::Call &call, const json &record) override {
-    return process_sequence(call, json::array({record})).at(0);
-  }
-
-  json process_sequence(evalgraph::Call &call, const json &records) override {
-    SessionProbes session(records, o_);
-    return session.output(chat_batch_texts(host_, call, c_.provider, session.requests()));
-  }
-
- private:
-  evalgraph::Host host_;
-  const Config c_;
-  const ProbeOptions o_;
-};
+using Probes = BatchNode<SessionProbes, ProbeOptions, probe_options, true>;
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compression/facts.hpp"
+#include "compression/llm_params.hpp"
 #include "compression/llm_util.hpp"
 
 namespace compression {
@@ -50,13 +51,11 @@ std::optional<Decisions> parse_decisions(const std::string &text);
 void insert_decision_probes(json &probes, const Decisions &decisions, long long n);
 
 // What compression.probes asks for: its parameters.
-struct ProbeOptions {
+struct ProbeOptions : LlmRequest {
   std::set<std::string> types;  // recall, artifact, continuation, decision
   long long decision_probes = 1;
   bool only_supplied = false;  // a checkpoint with supplied probes gets no generated ones
   std::size_t max_tool_chars = 300;
-  double temperature = 0;
-  int max_tokens = 0;
 };
 
 // One session's probes: its checkpoint records read in order (the history rebuilt span by span), each

@@ -29,6 +29,32 @@ struct BatchAnswer {
 std::vector<BatchAnswer> chat_batch_texts(const evalgraph::Host &host, evalgraph::Call &call, const std::string &provider,
                                           const json &requests);
 
+// A node whose work on its input is two halves around one chat_batch call: Work(input, options) computes the
+// requests(), Work::output(answers) the node's output (compression.judge's Grading, compression.probes'
+// SessionProbes). `options(params)` parses and checks the node's parameters (Options has the provider). A
+// sequence node (Sequence) hands Work a session's records as one array.
+template <class Work, class Options, Options (*options)(const json &), bool Sequence = false>
+class BatchNode : public evalgraph::Node {
+ public:
+  BatchNode(const evalgraph::Host &host, const json &params) : host_(host), o_(options(params)) {}
+  json process(evalgraph::Call &call, const json &in) override {
+    if constexpr (Sequence) return process_sequence(call, json::array({in})).at(0);
+    else return run(call, in);
+  }
+  json process_sequence(evalgraph::Call &call, const json &records) override {
+    if constexpr (Sequence) return run(call, records);
+    else return evalgraph::Node::process_sequence(call, records);
+  }
+
+ private:
+  json run(evalgraph::Call &call, const json &in) {
+    Work work(in, o_);
+    return work.output(chat_batch_texts(host_, call, o_.provider, work.requests()));
+  }
+  evalgraph::Host host_;
+  const Options o_;
+};
+
 // The answer parsed as JSON when the whole answer (trimmed) is one JSON value, or when it is exactly one
 // fenced code block (```json ... ``` or ``` ... ```) holding one. Anything else: nullopt.
 // Answers nested deeper than this are no JSON answer (what the judge asks for is a few levels deep).
