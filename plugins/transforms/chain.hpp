@@ -8,36 +8,51 @@
 // therefore holds the transformed text of every row, whichever transformation made it, and every row costs
 // exactly one real transformation. Without `transformation` the node applies to every row.
 #pragma once
+#include <evalgraph/input.hpp>
 #include <evalgraph/plugin.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 namespace evalgraph_transforms {
 
 using evalgraph::json;
 
-inline bool applies(const std::optional<std::string> &transformation, const json &in) {
-  if (!transformation) return true;
-  auto t = in.find("transformation");
-  if (t == in.end() || t->is_null()) return true;
-  std::string row = t->is_string() ? t->get<std::string>() : t->dump();
-  return row == *transformation;
-}
+// A transform node of the chain. It reads its row with an evalgraph::Record (no DOM): the ports `original`,
+// `transformation`, `previous` and `text` (transform.manual's column); a row of another transformation passes
+// `previous` through, every other row gets transform()'s text.
+class ChainNode : public evalgraph::RawNode {
+ public:
+  enum Port { kOriginal, kTransformation, kPrevious, kText };
+  ChainNode(const char *node, std::optional<std::string> transformation)
+      : node_(node), transformation_(std::move(transformation)) {}
+  // The transformed text of a row this node applies to.
+  virtual std::string transform(evalgraph::Call &call, const evalgraph::Record &row) = 0;
 
-// The row's original text (port `original`); an InputError where it is not a string.
-inline std::string original_text(const json &in) {
-  const json &o = in.at("original");
-  if (!o.is_string()) throw evalgraph::InputError("the original text is not a string");
-  return o.get<std::string>();
-}
+  std::string process_raw(evalgraph::Call &call, std::string_view input) final {
+    return evalgraph::for_each_record(input, node_, [&](std::string_view text) {
+      const evalgraph::Record row(text, node_, {"original", "transformation", "previous", "text"});
+      const evalgraph::input::Value &t = row[kTransformation], &previous = row[kPrevious];
+      json out = {{"applies", !transformation_ || t.absent_or_null() || t.text() == *transformation_}};
+      if (out["applies"]) out["text"] = transform(call, row);
+      else if (previous.is_string()) out["text"] = std::string(previous.str());
+      return out.dump(-1, ' ', false, json::error_handler_t::replace);
+    });
+  }
 
-// Output for a row of another transformation: pass the previous node's text through.
-inline json pass_through(const json &in) {
-  json out = {{"applies", false}};
-  auto p = in.find("previous");
-  if (p != in.end() && p->is_string()) out["text"] = *p;
-  return out;
-}
+ protected:
+  // The row's original text; an InputError where it is not a string.
+  std::string original(const evalgraph::Record &row) const {
+    if (!row[kOriginal].is_string())
+      throw evalgraph::InputError(std::string(node_) + ": port 'original' must be a string, not " + row[kOriginal].type_name());
+    return std::string(row[kOriginal].str());
+  }
+
+ private:
+  const char *node_;
+  std::optional<std::string> transformation_;
+};
 
 inline constexpr auto &render = evalgraph::render_template;  // {name} placeholders (evalgraph/plugin.hpp)
 

@@ -2,6 +2,7 @@
 // template, the answer by JSON pointer and its errors, the statuses worth a retry.
 #include <catch2/catch.hpp>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -35,4 +36,36 @@ TEST_CASE("transform.http: the bearer token from its file, relative to the pipel
   CHECK_THROWS_WITH(read_token("blank.txt", dir.string()), "api_key_file " + (dir / "blank.txt").string() + " is empty");
   CHECK_THROWS_WITH(read_token("none.txt", dir.string()), "cannot read api_key_file " + (dir / "none.txt").string());
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+// The smallest chain node: the original, upper-cased (ASCII), for rows of transformation "up".
+struct Upper : ChainNode {
+  Upper(const evalgraph::Host &, const json &) : ChainNode("test.upper", std::string("up")) {}
+  std::string transform(evalgraph::Call &, const evalgraph::Record &row) override {
+    std::string t = original(row);
+    for (char &c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return t;
+  }
+};
+}  // namespace
+
+TEST_CASE("chain nodes: rows of their transformation transformed, others pass `previous` through", "[chatbot][unit]") {
+  const eg_node_type t = evalgraph::node_type<Upper>({EG_KIND_TRANSFORM, "test.upper", "", "{}", {"original"}, {"transformation", "previous"}, {"text", "applies"}, 0});
+  void *inst = nullptr;
+  eg_buffer err{};
+  REQUIRE(t.create(nullptr, "{}", &inst, &err) == EG_OK);
+  auto run = [&](const std::string &in, eg_status want) {
+    eg_buffer out{};
+    CHECK(t.process(inst, nullptr, in.data(), in.size(), &out) == want);
+    std::string s(out.data != nullptr ? out.data : "", out.size);
+    if (out.release != nullptr) out.release(&out);
+    return s;
+  };
+  CHECK(run(R"({"original": "ab\u00e9", "transformation": "up"})", EG_OK) == "{\"applies\":true,\"text\":\"ABé\"}");
+  CHECK(run(R"({"original": "ab", "transformation": null})", EG_OK) == R"({"applies":true,"text":"AB"})");
+  CHECK(run(R"({"original": "ab", "transformation": "down", "previous": "Ab."})", EG_OK) == R"({"applies":false,"text":"Ab."})");
+  CHECK(run(R"([{"original": "x", "transformation": "down"}, {"original": "y"}])", EG_OK) == R"([{"applies":false},{"applies":true,"text":"Y"}])");
+  CHECK(run(R"({"original": 5})", EG_INVALID_INPUT) == "test.upper: port 'original' must be a string, not number");
+  t.destroy(inst);
 }

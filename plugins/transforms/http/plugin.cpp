@@ -43,21 +43,12 @@ size_t on_data(char *p, size_t size, size_t n, void *user) {
   return size * n;
 }
 
-class HttpTransform : public evalgraph::Node {
+class HttpTransform : public ChainNode {
  public:
-  HttpTransform(const evalgraph::Host &host, const json &p) : host_(host), c_(kParams.parse(p)) {
-    static std::once_flag once;
-    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-    if (c_.url.rfind("http://", 0) != 0 && c_.url.rfind("https://", 0) != 0)
-      throw std::invalid_argument("url must start with http:// or https://: " + c_.url);
-    pointer_ = json::json_pointer(c_.answer_pointer);
-    for (const auto &[k, v] : c_.headers.items()) headers_.push_back(k + ": " + v.get<std::string>());
-    if (c_.api_key_file) token_ = read_token(*c_.api_key_file, p.value("_pipeline_dir", json()));
-  }
+  HttpTransform(const evalgraph::Host &host, const json &p) : HttpTransform(host, kParams.parse(p), p) {}
 
-  json process(evalgraph::Call &call, const json &in) override {
-    if (!applies(c_.transformation, in)) return pass_through(in);
-    const std::string orig = original_text(in);
+  std::string transform(evalgraph::Call &call, const evalgraph::Record &row) override {
+    const std::string orig = original(row);
     const std::string body = render_json(c_.body, {{"text", orig}, {"original", orig}}).dump();
     std::string last_error;
     std::mt19937 rng(std::random_device{}());
@@ -71,13 +62,24 @@ class HttpTransform : public evalgraph::Node {
       std::string answer;
       bool transient = false;
       last_error = post(body, answer, status, transient);
-      if (last_error.empty()) return {{"text", answer_text(answer, pointer_, c_.url)}, {"applies", true}};
+      if (last_error.empty()) return answer_text(answer, pointer_, c_.url);
       if (!transient) break;
     }
     throw std::runtime_error(last_error);
   }
 
  private:
+  HttpTransform(const evalgraph::Host &host, const Config &c, const json &p)
+      : ChainNode("transform.http", c.transformation), host_(host), c_(c) {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    if (c_.url.rfind("http://", 0) != 0 && c_.url.rfind("https://", 0) != 0)
+      throw std::invalid_argument("url must start with http:// or https://: " + c_.url);
+    pointer_ = json::json_pointer(c_.answer_pointer);
+    for (const auto &[k, v] : c_.headers.items()) headers_.push_back(k + ": " + v.get<std::string>());
+    if (c_.api_key_file) token_ = read_token(*c_.api_key_file, p.value("_pipeline_dir", json()));
+  }
+
   // Returns "" on a 2xx answer; otherwise the error, with `transient` telling whether a retry may help.
   std::string post(const std::string &body, std::string &answer, long &status, bool &transient) const {
     CURL *h = curl_easy_init();

@@ -23,14 +23,12 @@ const evalgraph::Params<Config> kParams{"Transforms the original text with an Op
   evalgraph::param(&Config::transformation, "transformation", "Apply only to rows whose transformation field is this id; other rows pass `previous` through (null: every row)."),
 }};
 
-class LlmTransform : public evalgraph::Node {
+class LlmTransform : public ChainNode {
  public:
-  LlmTransform(const evalgraph::Host &host, const json &p)
-      : host_(host), c_(kParams.parse(p)), inference_(evalgraph::chat_inference(c_.inference)) {}
+  LlmTransform(const evalgraph::Host &host, const json &p) : LlmTransform(host, kParams.parse(p)) {}
 
-  json process(evalgraph::Call &call, const json &in) override {
-    if (!applies(c_.transformation, in)) return pass_through(in);
-    const std::string orig = original_text(in);
+  std::string transform(evalgraph::Call &call, const evalgraph::Record &row) override {
+    const std::string orig = original(row);
     const std::vector<std::pair<std::string, std::string>> vars = {{"text", orig}, {"original", orig}};
     json req = inference_;
     json messages = json::array();
@@ -42,10 +40,13 @@ class LlmTransform : public evalgraph::Node {
     if (!content) throw std::runtime_error("the model's answer has no text content");
     std::string text = trim(*content);
     if (text.empty()) throw std::runtime_error("the model answered with an empty text");
-    return {{"text", text}, {"applies", true}};
+    return text;
   }
 
  private:
+  LlmTransform(const evalgraph::Host &host, const Config &c)
+      : ChainNode("transform.llm", c.transformation), host_(host), c_(c), inference_(evalgraph::chat_inference(c.inference)) {}
+
   evalgraph::Host host_;
   const Config c_;
   const json inference_;

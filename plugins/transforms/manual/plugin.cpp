@@ -18,21 +18,20 @@ const evalgraph::Params<Config> kParams{"Takes the transformed text from an exis
   evalgraph::param(&Config::transformation, "transformation", "Apply only to rows whose transformation field is this id; other rows pass `previous` through (null: every row)."),
 }};
 
-class ManualTransform : public evalgraph::Node {
+class ManualTransform : public ChainNode {
  public:
-  ManualTransform(const evalgraph::Host &, const json &p) : c_(kParams.parse(p)) {}
+  ManualTransform(const evalgraph::Host &, const json &p) : ManualTransform(kParams.parse(p)) {}
 
-  json process(evalgraph::Call &, const json &in) override {
-    if (!applies(c_.transformation, in)) return pass_through(in);
-    auto it = in.find("text");
-    if (it == in.end() || it->is_null()) throw evalgraph::InputError("the row has no value in column '" + c_.column + "'");
-    std::string text = it->is_string() ? it->get<std::string>() : it->dump();
-    if (trim(text).empty()) throw evalgraph::InputError("column '" + c_.column + "' is empty in this row");
-    return {{"text", text}, {"applies", true}};
+  std::string transform(evalgraph::Call &, const evalgraph::Record &row) override {
+    if (row[kText].absent_or_null()) throw evalgraph::InputError("the row has no value in column '" + column_ + "'");
+    std::string text = row.text(kText);
+    if (trim(text).empty()) throw evalgraph::InputError("column '" + column_ + "' is empty in this row");
+    return text;
   }
 
  private:
-  const Config c_;
+  explicit ManualTransform(const Config &c) : ChainNode("transform.manual", c.transformation), column_(c.column) {}
+  const std::string column_;
 };
 
 }  // namespace
