@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "exchange.hpp"
+#include "node_run.h"
 
 using namespace evalgraph_transforms;
 
@@ -52,20 +53,10 @@ struct Upper : ChainNode {
 
 TEST_CASE("chain nodes: rows of their transformation transformed, others pass `previous` through", "[chatbot][unit]") {
   const eg_node_type t = evalgraph::node_type<Upper>({EG_KIND_TRANSFORM, "test.upper", "", "{}", {"original"}, {"transformation", "previous"}, {"text", "applies"}, 0});
-  void *inst = nullptr;
-  eg_buffer err{};
-  REQUIRE(t.create(nullptr, "{}", &inst, &err) == EG_OK);
-  auto run = [&](const std::string &in, eg_status want) {
-    eg_buffer out{};
-    CHECK(t.process(inst, nullptr, in.data(), in.size(), &out) == want);
-    std::string s(out.data != nullptr ? out.data : "", out.size);
-    if (out.release != nullptr) out.release(&out);
-    return s;
-  };
+  const NodeRun run(t);
   CHECK(run(R"({"original": "ab\u00e9", "transformation": "up"})", EG_OK) == "{\"applies\":true,\"text\":\"ABé\"}");
   CHECK(run(R"({"original": "ab", "transformation": null})", EG_OK) == R"({"applies":true,"text":"AB"})");
   CHECK(run(R"({"original": "ab", "transformation": "down", "previous": "Ab."})", EG_OK) == R"({"applies":false,"text":"Ab."})");
   CHECK(run(R"([{"original": "x", "transformation": "down"}, {"original": "y"}])", EG_OK) == R"([{"applies":false},{"applies":true,"text":"Y"}])");
   CHECK(run(R"({"original": 5})", EG_INVALID_INPUT) == "test.upper: port 'original' must be a string, not number");
-  t.destroy(inst);
 }

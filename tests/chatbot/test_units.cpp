@@ -13,6 +13,7 @@
 #include "report.hpp"
 #include "csv_cells.h"
 #include "evalgraph/input.hpp"
+#include "node_run.h"
 #include "test_support.h"
 #include "verdict.hpp"
 
@@ -52,22 +53,12 @@ TEST_CASE("TextPairNode: reads original and transformed, one record or a group, 
   CHECK(std::string(t.reads[0]) == "original");
   CHECK(std::string(t.reads[1]) == "transformed");
   CHECK(t.reads[2] == nullptr);
-  void *inst = nullptr;
-  eg_buffer err{};
-  REQUIRE(t.create(nullptr, "{}", &inst, &err) == EG_OK);
-  auto run = [&](const std::string &in, eg_status want) {
-    eg_buffer out{};
-    CHECK(t.process(inst, nullptr, in.data(), in.size(), &out) == want);
-    std::string s(out.data != nullptr ? out.data : "", out.size);
-    if (out.release != nullptr) out.release(&out);
-    return s;
-  };
+  const NodeRun run(t);
   CHECK(run(R"({"original": "abc", "x": [1], "transformed": "d\u00e9"})", EG_OK) == R"({"o":3,"t":3})");
   CHECK(run(R"([{"original": "", "transformed": "z"}, {"original": "ab", "transformed": ""}])", EG_OK) == R"([{"o":0,"t":1},{"o":2,"t":0}])");
   CHECK(run(R"({"original": null, "transformed": "z"})", EG_INVALID_INPUT) == "test.lengths: port 'original' must be a string, not null");
   CHECK(run(R"({"original": "a", "transformed": 3})", EG_INVALID_INPUT) == "test.lengths: port 'transformed' must be a string, not number");
   CHECK(run(R"({"original": "a"})", EG_INVALID_INPUT) == "test.lengths: port 'transformed' must be a string, not null");
-  t.destroy(inst);
 }
 
 TEST_CASE("readability: syllables with umlauts, Amstad FRE and Wiener Sachtextformel by hand", "[index]") {
