@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "answering.hpp"
 #include "compression/aggregate.hpp"
 #include "compression/compressor.hpp"
 #include "compression/facts.hpp"
@@ -334,4 +335,24 @@ TEST_CASE("chat_batch_texts: answers in order, the host's error or a response wi
   CHECK(chat_batch_texts(host, call, "", json::array()).empty());
   CHECK(fake.calls == 1);  // no requests: no call
   CHECK_THROWS_WITH(chat_batch_texts(host, call, "p", json::array({three[0]})), "chat_batch returned 3 answers for 1 requests");
+}
+
+TEST_CASE("compression.answer: one request per probe with the method's context, the answers or errors per probe", "[compression][unit]") {
+  const AnswerOptions o{};
+  const json in = {{"compressed", {{"context", "C1"}, {"recent", "R1"}, {"method", "anchored_iterative"}, {"label", "Anchored"}}},
+                   {"probes", {{"probes", {{{"id", "p1"}, {"question", "Q1?"}}, {{"question", "Q2?"}}}}, {"tokens_history", 40}}}};
+  const ProbeAnswers a(in, o);
+  REQUIRE(a.requests().size() == 2);
+  const std::string user = a.requests()[1]["messages"][1]["content"];
+  CHECK(user == "## Compressed context\nC1\n\n## Most recent messages\nR1\n\n## Question\nQ2?");
+  const json out = a.output({BatchAnswer{true, "A1"}, BatchAnswer{false, "HTTP 500"}});
+  CHECK(out["method"] == "anchored_iterative");
+  CHECK(out["label"] == "Anchored");
+  CHECK(out["tokens_history"] == 40);
+  CHECK(out["answers"] == json::parse(R"([{"probe_id":"p1","answer":"A1"},{"probe_id":"2","answer":null,"error":"HTTP 500"}])"));
+  CHECK(out["answered"] == 1);
+  CHECK(out["failed"] == 1);
+  const ProbeAnswers text_column(json{{"compressed", "plain"}, {"probes", json::array()}}, o);
+  CHECK(text_column.output({})["method"] == "custom");
+  CHECK_THROWS_AS(ProbeAnswers(json{{"compressed", 3}, {"probes", json::array()}}, o), evalgraph::InputError);
 }
