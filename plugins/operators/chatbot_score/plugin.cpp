@@ -50,6 +50,7 @@ const evalgraph::Params<Config> kParams{"Weighted mean of the criteria mapped to
   evalgraph::param(&Config::criteria, "criteria", "The criteria and their weights", kCriterion).make_required().with_schema({{"minItems", 1}}),
 }};
 
+// A DOM: a criterion arrives as a judge's or an index's whole output object, whose "value" it reads.
 class Score : public evalgraph::Node {
  public:
   Score(const evalgraph::Host &, const json &p) {
