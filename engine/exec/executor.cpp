@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 #include <sstream>
+#include <pthread.h>
 #include <unistd.h>
 #include <unordered_set>
 
@@ -1032,9 +1033,19 @@ RunResult Engine::run() {
   }
 
   std::vector<std::thread> threads;
-  for (int w = 0; w < workers; ++w) threads.emplace_back([this, w] { worker_loop(w); });
-  for (int t = 0; t < llm_threads_; ++t) threads.emplace_back([this] { llm_loop(); });
-  std::thread writer([this] { writer_loop(); });
+  // Named, so that top -H and perf tell them apart.
+  for (int w = 0; w < workers; ++w) threads.emplace_back([this, w] {
+    pthread_setname_np(pthread_self(), "eg-cpu");
+    worker_loop(w);
+  });
+  for (int t = 0; t < llm_threads_; ++t) threads.emplace_back([this] {
+    pthread_setname_np(pthread_self(), "eg-llm");
+    llm_loop();
+  });
+  std::thread writer([this] {
+    pthread_setname_np(pthread_self(), "eg-writer");
+    writer_loop();
+  });
 
   std::exception_ptr reader_error;
   try {
@@ -1206,6 +1217,7 @@ RunResult Engine::run() {
                  {"dataset", p_.dataset.path.string()},
                  {"replications", p_.replications},
                  {"jobs", workers},
+                 {"schedule", {{"chunk_size", opt_.chunk_size}, {"window", window_}, {"llm_threads", llm_threads_}}},
                  {"records", res.records},
                  {"failed_records", res.failed_records},
                  {"interrupted", res.interrupted},

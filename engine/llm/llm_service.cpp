@@ -7,6 +7,7 @@
 // queued to the cache's writer thread.
 #include "llm/llm_service.h"
 
+#include <pthread.h>
 #include <curl/curl.h>
 #include <string.h>  // explicit_bzero
 #include <sys/epoll.h>
@@ -824,7 +825,10 @@ LlmService::LlmService(std::vector<ProviderConfig> providers, CacheOptions cache
   long total = 0;
   for (auto& ps : im.provs) total += ps->cfg.max_in_flight;
   curl_multi_setopt(im.multi, CURLMOPT_MAXCONNECTS, std::max(16L, total + 8));
-  im.loop_thread = std::thread([this] { impl_->run(); });
+  im.loop_thread = std::thread([this] {
+    pthread_setname_np(pthread_self(), "eg-llm-io");
+    impl_->run();
+  });
 }
 
 LlmService::~LlmService() {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <pthread.h>
 #include <sqlite3.h>
 
 namespace evalgraph::llm {
@@ -77,7 +78,10 @@ ResponseCache::ResponseCache(const std::string& path) : path_(path) {
     if (wdb_) sqlite3_close(wdb_);
     throw;
   }
-  writer_ = std::thread([this] { writer_loop(); });
+  writer_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "eg-llm-cache");
+    writer_loop();
+  });
 }
 
 ResponseCache::~ResponseCache() {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include "test_llm_server.h"
@@ -263,6 +264,12 @@ TEST_CASE("a sequence node after an LLM node sees its whole group in order, with
   std::filesystem::path run_dir = r.output.substr(0, r.output.size() - 1);
   auto recs = read_jsonl(run_dir / "out.jsonl");
   REQUIRE(recs.size() == 36);  // 18 records, 2 replications each
+  // run.json states the schedule the run had (bench/pipeline_bench.sh replays its draws under it).
+  std::ifstream run_json(run_dir / "run.json");
+  auto schedule = nlohmann::json::parse(run_json)["schedule"];
+  CHECK(schedule["chunk_size"] == 2);
+  CHECK(schedule["window"] == 4);
+  CHECK(schedule["llm_threads"].get<int>() > 8);  // the provider's window (max_in_flight 8 by default) and spares
   for (std::size_t i = 0; i < recs.size(); ++i) {
     INFO(recs[i].dump());
     CHECK(recs[i]["s"]["group_size"] == 3);

@@ -3,13 +3,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <numeric>
 #include <sstream>
 #include <thread>
 
@@ -805,6 +808,46 @@ TEST_CASE("test server: seeded random faults are deterministic per request", "[l
   CHECK(a != c);
   CHECK(a.size() > 35);  // about 30% of 200
   CHECK(a.size() < 85);
+}
+
+// bench/pipeline_bench.sh's heavy-tailed runs and bench/schedule_bound.py rely on these draws: log-normal with
+// the set mean, a function of seed and body (so a rerun draws the same), and each one in the request log.
+TEST_CASE("test server: heavy-tailed latency is seeded per body, has the set mean, and is recorded", "[llm][server]") {
+  auto run = [](std::uint64_t seed) {
+    ServerOptions so;
+    so.latency_ms = 10;
+    so.latency_sigma = 1.0;
+    so.seed = seed;
+    TestLlmServer server(so);
+    Rule fixed;
+    fixed.match = "fixed latency";
+    fixed.latency_ms = 3;
+    server.add_rule(fixed);
+    auto p = provider_for(server);
+    p.max_in_flight = 32;
+    LlmService svc({p}, no_cache());
+    std::vector<Json> bodies;
+    for (int i = 0; i < 400; ++i) bodies.push_back(chat_body("draw " + std::to_string(i)));
+    bodies.push_back(chat_body("fixed latency"));
+    for (const auto& r : svc.chat_batch("p", bodies, 0)) CHECK(r.ok);
+    std::map<std::string, int> delay;  // by body: the arrival order varies from run to run
+    for (const auto& r : server.requests()) delay[r.body] = r.delay_ms;
+    REQUIRE(delay.size() == bodies.size());
+    return delay;
+  };
+  auto a = run(13), b = run(13), c = run(14);
+  CHECK(a == b);
+  CHECK(a != c);
+  std::vector<int> drawn;
+  for (const auto& [body, ms] : a)
+    if (body.find("fixed latency") == std::string::npos) drawn.push_back(ms);
+    else CHECK(ms == 3);  // a rule's own latency is kept
+  double mean = std::accumulate(drawn.begin(), drawn.end(), 0.0) / static_cast<double>(drawn.size());
+  std::sort(drawn.begin(), drawn.end());
+  CHECK(mean > 8.0);  // 10 ms; the standard error of 400 draws at sigma 1 is 0.66 ms
+  CHECK(mean < 12.0);
+  CHECK(drawn[drawn.size() / 2] < 8);  // the median is exp(-1/2) of the mean: about 6 ms
+  CHECK(drawn.back() > 40);            // and the tail is long
 }
 
 // Found by tests/fuzz/fuzz_llm_response under ASan: with libcurl before 8.1 (Debian 12 has 7.88.1) an easy

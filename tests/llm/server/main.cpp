@@ -1,14 +1,20 @@
 // eg-test-llm-server: the scripted OpenAI-compatible loopback server as a process (benchmarks, manual use).
 //   eg-test-llm-server [--port N] [--threads N] [--latency-ms N] [--latency-sigma S] [--reply TEXT] [--fault-rate F] [--seed N]
 //                      [--faults 429,500,503,hang,cut,malformed_json,wrong_content_type] [--hang-ms N]
+//                      [--request-log FILE]
 // --latency-sigma S: log-normal latency with that sigma and the mean --latency-ms, seeded by --seed.
+// --request-log FILE: on exit, one JSON line per request: its arrival (t_s), the latency drawn (delay_ms) and
+// the body (bench/pipeline_bench.sh computes the schedule those draws allow).
 // Prints "listening on http://127.0.0.1:PORT/v1" on stdout, runs until SIGINT/SIGTERM.
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "test_llm_server.h"
 
@@ -17,6 +23,7 @@ using evalgraph::testing::Fault;
 int main(int argc, char** argv) {
   evalgraph::testing::ServerOptions o;
   unsigned short port = 0;
+  std::string request_log;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -34,6 +41,7 @@ int main(int argc, char** argv) {
     else if (a == "--fault-rate") o.fault_rate = std::stod(next());
     else if (a == "--seed") o.seed = std::stoull(next());
     else if (a == "--hang-ms") o.hang_ms = std::stoi(next());
+    else if (a == "--request-log") request_log = next();
     else if (a == "--faults") {
       std::stringstream ss(next());
       for (std::string f; std::getline(ss, f, ',');) {
@@ -51,7 +59,7 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--help" || a == "-h") {
       std::cout << "usage: eg-test-llm-server [--port N] [--threads N] [--latency-ms N] [--latency-sigma S] [--reply TEXT] "
-                   "[--fault-rate F] [--seed N] [--faults k1,k2,...] [--hang-ms N]\n";
+                   "[--fault-rate F] [--seed N] [--faults k1,k2,...] [--hang-ms N] [--request-log FILE]\n";
       return 0;
     } else {
       std::cerr << "unknown argument " << a << "\n";
@@ -67,6 +75,14 @@ int main(int argc, char** argv) {
   std::cout << "listening on " << server.base_url() << std::endl;
   int sig = 0;
   sigwait(&set, &sig);
+  if (!request_log.empty()) {
+    std::ofstream log(request_log, std::ios::binary);
+    for (const auto& r : server.requests())
+      log << nlohmann::json{{"t_s", r.t_s}, {"delay_ms", r.delay_ms}, {"target", r.target}, {"body", r.body}}.dump(
+                 -1, ' ', false, nlohmann::json::error_handler_t::replace)
+          << "\n";
+    if (!log) std::cerr << "eg-test-llm-server: could not write " << request_log << "\n";
+  }
   std::cerr << "eg-test-llm-server: " << server.request_count() << " requests, max concurrency "
             << server.max_concurrency() << "\n";
   return 0;

@@ -229,7 +229,6 @@ struct TestLlmServer::Impl {
         }
       }
     }
-    record(fault);
     act.delay_ms = rule && rule->latency_ms >= 0 ? rule->latency_ms : default_latency.load();
     if (opts.latency_sigma > 0 && !(rule && rule->latency_ms >= 0) && act.delay_ms > 0) {
       // Log-normal with the same mean: Box-Muller over two uniforms from the body's seeded hash.
@@ -240,6 +239,8 @@ struct TestLlmServer::Impl {
       double s = opts.latency_sigma;
       act.delay_ms = static_cast<int>(std::lround(act.delay_ms * std::exp(s * z - s * s / 2)));
     }
+    rec.delay_ms = act.delay_ms;
+    record(fault);
     switch (fault) {
       case Fault::http_429: {
         act.res = json_response(429, error_body("Rate limit reached (scripted)", "rate_limit_exceeded"), v);

@@ -71,6 +71,7 @@ struct RecordedRequest {
   std::map<std::string, std::string> headers;  // lower-case names
   double t_s = 0;                              // arrival, seconds since the server started
   std::string fault;                           // fault applied ("" if none)
+  int delay_ms = 0;                            // the latency drawn for its answer (chat requests)
 };
 
 class TestLlmServer {
