@@ -222,6 +222,9 @@ class Engine {
   std::mutex mu_;
   std::condition_variable cv_work_, cv_llm_, cv_done_, cv_space_;
   std::deque<Task> cpu_start_, cpu_more_;  // CPU work: new chunks; records and groups under way (taken first)
+  int cpu_polling_ = 0;                    // workers in their timed wait (see worker_loop)
+  static constexpr std::size_t kCpuBatch = 16;
+  static constexpr auto kCpuPoll = std::chrono::milliseconds(5);
   // Records waiting for an LLM thread, by the number of LLM nodes they have left (llm_left_ of their next node):
   // the record with the most LLM work left goes first, so a record's first call is not held back behind the
   // later calls of records already under way (a late first call would put two latency draws in a row at the end).
@@ -742,11 +745,14 @@ void Engine::run_sequence_group(size_t k, Chunk &c, std::vector<size_t> idx, int
 }
 
 void Engine::push_cpu(Task t) {
+  bool wake = true;
   {
     std::lock_guard lk(mu_);
     (t.kind == Task::START ? cpu_start_ : cpu_more_).push_back(t);
+    // A record handed back by an LLM thread joins a polling worker's next round without a wake-up of its own.
+    wake = t.kind != Task::RECORD || cpu_polling_ == 0 || cpu_more_.size() >= kCpuBatch;
   }
-  cv_work_.notify_one();
+  if (wake) cv_work_.notify_one();
 }
 
 void Engine::push_llm(Task t) {
@@ -870,7 +876,16 @@ void Engine::worker_loop(int worker) {
     Task t;
     {
       std::unique_lock lk(mu_);
-      cv_work_.wait(lk, [&] { return !cpu_more_.empty() || !cpu_start_.empty() || (reading_done_ && unfinished_ == 0); });
+      auto ready = [&] { return !cpu_more_.empty() || !cpu_start_.empty() || (reading_done_ && unfinished_ == 0); };
+      if (!ready() && !all_local_) {
+        // Answers trickle in one by one when latencies vary: a worker that just ran out of work looks again
+        // kCpuPoll later instead of being woken for each record (a wake-up costs more CPU than S0/K0/O0 on a
+        // short answer); it is woken at once for a new chunk or kCpuBatch records. Then it sleeps until woken.
+        ++cpu_polling_;
+        cv_work_.wait_for(lk, kCpuPoll, ready);
+        --cpu_polling_;
+      }
+      cv_work_.wait(lk, ready);
       auto &q = !cpu_more_.empty() ? cpu_more_ : cpu_start_;  // records under way before new chunks
       if (q.empty()) return;
       t = q.front();
