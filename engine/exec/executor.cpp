@@ -17,7 +17,6 @@
 #include <set>
 #include <thread>
 #include <sstream>
-#include <pthread.h>
 #include <unistd.h>
 #include <unordered_set>
 
@@ -25,6 +24,7 @@
 #include "io/dataset.h"
 #include "report/default_report.h"
 #include "util/atomic_file.h"
+#include "util/named_thread.h"
 #include "util/version.h"
 
 namespace evalgraph {
@@ -1048,19 +1048,9 @@ RunResult Engine::run() {
   }
 
   std::vector<std::thread> threads;
-  // Named, so that top -H and perf tell them apart.
-  for (int w = 0; w < workers; ++w) threads.emplace_back([this, w] {
-    pthread_setname_np(pthread_self(), "eg-cpu");
-    worker_loop(w);
-  });
-  for (int t = 0; t < llm_threads_; ++t) threads.emplace_back([this] {
-    pthread_setname_np(pthread_self(), "eg-llm");
-    llm_loop();
-  });
-  std::thread writer([this] {
-    pthread_setname_np(pthread_self(), "eg-writer");
-    writer_loop();
-  });
+  for (int w = 0; w < workers; ++w) threads.push_back(named_thread("eg-cpu", [this, w] { worker_loop(w); }));
+  for (int t = 0; t < llm_threads_; ++t) threads.push_back(named_thread("eg-llm", [this] { llm_loop(); }));
+  std::thread writer = named_thread("eg-writer", [this] { writer_loop(); });
 
   std::exception_ptr reader_error;
   try {

@@ -7,7 +7,6 @@
 // queued to the cache's writer thread.
 #include "llm/llm_service.h"
 
-#include <pthread.h>
 #include <curl/curl.h>
 #include <string.h>  // explicit_bzero
 #include <sys/epoll.h>
@@ -35,6 +34,7 @@
 
 #include "llm/response_cache.h"
 #include "llm/sha256.h"
+#include "util/named_thread.h"
 #include "util/raw_json.h"
 
 namespace evalgraph::llm {
@@ -825,10 +825,7 @@ LlmService::LlmService(std::vector<ProviderConfig> providers, CacheOptions cache
   long total = 0;
   for (auto& ps : im.provs) total += ps->cfg.max_in_flight;
   curl_multi_setopt(im.multi, CURLMOPT_MAXCONNECTS, std::max(16L, total + 8));
-  im.loop_thread = std::thread([this] {
-    pthread_setname_np(pthread_self(), "eg-llm-io");
-    impl_->run();
-  });
+  im.loop_thread = named_thread("eg-llm-io", [this] { impl_->run(); });
 }
 
 LlmService::~LlmService() {

@@ -5,8 +5,9 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-#include <pthread.h>
 #include <sqlite3.h>
+
+#include "util/named_thread.h"
 
 namespace evalgraph::llm {
 namespace {
@@ -78,10 +79,7 @@ ResponseCache::ResponseCache(const std::string& path) : path_(path) {
     if (wdb_) sqlite3_close(wdb_);
     throw;
   }
-  writer_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "eg-llm-cache");
-    writer_loop();
-  });
+  writer_ = named_thread("eg-llm-cache", [this] { writer_loop(); });
 }
 
 ResponseCache::~ResponseCache() {
