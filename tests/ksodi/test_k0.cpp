@@ -96,7 +96,7 @@ TEST_CASE("K0: Z needs a named task, not a question mark", "[k0][z]") {
   CHECK(run("", "", "Erkläre mir die Kündigungsfrist.", 0).evidence[0] == "user_text: 'erkläre*'");
   // No question and no task verb.
   CHECK(run("", "", "router geht nicht", 0).evidence[0] == "no task verb or question in user_text/system_prompt");
-  CHECK(std::string(ksodi::detect::kDetectorVersion) == "ksodi-detectors-1.2");
+  CHECK(std::string(ksodi::detect::kDetectorVersion) == "ksodi-detectors-1.3");
 }
 
 TEST_CASE("K0: E needs an output form asked for, not a form noun in passing", "[k0]") {

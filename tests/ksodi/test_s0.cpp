@@ -5,6 +5,7 @@
 
 #include "helpers.hpp"
 #include "s0.hpp"
+#include "s0_params.hpp"
 
 using ksodi::S0Input;
 using ksodi::S0Params;
@@ -474,4 +475,142 @@ TEST_CASE("S0: a list verb names the task where JSON or a table is asked for", "
   // a list asked for by its form stays a list
   CHECK(run("- a\n- b", "", "List the planets as bullet points and add a JSON summary.").expectations ==
         std::vector<std::string>{"JSON", "LIST"});
+}
+
+namespace {
+std::string unescape_newlines(const std::string &s) {
+  std::string o;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == 'n') {
+      o += '\n';
+      ++i;
+    } else {
+      o += s[i];
+    }
+  }
+  return o;
+}
+std::vector<std::string> split_tabs(const std::string &line) {
+  std::vector<std::string> f;
+  std::size_t a = 0;
+  for (std::size_t b; (b = line.find('\t', a)) != std::string::npos; a = b + 1) f.push_back(line.substr(a, b - a));
+  f.push_back(line.substr(a));
+  return f;
+}
+}  // namespace
+
+TEST_CASE("S0: list requests as people write them — counts, markers, examples (table, DE and EN)", "[s0][list-requests]") {
+  std::ifstream table(EVALGRAPH_SOURCE_DIR "/tests/ksodi/data/list_requests.tsv");
+  REQUIRE(table);
+  int n_rows = 0, n_detected = 0, n_not = 0, n_de = 0;
+  for (std::string line; std::getline(table, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f = split_tabs(line);
+    REQUIRE(f.size() == 10);
+    ++n_rows;
+    n_de += f[0] == "de" ? 1 : 0;
+    f.erase(f.begin());  // the language
+    const std::string prompt = unescape_newlines(f[0]);
+    INFO("prompt: " << f[0] << "\nanswer: " << f[6]);
+    const auto r = run(unescape_newlines(f[6]), "", prompt);
+    if (f[1] == "-") {  // no list asked for: no LIST, whatever the answer
+      ++n_not;
+      CHECK(std::find(r.expectations.begin(), r.expectations.end(), "LIST") == r.expectations.end());
+      CHECK(r.format_counts.count("LIST") == 0);
+      continue;
+    }
+    ++n_detected;
+    REQUIRE(std::find(r.expectations.begin(), r.expectations.end(), "LIST") != r.expectations.end());
+    CHECK(r.expectation_evidence.at("LIST") == "user_text: '" + f[2] + "'");  // the phrase that raised it
+    // The counts read, in order: "exactly 4" / "at least 2; at most 4" / "-".
+    std::string counts;
+    if (r.format_counts.count("LIST"))
+      for (const auto &c : r.format_counts.at("LIST")) {
+        counts += (counts.empty() ? "" : "; ") + c.relation + " " + std::to_string(c.requested);
+        CHECK(c.phrase == f[4]);
+        CHECK(c.found == std::stoi(f[8]));
+        CHECK(c.source == "user_text");
+      }
+    CHECK(counts == (f[3] == "-" ? "" : f[3]));
+    const ksodi::FormatItems &it = r.format_items.at("LIST");
+    CHECK(it.marker_requested == f[5]);
+    CHECK(it.n_items == std::stoi(f[8]));
+    CHECK(r.format_passed.at("LIST") == (f[7] == "yes"));
+    // The audit says what was counted and why it failed.
+    const std::string &ev = r.format_evidence.at("LIST");
+    if (counts.find("exactly") != std::string::npos && f[7] == "no" && it.n_items > 0) CHECK(ev.find("count not met") != std::string::npos);
+    if (it.marker_mismatch) CHECK(ev.find("marker mismatch") != std::string::npos);
+  }
+  CHECK(n_rows >= 60);
+  CHECK(n_detected >= 30);
+  CHECK(n_not >= 20);
+  CHECK(n_de >= 25);
+}
+
+TEST_CASE("S0: a marker mismatch fails or counts as the parameter says, and the audit names it", "[s0][list-requests]") {
+  const std::string prompt = "Summarize the meeting. Your answer must contain exactly 3 bullet points.";
+  const std::string numbered = "1. Budget\n2. Hiring\n3. Launch";
+  auto strict = run(numbered, "", prompt);
+  REQUIRE(strict.expectations == std::vector<std::string>{"LIST"});
+  CHECK_FALSE(strict.format_passed.at("LIST"));
+  const ksodi::FormatItems &it = strict.format_items.at("LIST");
+  CHECK(it.marker_requested == "bullet");
+  CHECK(it.marker_phrase == "bullet points");
+  CHECK(it.marker_mismatch);
+  CHECK(it.n_other_marker == 3);
+  CHECK(it.n_items == 0);
+  CHECK(it.counted_over == "whole answer");
+  CHECK(strict.format_evidence.at("LIST").find("marker mismatch: 3 top-level item(s) numbered, requested bullet ('bullet points'), not counted") !=
+        std::string::npos);
+  // list_marker_mismatch = count: the numbered items count; the mismatch is still reported.
+  ksodi::S0Config c;
+  c.list_marker_mismatch_name = "count";
+  const S0Params lenient = ksodi::resolve(c);
+  CHECK_FALSE(lenient.list_marker_mismatch_fails);
+  CHECK(ksodi::resolve(ksodi::S0Config{}).list_marker_mismatch_fails);  // the default is fail
+  auto counted = run(numbered, "", prompt, lenient);
+  CHECK(counted.format_passed.at("LIST"));
+  CHECK(counted.format_items.at("LIST").n_items == 3);
+  CHECK(counted.format_items.at("LIST").marker_mismatch);
+  CHECK(counted.format_evidence.at("LIST").find("counted (list_marker_mismatch = count)") != std::string::npos);
+  // The parameter is declared with its two values.
+  CHECK(std::string(ksodi::s0_params().schema()).find("\"list_marker_mismatch\"") != std::string::npos);
+  // A request that names no marker ("a list") takes any marker: no mismatch.
+  auto any = run(numbered, "", "Give me a list of the three topics.");
+  CHECK(any.format_items.at("LIST").marker_requested == "any");
+  CHECK_FALSE(any.format_items.at("LIST").marker_mismatch);
+  CHECK(any.format_passed.at("LIST"));
+}
+
+TEST_CASE("S0: an example inside the request is part of the instruction", "[s0][list-requests]") {
+  // Its bullets are no list request of their own, hold no count, and name the marker.
+  auto r = run("- a\n- b", "", "Describe the tool. Format each line like this:\n- list the key fact\n- list another fact");
+  CHECK(r.expectations.empty());
+  auto n = run("* a\n* b\n* c", "", "Give exactly 3 bullet points such as:\n1. first\n2. second");
+  REQUIRE(n.expectations == std::vector<std::string>{"LIST"});
+  CHECK(n.format_items.at("LIST").marker_requested == "numbered");
+  CHECK(n.format_items.at("LIST").marker_phrase == "3 bullet points such as: 1. first");
+  CHECK(only_count(n, "LIST").requested == 3);
+  CHECK_FALSE(n.format_passed.at("LIST"));  // bullets where the example showed numbers
+  // Content after a colon that no introducer presents as an example is not one.
+  auto c = run("1. a\n2. b", "", "Answer these questions as a numbered list:\n- Why?\n- How?");
+  CHECK(c.format_items.at("LIST").marker_requested == "numbered");
+  CHECK(c.format_passed.at("LIST"));
+  // JSON requests read as before, inside an example too.
+  CHECK(expected("Use this format:\n- the answer as JSON") == std::vector<std::string>{"JSON"});
+  CHECK(expected("Reply in JSON such as:\n* {\"a\": 1}") == std::vector<std::string>{"JSON"});
+}
+
+TEST_CASE("S0: counts of bullet points are counted over the whole answer, list lengths over the largest block", "[s0][list-requests]") {
+  const std::string two_sections = "## Pros\n- cheap\n- quiet\n\n## Cons\n- slow\n  - very slow\n- small";
+  auto whole = run(two_sections, "", "Compare the two options. Use exactly 4 bullet points.");
+  CHECK(whole.format_items.at("LIST").counted_over == "whole answer");
+  CHECK(whole.format_items.at("LIST").n_items == 4);  // the nested item does not count
+  CHECK(whole.format_items.at("LIST").first_line == 2);
+  CHECK(whole.format_items.at("LIST").last_line == 8);
+  CHECK(whole.format_passed.at("LIST"));
+  auto block = run(two_sections, "", "Give me a list of 4 options.");
+  CHECK(block.format_items.at("LIST").counted_over == "largest list block");
+  CHECK(block.format_items.at("LIST").n_items == 2);
+  CHECK_FALSE(block.format_passed.at("LIST"));
 }

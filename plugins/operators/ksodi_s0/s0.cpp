@@ -90,9 +90,24 @@ bool json_check(std::string_view answer, const std::vector<Line> &lines, std::st
 
 std::string item_text(std::string_view s) { return std::string(text::utf8_prefix(s, 60)); }
 
-std::vector<ListBlock> find_list_blocks(const std::vector<Line> &lines) {
+// A top-level list item and its marker: 'm' markdown bullet (- * +), 'o' other bullet (• ◦ ‣ – ▪), 'n' numbered.
+struct ListItem {
+  std::size_t line;
+  char marker;
+};
+char item_marker(const Line &L) {
+  if (L.kind == LineKind::Numbered) return 'n';
+  const std::string_view r = text::trim(L.raw);
+  return !r.empty() && (r[0] == '-' || r[0] == '*' || r[0] == '+') ? 'm' : 'o';
+}
+struct BlockDetail {
+  ListBlock b;
+  std::vector<ListItem> items;  // its top-level items
+};
+
+std::vector<BlockDetail> find_list_blocks(const std::vector<Line> &lines) {
   struct B {
-    ListBlock b;
+    BlockDetail d;
     int first_num = -1, last_num = -1;  // numbers of the first / last top-level item (-1: a bullet)
   };
   std::vector<B> out;
@@ -111,15 +126,15 @@ std::vector<ListBlock> find_list_blocks(const std::vector<Line> &lines) {
         active = true;
         base = L.indent;
         B nb;
-        nb.b.n_items = 1;
-        nb.b.first_line = nb.b.last_line = i;
-        nb.b.first_item = L.content;
+        nb.d.b.first_line = nb.d.b.last_line = i;
+        nb.d.b.first_item = L.content;
+        nb.d.items.push_back({i, item_marker(L)});
         nb.first_num = nb.last_num = num;
-        out.push_back(nb);
+        out.push_back(std::move(nb));
       } else if (L.indent <= base + 1) {
         B &cur = out.back();
-        ++cur.b.n_items;
-        cur.b.last_line = i;
+        cur.d.b.last_line = i;
+        cur.d.items.push_back({i, item_marker(L)});
         cur.last_num = num;
         base = std::min(base, L.indent);
       }  // else: a nested item, part of the item above
@@ -140,24 +155,52 @@ std::vector<ListBlock> find_list_blocks(const std::vector<Line> &lines) {
     blank_pending = false;
   }
   // A numbered list interrupted by prose continues where its numbering does: "1. … 2. … <text> 3. …".
-  std::vector<ListBlock> merged;
+  std::vector<BlockDetail> merged;
   int last_num = -2;
-  for (const B &x : out) {
+  for (B &x : out) {
     if (!merged.empty() && x.first_num >= 2 && x.first_num == last_num + 1) {
-      merged.back().n_items += x.b.n_items;
-      merged.back().last_line = x.b.last_line;
+      merged.back().b.last_line = x.d.b.last_line;
+      merged.back().items.insert(merged.back().items.end(), x.d.items.begin(), x.d.items.end());
     } else {
-      merged.push_back(x.b);
+      merged.push_back(std::move(x.d));
     }
     last_num = x.last_num;
+  }
+  for (BlockDetail &d : merged) {
+    d.b.n_items = static_cast<int>(d.items.size());
+    for (const ListItem &it : d.items) {
+      d.b.n_numbered += it.marker == 'n';
+      d.b.n_bullets += it.marker != 'n';
+      d.b.n_markdown_bullets += it.marker == 'm';
+    }
   }
   return merged;
 }
 
-// LIST: the largest list block has >= min_items items (2; 1 when the request allows a single item), and,
-// only if list_min_share > 0, that share of the non-blank lines outside code are items.
+// What a LIST request asks of the items: the marker, and whether a count names the answer's items.
+struct ListSpec {
+  ListMarker marker = ListMarker::Any;
+  bool markdown = false;
+  bool mismatch_fails = true;
+  bool whole_answer = false;
+  std::string phrase;
+};
+bool marker_matches(const ListSpec &s, char m) {
+  switch (s.marker) {
+    case ListMarker::Any: return true;
+    case ListMarker::Bullet: return m == 'm' || (m == 'o' && !s.markdown);
+    case ListMarker::Numbered: return m == 'n';
+  }
+  return true;
+}
+
+// LIST: the answer's items of the requested marker — in the largest list block (most such top-level items; the
+// first on a tie), or, where a count names the answer's items ("exactly 4 bullet points"), all top-level items
+// of the answer — number >= min_items (2; 1 when the request allows a single item), and, only if
+// list_min_share > 0, that share of the non-blank lines outside code are items. Items of another marker than
+// the one asked for are a marker mismatch: not counted when spec.mismatch_fails, counted otherwise; reported.
 bool list_check(const std::vector<Line> &lines, double min_share, int min_items, double &share, std::string &ev,
-                FormatItems *items) {
+                FormatItems *items, const ListSpec &spec = ListSpec{}) {
   int non_blank = 0, n_item_lines = 0;
   for (const Line &L : lines) {
     if (L.kind == LineKind::Blank || L.kind == LineKind::Code || L.kind == LineKind::FenceOpen || L.kind == LineKind::FenceClose) continue;
@@ -165,19 +208,51 @@ bool list_check(const std::vector<Line> &lines, double min_share, int min_items,
     if (L.kind == LineKind::Bullet || L.kind == LineKind::Numbered) ++n_item_lines;
   }
   share = non_blank > 0 ? static_cast<double>(n_item_lines) / non_blank : 0.0;
-  const std::vector<ListBlock> blocks = find_list_blocks(lines);
-  const ListBlock *best = nullptr;
-  for (const ListBlock &b : blocks)
-    if (best == nullptr || b.n_items > best->n_items) best = &b;
-  const int n = best != nullptr ? best->n_items : 0;
+  const std::vector<BlockDetail> blocks = find_list_blocks(lines);
+  auto counted = [&](const ListItem &it) { return marker_matches(spec, it.marker) || !spec.mismatch_fails; };
+  int n_other = 0;
+  std::vector<const ListItem *> chosen;  // the items counted
+  const BlockDetail *best = nullptr;
+  int best_n = 0;
+  for (const BlockDetail &b : blocks) {
+    int m = 0;
+    for (const ListItem &it : b.items) {
+      n_other += !marker_matches(spec, it.marker);
+      if (!counted(it)) continue;
+      ++m;
+      if (spec.whole_answer) chosen.push_back(&it);
+    }
+    if (m > best_n) {
+      best = &b;
+      best_n = m;
+    }
+  }
+  if (!spec.whole_answer && best != nullptr)
+    for (const ListItem &it : best->items)
+      if (counted(it)) chosen.push_back(&it);
+  const int n = static_cast<int>(chosen.size());
   bool ok = n >= min_items;
-  if (best == nullptr) {
+  const char *marker_name = list_marker_name(spec.marker, spec.markdown);
+  std::string other_desc;  // what the other items are
+  if (n_other > 0) {
+    other_desc = spec.marker == ListMarker::Numbered ? "bullets" : spec.markdown ? "not markdown bullets (- * +)" : "numbered";
+    other_desc = "marker mismatch: " + std::to_string(n_other) + " top-level item(s) " + other_desc + ", requested " + marker_name +
+                 " ('" + spec.phrase + "')" + (spec.mismatch_fails ? ", not counted (list_marker_mismatch = fail)" : ", counted (list_marker_mismatch = count)");
+  }
+  if (blocks.empty()) {
     ev = "no list block (no line starting with -, *, •, 1. …)";
+  } else if (chosen.empty()) {
+    ev = "no list item of the requested marker in " + std::to_string(blocks.size()) + " block(s); " + other_desc;
   } else {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "largest list block: %d item(s), lines %zu-%zu", n, best->first_line + 1, best->last_line + 1);
+    char buf[128];
+    const std::size_t fl = chosen.front()->line + 1, ll = chosen.back()->line + 1;
+    if (spec.whole_answer)
+      std::snprintf(buf, sizeof buf, "whole answer: %d top-level item(s), lines %zu-%zu", n, fl, ll);
+    else
+      std::snprintf(buf, sizeof buf, "largest list block: %d item(s), lines %zu-%zu", n, fl, ll);
     ev = buf;
-    ev += " (first: '" + item_text(best->first_item) + "'), " + std::to_string(blocks.size()) + " block(s)";
+    ev += " (first: '" + item_text(lines[chosen.front()->line].content) + "'), " + std::to_string(blocks.size()) + " block(s)";
+    if (!other_desc.empty()) ev += "; " + other_desc;
     if (!ok) ev += "; needs >= " + std::to_string(min_items) + " items";
   }
   if (min_share > 0) {
@@ -189,11 +264,16 @@ bool list_check(const std::vector<Line> &lines, double min_share, int min_items,
   if (items != nullptr) {
     items->n_items = n;
     items->n_blocks = static_cast<int>(blocks.size());
-    if (best != nullptr) {
-      items->first_line = static_cast<int>(best->first_line) + 1;
-      items->last_line = static_cast<int>(best->last_line) + 1;
-      items->first_item = item_text(best->first_item);
+    if (!chosen.empty()) {
+      items->first_line = static_cast<int>(chosen.front()->line) + 1;
+      items->last_line = static_cast<int>(chosen.back()->line) + 1;
+      items->first_item = item_text(lines[chosen.front()->line].content);
     }
+    items->counted_over = spec.whole_answer ? "whole answer" : "largest list block";
+    items->marker_requested = marker_name;
+    items->marker_phrase = spec.phrase;
+    items->n_other_marker = n_other;
+    items->marker_mismatch = n_other > 0;
   }
   return ok;
 }
@@ -242,6 +322,16 @@ std::string join_numbers(const std::vector<int> &v) {
   return s;
 }
 
+FormatItems step_items(int n, int first_line, int last_line, std::string first_item, int n_blocks) {
+  FormatItems it;
+  it.n_items = n;
+  it.first_line = first_line;
+  it.last_line = last_line;
+  it.first_item = std::move(first_item);
+  it.n_blocks = n_blocks;
+  return it;
+}
+
 // STEPS: >= 2 numbered steps in ascending order — numbered lines (1. 2. / 1) 2) / Schritt 1: / Step 2 -), or
 // inline markers in the prose (Schritt 1 … Schritt 2, Step 1 … Step 2, 1) … 2)). Sub-steps (more indented
 // numbered lines) are not part of the top-level run.
@@ -264,9 +354,9 @@ bool steps_check(const std::vector<Line> &lines, std::string &ev, FormatItems *i
                   b->numbers.front(), b->numbers.back(), b->at.front() + 1, b->at.back() + 1);
     ev = buf;
     ev += " (first: '" + item_text(lines[b->at.front()].content) + "')";
-    if (items != nullptr) *items = {static_cast<int>(b->numbers.size()), static_cast<int>(b->at.front()) + 1,
+    if (items != nullptr) *items = step_items(static_cast<int>(b->numbers.size()), static_cast<int>(b->at.front()) + 1,
                                     static_cast<int>(b->at.back()) + 1, item_text(lines[b->at.front()].content),
-                                    static_cast<int>(runs.size())};
+                                    static_cast<int>(runs.size()));
     return true;
   }
   std::string line_reason;
@@ -308,12 +398,12 @@ bool steps_check(const std::vector<Line> &lines, std::string &ev, FormatItems *i
   if (const StepRun *b = best_ordered(iruns)) {
     ev = "inline step markers in ascending order (" + join_numbers(b->numbers) + "), lines " + std::to_string(b->at.front() + 1) +
          "-" + std::to_string(b->at.back() + 1);
-    if (items != nullptr) *items = {static_cast<int>(b->numbers.size()), static_cast<int>(b->at.front()) + 1,
+    if (items != nullptr) *items = step_items(static_cast<int>(b->numbers.size()), static_cast<int>(b->at.front()) + 1,
                                     static_cast<int>(b->at.back()) + 1, item_text(text::trim(lines[b->at.front()].raw)),
-                                    static_cast<int>(iruns.size())};
+                                    static_cast<int>(iruns.size()));
     return true;
   }
-  if (items != nullptr) *items = {0, 0, 0, "", static_cast<int>(runs.size())};
+  if (items != nullptr) *items = step_items(0, 0, 0, "", static_cast<int>(runs.size()));
   ev = !line_reason.empty() ? line_reason : "no ascending numbering (1. 2. / 1) 2) / Schritt 1, Schritt 2)";
   return false;
 }
@@ -378,7 +468,11 @@ bool check_json(std::string_view answer, std::string &evidence) { return json_ch
 bool check_list(std::string_view answer, double min_share, double &share, std::string &evidence) {
   return list_check(text::classify_lines(answer), min_share, 2, share, evidence, nullptr);
 }
-std::vector<ListBlock> list_blocks(std::string_view answer) { return find_list_blocks(text::classify_lines(answer)); }
+std::vector<ListBlock> list_blocks(std::string_view answer) {
+  std::vector<ListBlock> out;
+  for (BlockDetail &d : find_list_blocks(text::classify_lines(answer))) out.push_back(d.b);
+  return out;
+}
 bool check_steps(std::string_view answer, std::string &evidence) { return steps_check(text::classify_lines(answer), evidence, nullptr); }
 bool check_steps(std::string_view answer, std::string &evidence, int &n_steps) {
   FormatItems it;
@@ -452,8 +546,15 @@ S0Result compute_s0(const S0Input &in, const S0Params &p, const EmbedFn &embed) 
       // A request that allows a single item ("exactly one bullet point", "at most 1") lowers the minimum to 1.
       int min_items = 2;
       for (const CountRequirement &c : *counts)
-        if (c.n <= 1 && c.rel != CountRel::AtLeast) min_items = 1;
-      ok = list_check(lines, p.list_min_share, min_items, r.list_share, ev, &r.format_items[f]);
+        if (c.n <= 1) min_items = 1;  // "exactly one", "at most 1", "one to three", "at least one"
+      const FormatRequest &lr = req[static_cast<std::size_t>(kFmtList)];
+      ListSpec spec;
+      spec.marker = lr.marker;
+      spec.markdown = lr.marker_markdown;
+      spec.mismatch_fails = p.list_marker_mismatch_fails;
+      spec.phrase = lr.marker_phrase;
+      for (const CountRequirement &c : *counts) spec.whole_answer = spec.whole_answer || c.whole_answer;
+      ok = list_check(lines, p.list_min_share, min_items, r.list_share, ev, &r.format_items[f], spec);
     } else if (f == "STEPS") ok = steps_check(lines, ev, &r.format_items[f]);
     else if (f == "TABLE") ok = table_check(lines, ev);
     else if (f == "CODEBLOCK") ok = code_check(lines, ev);

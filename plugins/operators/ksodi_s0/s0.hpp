@@ -25,6 +25,10 @@ struct S0Params {
   double K = 10;                  // G_str normaliser
   double f_neutral = 0.5;         // F when no format is expected
   double list_min_share = 0.0;    // optional extra LIST condition: this share of the non-blank lines are items (0 = off)
+  // LIST where the request names a marker ("bullet points", "numbered list", "such as: * a point"): true
+  // ("fail"): top-level items of another marker are not counted as the requested items, so a numbered list
+  // where bullet points were asked fails; false ("count"): they count (the mismatch is still reported).
+  bool list_marker_mismatch_fails = true;
   double short_answer_min = 0.2;  // guardrail: G_str floor for a non-empty one-sentence answer
   bool use_user_text = true;      // the user text may state format wishes too
   Redundancy redundancy = Redundancy::Embedding;
@@ -40,6 +44,12 @@ struct FormatItems {
   int first_line = 0, last_line = 0;
   std::string first_item;  // text of the first counted item (cut to 60 bytes)
   int n_blocks = 0;        // LIST: list blocks in the answer; STEPS: numbered runs (ordered or not)
+  // LIST only:
+  std::string counted_over;      // "largest list block" or "whole answer" (a count of the answer's items)
+  std::string marker_requested;  // "any", "bullet", "markdown bullet", "numbered"
+  std::string marker_phrase;     // the words that named the marker ("" for any)
+  int n_other_marker = 0;        // top-level items of another marker than the requested one
+  bool marker_mismatch = false;  // n_other_marker > 0
 };
 
 // One requested count checked against the items found.
@@ -77,6 +87,7 @@ S0Result compute_s0(const S0Input &in, const S0Params &p, const EmbedFn &embed);
 // interrupted by unindented prose continues when its numbering does (1. 2. <text> 3.).
 struct ListBlock {
   int n_items = 0;  // top-level items
+  int n_bullets = 0, n_markdown_bullets = 0, n_numbered = 0;  // top-level items by marker (markdown: - * +)
   std::size_t first_line = 0, last_line = 0;  // 0-based line indices of the first and the last top-level item
   std::string_view first_item;
 };

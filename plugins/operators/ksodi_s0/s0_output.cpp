@@ -29,8 +29,14 @@ std::string s0_output(const S0Result &r, const S0Params &p, const std::optional<
   w.begin_object();
   for (const auto &[f, it] : r.format_items) {
     w.key(f);
-    w.object("first_item", it.first_item, "first_line", it.first_line, "last_line", it.last_line,
-             "n_blocks", it.n_blocks, "n_items", it.n_items);
+    if (f == "LIST")
+      w.object("counted_over", it.counted_over, "first_item", it.first_item, "first_line", it.first_line,
+               "last_line", it.last_line, "marker_mismatch", it.marker_mismatch, "marker_phrase", it.marker_phrase,
+               "marker_requested", it.marker_requested, "n_blocks", it.n_blocks, "n_items", it.n_items,
+               "n_other_marker", it.n_other_marker);
+    else
+      w.object("first_item", it.first_item, "first_line", it.first_line, "last_line", it.last_line,
+               "n_blocks", it.n_blocks, "n_items", it.n_items);
   }
   w.end_object();
   w.members("format_passed_map", r.format_passed, "n_bullets", r.n_bullets, "n_headings", r.n_headings,
@@ -40,7 +46,8 @@ std::string s0_output(const S0Result &r, const S0Params &p, const std::optional<
   w.object("K", p.K, "alpha", r.alpha, "alpha_source", r.alpha_source, "beta", p.beta,
            "detector_version", detect::kDetectorVersion,
            "embedding_model_id", evalgraph::or_null(r.similarity_model_id), "embedding_provider", provider,
-           "f_neutral", p.f_neutral, "gamma", p.gamma, "list_min_share", p.list_min_share,
+           "f_neutral", p.f_neutral, "gamma", p.gamma, "list_marker_mismatch", p.list_marker_mismatch_fails ? "fail" : "count",
+           "list_min_share", p.list_min_share,
            "redundancy", p.redundancy == Redundancy::Jaccard ? "jaccard" : "embedding",
            "short_answer_min", p.short_answer_min, "use_user_text", p.use_user_text);
   w.member("short_answer_guardrail", r.short_answer_guardrail);

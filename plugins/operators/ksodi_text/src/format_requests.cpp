@@ -42,6 +42,9 @@ enum : std::uint32_t {
   W_DB = 1u << 22,           // sql, database, Datenbank …: "create a table" names a database table
   W_DE_INF = 1u << 23,       // German infinitive that is an imperative when followed by "Sie" ("Geben Sie …")
   W_LISTVERB = 1u << 24,     // list / enumerate / itemize (English verb)
+  W_OBLIG = 1u << 25,        // ensure / make sure / required / darf …: an obligation on the answer
+  W_EXAMPLE = 1u << 26,      // such (as) / like / e.g. / format / Beispiel / Form …: introduces an example
+  W_EACH = 1u << 27,         // each / every / per / jede … : "each section should have 2 bullet points" counts per section
 };
 
 const std::unordered_map<std::string_view, std::uint32_t> &word_table() {
@@ -99,6 +102,12 @@ const std::unordered_map<std::string_view, std::uint32_t> &word_table() {
     add(W_DB, {"sql", "database", "databases", "datenbank", "datenbanken", "postgres", "postgresql", "mysql", "sqlite",
                "db", "dataframe", "dataframes"});
     add(W_LISTVERB, {"list", "enumerate", "itemize", "itemise"});
+    add(W_OBLIG, {"ensure", "sure", "required", "require", "requires", "needs", "necessary", "mandatory", "darf",
+                  "dürfen", "achte", "achten", "verpflichtend"});
+    add(W_EXAMPLE, {"such", "like", "e", "g", "z", "b", "example", "examples", "instance", "format", "formatted",
+                    "template", "structure", "pattern", "follows", "folgt", "folgendermaßen", "beispiel",
+                    "beispielsweise", "muster", "schema", "vorlage", "form"});
+    add(W_EACH, {"each", "every", "per", "jede", "jeder", "jedes", "jeden", "jedem", "pro"});
     return t;
   }();
   return m;
@@ -130,7 +139,9 @@ int number_word(std::string_view w, bool &needs_modifier) {
 }
 
 // Form nouns: the format a token (and maybe the next one) names, -1 if none.
-enum : unsigned { N_WITH_OK = 1, N_DEF_WITH_OK = 2, N_COUNTED_ONLY = 4 };
+// LIST nouns are either items (N_ITEM: "bullet points", "Stichpunkte", "items" — a count before them counts
+// the answer's items) or containers ("list", "Liste", "Aufzählung" — a count before them counts lists).
+enum : unsigned { N_WITH_OK = 1, N_DEF_WITH_OK = 2, N_COUNTED_ONLY = 4, N_ITEM = 8, N_BULLET = 16 };
 struct Noun {
   int fmt = -1;
   unsigned flags = 0;
@@ -149,16 +160,22 @@ Noun form_noun(const TokenizedText &t, std::size_t i) {
   if (w.empty()) return n;
   switch (w[0]) {
     case 'a':
-      if (starts(w, "aufzählung") || starts(w, "auflistung")) return set(kFmtList);
+      if (starts(w, "aufz\xc3\xa4hlungspunkt") || starts(w, "aufz\xc3\xa4hlungszeichen")) return set(kFmtList, N_WITH_OK | N_ITEM | N_BULLET);
+      if (starts(w, "aufz\xc3\xa4hlung") || starts(w, "auflistung")) return set(kFmtList);
       if (w == "arbeitsschritte" || w == "arbeitsschritten") return set(kFmtSteps);
       break;
     case 'b':
       if (w == "bullet") {
-        if (nx == "point" || nx == "points" || nx == "list" || nx == "lists") return set(kFmtList, N_WITH_OK, 2);
-        return set(kFmtList, N_WITH_OK);
+        if (nx == "point" || nx == "points") return set(kFmtList, N_WITH_OK | N_ITEM | N_BULLET, 2);
+        if (nx == "list" || nx == "lists") return set(kFmtList, N_WITH_OK | N_BULLET, 2);
+        return set(kFmtList, N_WITH_OK | N_ITEM | N_BULLET);
       }
-      if (w == "bulleted") return set(kFmtList, N_WITH_OK, nx == "list" || nx == "lists" ? 2 : 1);
-      if (w == "bullets" || w == "bulletpoints") return set(kFmtList, N_WITH_OK);
+      if (w == "bulleted") {
+        if (nx == "list" || nx == "lists") return set(kFmtList, N_WITH_OK | N_BULLET, 2);
+        if (nx == "points" || nx == "items" || nx == "point" || nx == "item") return set(kFmtList, N_WITH_OK | N_ITEM | N_BULLET, 2);
+        return set(kFmtList, N_WITH_OK | N_BULLET);
+      }
+      if (w == "bullets" || w == "bulletpoints" || w == "bulletpoint") return set(kFmtList, N_WITH_OK | N_ITEM | N_BULLET);
       break;
     case 'c':
       if (starts(w, "checklist")) return set(kFmtList);
@@ -167,7 +184,8 @@ Noun form_noun(const TokenizedText &t, std::size_t i) {
       if (w == "code" && (nx == "block" || nx == "blocks" || nx == "fence" || nx == "fences")) return set(kFmtCode, N_WITH_OK, 2);
       break;
     case 'e':
-      if (w == "entries" || w == "einträge" || w == "einträgen" || w == "elemente" || w == "elementen") return set(kFmtList, N_COUNTED_ONLY | N_WITH_OK);
+      if (w == "entries" || w == "eintr\xc3\xa4ge" || w == "eintr\xc3\xa4gen" || w == "elemente" || w == "elementen")
+        return set(kFmtList, N_COUNTED_ONLY | N_WITH_OK | N_ITEM);
       if (w == "einzelschritte" || w == "einzelschritten") return set(kFmtSteps);
       break;
     case 'f':
@@ -178,23 +196,29 @@ Noun form_noun(const TokenizedText &t, std::size_t i) {
       if (w == "handlungsschritte" || w == "handlungsschritten") return set(kFmtSteps);
       break;
     case 'i':
-      if (w == "items") return set(kFmtList, N_COUNTED_ONLY | N_WITH_OK);
+      if (w == "items") return set(kFmtList, N_COUNTED_ONLY | N_WITH_OK | N_ITEM);
       break;
     case 'j':
       if (w == "json" || w == "jsonschema") return set(kFmtJson);
       break;
     case 'l':
+      if (w == "list" && (nx == "items" || nx == "item" || nx == "entries" || nx == "points" || nx == "point"))
+        return set(kFmtList, N_WITH_OK | N_ITEM, 2);  // "exactly 3 list items"
+      if (w == "lists" && i > 0) {  // "a paragraph that lists …", "it lists": a verb
+        const std::string_view pv = t.token(i - 1);
+        if (pv == "that" || pv == "which" || pv == "who" || pv == "it" || pv == "he" || pv == "she") return n;
+      }
       if (w == "list" || w == "lists" || w == "liste" || w == "listenform") return set(kFmtList);
-      if (starts(w, "listenpunkt")) return set(kFmtList, N_WITH_OK);
+      if (starts(w, "listenpunkt") || starts(w, "listeneintr")) return set(kFmtList, N_WITH_OK | N_ITEM);
       break;
     case 'p':
-      if (w == "punkt" || w == "punkte" || w == "punkten" || w == "points") return set(kFmtList, N_COUNTED_ONLY | N_WITH_OK);
+      if (w == "punkt" || w == "punkte" || w == "punkten" || w == "points") return set(kFmtList, N_COUNTED_ONLY | N_WITH_OK | N_ITEM);
       break;
     case 's':
       if (w == "steps" || w == "schritte" || w == "schritten") return set(kFmtSteps);
       if (w == "spalten") return set(kFmtTable, N_WITH_OK | N_DEF_WITH_OK);
-      if (starts(w, "stichpunkt") && w != "stichpunktartig") return set(kFmtList, N_WITH_OK);
-      if (starts(w, "spiegelstrich")) return set(kFmtList, N_WITH_OK);
+      if (starts(w, "stichpunkt") && w != "stichpunktartig") return set(kFmtList, N_WITH_OK | N_ITEM | N_BULLET);
+      if (starts(w, "spiegelstrich")) return set(kFmtList, N_WITH_OK | N_ITEM | N_BULLET);
       break;
     case 't':
       if (w == "table" || w == "tables" || w == "tabelle" || w == "tabellen" || w == "tabellenform") return set(kFmtTable);
@@ -214,7 +238,7 @@ bool modifier_use(int fmt, std::string_view w, std::string_view nx, std::string_
            w == "library" || w == "libraries" || w == "lib" || w == "module" || w == "modul" || w == "package" ||
            w == "decoder" || w == "encoder" || w == "serializer" || w == "serialization" || w == "bibliothek";
   if (fmt == kFmtList)
-    return w == "comprehension" || w == "comprehensions" || w == "price" || w == "prices" || w == "view" ||
+    return (w == "of" && (nx == "view" || nx == "views")) || w == "comprehension" || w == "comprehensions" || w == "price" || w == "prices" || w == "view" ||
            w == "method" || w == "methods" || w == "type";
   if (fmt == kFmtTable)
     return w == "tennis" || w == "salt" || w == "manners" || w == "cloth" || w == "top" || w == "tops" ||
@@ -228,6 +252,7 @@ struct Tok {
   int clause = 0, sentence = 0;
   bool boundary_after_colon = false;  // the gap after this token holds ':' (label)
   bool newline_after = false;
+  bool example = false;  // part of an example inside the request ("such as:\n* This is a point")
 };
 
 // Nouns after a number that measure something rather than name the items of a list.
@@ -239,7 +264,11 @@ bool is_unit_word(std::string_view w) {
       "woche", "wochen", "day", "days", "tag", "tage", "tagen", "hour", "hours", "stunde", "stunden", "minute",
       "minutes", "minuten", "second", "seconds", "sekunden", "word", "words", "wort", "wörter", "wörtern",
       "sentence", "sentences", "satz", "sätze", "sätzen", "character", "characters", "zeichen", "paragraph",
-      "paragraphs", "absatz", "absätze", "absätzen", "page", "pages", "seite", "seiten", "times", "mal"};
+      "paragraphs", "absatz", "absätze", "absätzen", "page", "pages", "seite", "seiten", "times", "mal",
+      // parts and marks of an answer that are not its list items: "at least 2 sections", "6 asterisks"
+      "section", "sections", "abschnitt", "abschnitte", "abschnitten", "placeholder", "placeholders", "platzhalter",
+      "asterisk", "asterisks", "sternchen", "letter", "letters", "buchstabe", "buchstaben", "highlight", "highlights",
+      "keyword", "keywords", "title", "titles", "line", "lines", "zeile", "zeilen", "comma", "commas"};
   return units.count(w) > 0;
 }
 
@@ -258,6 +287,7 @@ struct Scanner {
     std::size_t i, end;
   };
   std::vector<Pending> pending;  // counted item nouns without a request of their own ("Nenne 5 Punkte als Liste")
+  bool nm_unused = false;
 
   Scanner(const char *s, std::string_view r, const TokenizedText &tt, FormatRequests &o) : source(s), raw(r), t(tt), out(o) {}
 
@@ -308,6 +338,7 @@ struct Scanner {
     sent_request.assign(ns, false);
     sent_codeart.assign(ns, false);
     sent_db.assign(ns, false);
+    sent_listnoun.assign(ns, false);
     for (std::size_t i = 0; i < n; ++i) {
       const auto s = static_cast<std::size_t>(tk[i].sentence);
       if (fl(i) & W_PLEASE) sent_request[s] = true;
@@ -317,6 +348,7 @@ struct Scanner {
       if (fl(i) & W_CODEART) sent_codeart[s] = true;
       if (fl(i) & W_DB) sent_db[s] = true;
     }
+    mark_examples();
   }
 
   bool negated(std::size_t i) const { return detect::negated_before(t, i); }
@@ -361,6 +393,9 @@ struct Scanner {
   }
 
   void raise(int fmt, std::size_t a, std::size_t b, bool task_verb = false) {
+    // An example inside the request ("such as:\n* This is a list item") is part of the instruction: it asks for
+    // no list of its own.
+    if (fmt == kFmtList && tk[std::max(a, b)].example) return;
     raised_in.emplace_back(fmt, static_cast<std::size_t>(tk[std::max(a, b)].sentence));
     FormatRequest &f = out[static_cast<std::size_t>(fmt)];
     if (f.raised) {
@@ -389,6 +424,7 @@ struct Scanner {
       if (q == "fewer" || q == "less" || q == "weniger") return CountRel::AtMost;
     }
     if (p1 == "exactly" || p1 == "precisely" || p1 == "exakt" || p1 == "genau") { from = j - 1; return CountRel::Exact; }
+    if ((p1 == "only" || p1 == "just" || p1 == "nur") && p2 != "not" && p2 != "nicht") { from = j - 1; return CountRel::Exact; }
     if (p1 == "mindestens" || p1 == "wenigstens" || p1 == "minimum" || p1 == "min") { from = j - 1; return CountRel::AtLeast; }
     if (p1 == "höchstens" || p1 == "maximal" || p1 == "max" || p1 == "maximum") { from = j - 1; return CountRel::AtMost; }
     if (p1 == "least" && p2 == "at") { from = j - 2; return CountRel::AtLeast; }
@@ -427,29 +463,124 @@ struct Scanner {
     return n >= 0;
   }
 
-  void add_count(int fmt, CountRel rel, int n, std::size_t a, std::size_t b) {
+  // `num` = the number's token: a number read twice ("a list of 3 items": after "list", before "items") is one
+  // count; the same count stated again elsewhere ("the top 3 … exactly 3 bullet points") counts the answer's
+  // items if either statement does.
+  std::vector<std::size_t> count_nums;
+  void add_count(int fmt, CountRel rel, int n, std::size_t a, std::size_t b, std::size_t num, bool whole_answer = false) {
     if (fmt != kFmtList && fmt != kFmtSteps) return;
+    if (fmt == kFmtList && (tk[a].example || tk[b].example)) return;  // "such as:\n1. first point": no count
+    const bool seen = std::find(count_nums.begin(), count_nums.end(), num) != count_nums.end();
+    count_nums.push_back(num);
     FormatRequest &f = out[static_cast<std::size_t>(fmt)];
-    for (const auto &c : f.counts)
-      if (c.rel == rel && c.n == n) return;
-    f.counts.push_back({rel, n, phrase(a, b), source});
+    for (auto &c : f.counts)
+      if (c.rel == rel && c.n == n) {
+        if (!seen) c.whole_answer = c.whole_answer || (whole_answer && fmt == kFmtList);
+        return;
+      }
+    f.counts.push_back({rel, n, phrase(a, b), source, whole_answer && fmt == kFmtList});
   }
 
-  // A count right before a noun ("genau drei Punkte", "at least 5 bullet points", "3 or more steps", "top 3"),
-  // or right after it ("a list of 5 items", "eine Liste mit drei Punkten"). Returns true when found.
-  bool count_near_noun(int fmt, std::size_t i, std::size_t end) {
-    // Before: up to 3 tokens back, skipping "or more"/"short"-like words (not determiners, not other numbers).
+  // A count right before a noun at i, up to four tokens back in its clause (words such as "markdown", "short"
+  // may stand between; a determiner, frame or verb ends the search): "exactly 4 bullet points", "genau drei
+  // kurze Stichpunkte", "a single bullet point" (item nouns only), and ranges — "two to four", "3-5", "between
+  // 3 and 5", "zwei bis vier", "2 or 3" — read as at least + at most.
+  struct CountRead {
+    int n_counts = 0;
+    CountRel rel[2] = {CountRel::Exact, CountRel::Exact};
+    int n[2] = {0, 0};
+    std::size_t from = 0;  // first token of the count phrase
+    std::size_t num = 0;   // the number token next to the noun
+  };
+  bool count_before(std::size_t i, bool item_noun, CountRead &cr) const {
     for (std::size_t k = 1; k <= 4 && k <= i; ++k) {
-      std::size_t j = i - k;
-      if (!same_clause(j, i)) break;
+      const std::size_t j = i - k;
+      if (!same_clause(j, i) || tk[j].example) break;
+      cr = CountRead{};
+      if (item_noun && tok(j) == "single") {  // "a single bullet point", "only one single item"
+        cr.n_counts = 1;
+        cr.n[0] = 1;
+        cr.num = cr.from = j;
+        if (j > 0 && same_clause(j - 1, j) && (tok(j - 1) == "a" || tok(j - 1) == "one" || tok(j - 1) == "only" || tok(j - 1) == "just"))
+          cr.from = j - 1;
+        return true;
+      }
       int n = 0;
       CountRel rel;
       std::size_t from = j;
       if (number_at(j, n, rel, from)) {
-        add_count(fmt, rel, n, from, end);
+        cr.n_counts = 1;
+        cr.rel[0] = rel;
+        cr.n[0] = n;
+        cr.from = from;
+        cr.num = j;
+        // A range ending here: "two to four", "zwei bis vier", "2 or 3", "between 3 and 5", "3-5".
+        if (from == j && j >= 1 && same_clause(j - 1, j)) {
+          std::size_t a = j;  // the range's first number
+          const std::string_view link = tok(j - 1);
+          const std::string_view g = text::trim(gap(j - 1, j));
+          bool nm = false;
+          if ((g == "-" || g == "\xe2\x80\x93") && number_word(tok(j - 1), nm) > 0) {
+            a = j - 1;
+          } else if (j >= 2 && same_clause(j - 2, j) && number_word(tok(j - 2), nm) > 0) {
+            const bool between = j >= 3 && same_clause(j - 3, j) && (tok(j - 3) == "between" || tok(j - 3) == "zwischen");
+            if (link == "to" || link == "bis" || link == "or" || link == "oder" || ((link == "and" || link == "und") && between))
+              a = j - 2;
+          }
+          const int lo = a < j ? number_word(tok(a), nm) : 0;
+          if (a < j && lo >= 1 && lo < n) {
+            cr.n_counts = 2;
+            cr.rel[0] = CountRel::AtLeast;
+            cr.n[0] = lo;
+            cr.rel[1] = CountRel::AtMost;
+            cr.n[1] = n;
+            cr.from = a >= 1 && same_clause(a - 1, a) && (tok(a - 1) == "between" || tok(a - 1) == "zwischen" || tok(a - 1) == "from" || tok(a - 1) == "von")
+                          ? a - 1
+                          : a;
+          }
+        }
         return true;
       }
       if (fl(j) & (W_DET | W_FRAME | W_STRONG | W_STRONG_INDEF | W_WITH)) break;
+    }
+    return false;
+  }
+  // A count that holds per part of the answer ("each section should have 2 bullet points", "3 bullet points per
+  // section", "pro Abschnitt drei Stichpunkte") is not a count of the answer's items.
+  bool distributive(std::size_t from, std::size_t end) const {
+    for (std::size_t k = 1; k <= 6 && k <= from; ++k) {
+      const std::size_t j = from - k;
+      if (!same_clause(j, from)) break;
+      if (fl(j) & W_EACH) return true;
+    }
+    if (end + 1 < t.size() && same_clause(end, end + 1)) {
+      if (fl(end + 1) & W_EACH) return true;
+      const std::string_view p = tok(end + 1);
+      if ((p == "for" || p == "f\xc3\xbcr" || p == "in") && end + 2 < t.size() && (fl(end + 2) & W_EACH)) return true;
+    }
+    return false;
+  }
+
+  // A count right before a noun ("genau drei Punkte", "at least 5 bullet points", "3 or more steps", "top 3"),
+  // or right after it ("a list of 5 items", "eine Liste mit drei Punkten"). Returns true when found. A count
+  // before a container noun counts lists ("two bulleted lists"), not items — except "a 5-item list".
+  bool count_near_noun(int fmt, std::size_t i, std::size_t end) {
+    const Noun nn = form_noun(t, i);
+    const bool item = (nn.flags & N_ITEM) != 0;
+    const bool container = nn.fmt == kFmtList && !item;
+    CountRead cr;
+    if (count_before(i, item, cr)) {
+      bool counts_items = !container;
+      for (std::size_t q = cr.num + 1; q < i && container; ++q) {
+        const std::string_view w = tok(q);
+        counts_items = counts_items || w == "item" || w == "items" || w == "point" || w == "points" || w == "punkte" ||
+                       w == "punkt" || w == "entry" || w == "entries";
+      }
+      if (counts_items) {
+        if (!distributive(cr.from, end))
+          for (int c = 0; c < cr.n_counts; ++c) add_count(fmt, cr.rel[c], cr.n[c], cr.from, end, cr.num, item);
+        return true;
+      }
     }
     // After: "of/mit/von/with" + [modifier] + number.
     if (end + 1 < t.size() && same_clause(end, end + 1)) {
@@ -460,7 +591,7 @@ struct Scanner {
           CountRel rel;
           std::size_t from = j;
           if (number_at(j, n, rel, from)) {
-            add_count(fmt, rel, n, i, j + 1 < t.size() && same_clause(j + 1, end) ? j + 1 : j);  // "… mit maximal 5 punkten"
+            add_count(fmt, rel, n, i, j + 1 < t.size() && same_clause(j + 1, end) ? j + 1 : j, j);  // "… mit maximal 5 punkten"
             return true;
           }
         }
@@ -476,7 +607,7 @@ struct Scanner {
       std::size_t from = j;
       if (number_at(j, n, rel, from)) {
         std::size_t e = j + 1 < t.size() && same_clause(j + 1, v) ? j + 1 : j;
-        add_count(fmt, rel, n, v, e);
+        add_count(fmt, rel, n, v, e, j);
         return;
       }
     }
@@ -501,7 +632,9 @@ struct Scanner {
         return j;
       // A definite article after give/show names an existing table or JSON ("show me the table"); for lists and
       // steps it is the usual request ("give me the steps").
-      if ((f & W_STRONG) && k <= 5 && (!det_seen || fmt == kFmtList || fmt == kFmtSteps) && verb_is_request(j) && !negated(j)) return j;
+      // "make 3 points" / "Punkte machen" argue or score; they ask for no list.
+      const bool make_points = (nn.flags & N_COUNTED_ONLY) && (tok(j) == "make" || tok(j) == "mach" || tok(j) == "mache");
+      if ((f & W_STRONG) && k <= 5 && (!det_seen || fmt == kFmtList || fmt == kFmtSteps) && verb_is_request(j) && !negated(j) && !make_points) return j;
       if ((f & W_DE_INF) && k <= 5 && j + 1 < t.size() && tok(j + 1) == "sie" && j + 1 < i && !negated(j)) return j;
       if ((f & W_STRONG_INDEF) && k <= 5 && !det_seen && verb_is_request(j) && !negated(j)) return j;
       if ((f & W_WEAK) && k <= 3 && !det_seen && !ambiguous_table && !negated(j)) {
@@ -551,12 +684,295 @@ struct Scanner {
     return npos;
   }
 
+  // ---- counted item nouns in an instruction ----
+  // Words of a marker phrase after a list noun: "in markdown (format)", "marked by an asterisk", "with dashes",
+  // "mit Sternchen", "mit Bindestrichen", or an example right after ("using this format: * first point").
+  // Returns the last token of the phrase, or npos.
+  std::size_t marker_phrase_after(std::size_t end) const {
+    constexpr std::size_t npos = static_cast<std::size_t>(-1);
+    for (std::size_t k = end + 1; k < t.size() && k <= end + 6 && tk[k].sentence == tk[end].sentence; ++k) {
+      if (tk[k].example) return k > end + 1 ? k - 1 : npos;
+      const std::string_view w = tok(k);
+      if (w == "markdown") return tok(k + 1) == "format" || tok(k + 1) == "formatting" ? k + 1 : k;
+      if (marker_word(w) != 0) return k;
+      if ((fl(k) & W_EXAMPLE) && k + 1 < t.size() && tk[k + 1].example) return k;
+    }
+    return npos;
+  }
+  // 1: a bullet glyph word (asterisk, dash, Sternchen, Bindestrich, Spiegelstrich); 0: none.
+  static int marker_word(std::string_view w) {
+    if (w == "asterisk" || w == "asterisks" || w == "sternchen" || w == "dash" || w == "dashes" || w == "hyphen" ||
+        w == "hyphens" || starts(w, "bindestrich") || starts(w, "spiegelstrich"))
+      return 1;
+    return 0;
+  }
+  static bool markdown_glyph_word(std::string_view w) { return w != "spiegelstrich" && w != "spiegelstriche" && w != "spiegelstrichen"; }
+
+  // Whether the sentence of a counted noun (count phrase starting at `from`) is an instruction: an obligation
+  // (must, should, soll, darf, make sure, ensure, has to), a request verb in request position (write, include,
+  // use, schreibe …; not "I write"), please/bitte or can-you, a wish (I need/want, I'd like), or a fragment
+  // that is nothing but the count ("Exactly 3 bullet points.", "Genau drei Stichpunkte, bitte."). A question
+  // counts only with a request verb or can-you. Returns the token that made it one (npos: none).
+  std::size_t instruction_signal(std::size_t i, std::size_t from) const {
+    constexpr std::size_t npos = static_cast<std::size_t>(-1);
+    const int s = tk[i].sentence;
+    const auto su = static_cast<std::size_t>(s);
+    const bool question = sent_question[su] && !sent_request[su];
+    std::size_t start = from;
+    while (start > 0 && tk[start - 1].sentence == s) --start;
+    std::size_t found = npos;
+    bool fragment = true;
+    for (std::size_t j = start; j < from; ++j) {
+      const std::uint32_t f = fl(j);
+      const std::string_view w = tok(j);
+      if (tk[j].example) continue;
+      if (!(f & (W_COORD | W_FRAME | W_WITH | W_PLEASE)) && w != "only" && w != "just" && w != "nur" && w != "auch") fragment = false;
+      if (negated(j)) continue;
+      if (!question) {
+        if (f & (W_MODALN | W_OBLIG | W_PLEASE)) found = j;
+        if ((f & W_WEAK) && (w != "like" || (j > 0 && (tok(j - 1) == "would" || tok(j - 1) == "d")))) found = j;
+        if ((w == "has" || w == "have" || w == "need") && tok(j + 1) == "to") found = j;
+      }
+      if ((f & (W_STRONG | W_STRONG_INDEF | W_EXPLAIN | W_LISTVERB)) && verb_is_request(j)) found = j;
+      if ((f & W_DE_INF) && tok(j + 1) == "sie") found = j;
+    }
+    if (found != npos) return found;
+    if (sent_request[su]) return from;
+    if (fragment && !question) {
+      // nothing but the count before it, and no statement verb after it ("Exactly 3 bullet points were enough.")
+      for (std::size_t j = from; j < t.size() && tk[j].sentence == s; ++j) {
+        const std::string_view w = tok(j);
+        if ((fl(j) & (W_SUBJ | W_PAST)) || w == "is" || w == "are" || w == "was" || w == "were" || w == "has" || w == "ist" ||
+            w == "sind" || w == "war" || w == "waren" || w == "hat" || w == "hatte")
+          return npos;
+      }
+      return from;
+    }
+    return npos;
+  }
+
+  // A counted item noun that no request word right before it governs, in a sentence that is an instruction:
+  // "The response must contain … and exactly 4 bullet points in markdown", "it should have exactly 3 bullet
+  // points (marked by an asterisk)", "Write a blog post that has at least 3 bullet points", "Ein Gedicht, das
+  // mindestens zwei Aufzählungspunkte enthält" (with "Schreibe" before it), "Genau drei Stichpunkte, bitte."
+  // Not: a determiner before the count ("these 4 bullet points", "die drei Stichpunkte oben"), a negated clause,
+  // a statement ("My slide has 3 bullet points"); "points"/"Punkte"/"items" only with a marker phrase ("exactly
+  // 3 points in markdown"), since "make 3 points" argues. Returns the first token of the phrase that asked
+  // (npos: none) and sets `last` to its last token.
+  std::size_t counted_request(const Noun &nn, std::size_t i, std::size_t end, std::size_t &last) const {
+    constexpr std::size_t npos = static_cast<std::size_t>(-1);
+    if (nn.fmt != kFmtList || !(nn.flags & N_ITEM) || negated(i)) return npos;
+    CountRead cr;
+    if (!count_before(i, true, cr) || negated(cr.from)) return npos;
+    // "these 4 bullet points", "die drei Stichpunkte" name existing ones; a relative pronoun opening a later
+    // clause does not (", das mindestens zwei Aufzählungspunkte enthält", ", that has 3 bullet points").
+    if (cr.from > 0 && same_clause(cr.from - 1, cr.from) && (fl(cr.from - 1) & W_DET)) {
+      const std::size_t d = cr.from - 1;
+      const bool relative = (d == 0 || !same_clause(d - 1, d)) && d > 0 && tk[d - 1].sentence == tk[d].sentence;
+      if (!relative) return npos;
+    }
+    const std::size_t m = marker_phrase_after(end);
+    if ((nn.flags & N_COUNTED_ONLY) && m == npos) return npos;
+    // The counted noun is the subject of a statement ("3 bullet points per slide is a good rule", "… waren zu
+    // viel") or sits in a content clause ("explain why 3 bullet points work", "frag, ob drei Stichpunkte reichen").
+    const std::string_view nx = tok(end + 1);
+    if (end + 1 < t.size() && tk[end + 1].sentence == tk[end].sentence &&
+        (nx == "is" || nx == "are" || nx == "was" || nx == "were" || nx == "ist" || nx == "sind" || nx == "war" || nx == "waren"))
+      return npos;
+    const std::size_t sig = instruction_signal(i, cr.from);
+    if (sig == npos) return npos;
+    for (std::size_t q = sig + 1; q < cr.from && sig < cr.from; ++q) {
+      const std::string_view w = tok(q);
+      if (w == "why" || w == "how" || w == "whether" || w == "if" || w == "what" || w == "when" || w == "where" ||
+          w == "warum" || w == "wieso" || w == "weshalb" || w == "ob" || w == "wie" || w == "wann" || w == "was" || w == "dass")
+        return npos;
+    }
+    last = m != npos ? m : end;
+    return sig < cr.from && same_clause(sig, cr.from) && cr.from - sig <= 6 ? sig : cr.from;
+  }
+
+  // ---- markers ----
+  // The marker a list noun names: "bullet points"/"Stichpunkte" → bullet, "numbered list"/"nummerierte
+  // Liste" → numbered (rank 2: it names the marker itself), other nouns → none.
+  void noun_marker(const Noun &nn, std::size_t i, std::size_t end) {
+    if (nn.fmt != kFmtList || tk[i].example) return;
+    const std::string_view p = i > 0 && same_clause(i - 1, i) ? tok(i - 1) : std::string_view{};
+    if (p == "numbered" || starts(p, "nummeriert") || starts(p, "durchnummeriert"))
+      add_cue(ListMarker::Numbered, false, 2, phrase(i - 1, end));
+    else if (nn.flags & N_BULLET)
+      add_cue(ListMarker::Bullet, false, 1, phrase(i, end));
+  }
+  struct Cue {
+    ListMarker m;
+    bool markdown_only;  // "markdown": says markdown, not which kind
+    bool md;
+    int rank;
+    std::size_t sentence;
+    std::string phrase;
+  };
+  std::vector<Cue> cues;      // cues that apply where LIST is raised (nouns that asked, examples)
+  std::vector<Cue> sent_cues; // phrase cues that apply only in a sentence about a list
+  std::vector<bool> sent_listnoun;
+  void add_cue(ListMarker m, bool md, int rank, std::string ph, bool markdown_only = false) {
+    cues.push_back({m, markdown_only, md, rank, 0, std::move(ph)});
+  }
+  void apply_cues() {
+    FormatRequest &L = out[static_cast<std::size_t>(kFmtList)];
+    for (Cue &c : sent_cues)
+      if (c.sentence < sent_listnoun.size() && sent_listnoun[c.sentence]) cues.push_back(std::move(c));
+    for (int rank = 3; rank >= 1; --rank)
+      for (const Cue &c : cues) {
+        if (c.rank != rank || c.markdown_only || rank <= L.marker_rank) continue;
+        L.marker = c.m;
+        L.marker_markdown = c.md;
+        L.marker_rank = rank;
+        L.marker_phrase = c.phrase;
+      }
+    for (const Cue &c : cues)
+      if (c.md && (c.markdown_only || c.m == L.marker) && !L.marker_markdown && L.marker == ListMarker::Bullet) {
+        L.marker_markdown = true;
+        if (c.phrase.find(L.marker_phrase) != std::string::npos) L.marker_phrase = c.phrase;  // "bullet points in markdown"
+        else if (L.marker_phrase.find(c.phrase) == std::string::npos) L.marker_phrase += "; " + c.phrase;
+      }
+  }
+
+  // Example bullets inside a request: after an introducer (such as, like, e.g., format, template, structure,
+  // for example, Beispiel, Form, Muster, wie folgt …) and a colon — or right after "such as"/"like"/"e.g." — a
+  // bullet glyph (- * + • ◦ ‣ – ▪) or a number (1. / 1)) followed by a space starts an example: to the end of
+  // its line, or, where it starts a new line, over the following lines that are items. Its tokens are part of
+  // the instruction (no request of their own); its glyph names the marker expected (rank 3).
+  static int glyph_at(std::string_view L, std::size_t q, bool &md, std::size_t &len) {  // 1 bullet, 2 numbered
+    md = false;
+    len = 0;
+    auto space = [&](std::size_t k) { return k < L.size() && (L[k] == ' ' || L[k] == '\t'); };
+    if (q >= L.size()) return 0;
+    const char c = L[q];
+    if ((c == '*' || c == '-' || c == '+') && space(q + 1)) {
+      md = true;
+      len = 1;
+      return 1;
+    }
+    for (std::string_view g : {"\xe2\x80\xa2", "\xe2\x97\xa6", "\xe2\x80\xa3", "\xe2\x80\x93", "\xe2\x96\xaa"})
+      if (L.substr(q, g.size()) == g && space(q + g.size())) {
+        len = g.size();
+        return 1;
+      }
+    std::size_t d = q;
+    while (d < L.size() && d - q < 3 && L[d] >= '0' && L[d] <= '9') ++d;
+    if (d > q && d < L.size() && (L[d] == '.' || L[d] == ')') && space(d + 1)) {
+      len = d + 1 - q;
+      return 2;
+    }
+    return 0;
+  }
+  bool introducer_before(std::size_t c) const {  // an example introducer among the 8 tokens up to c
+    for (std::size_t k = 0; k <= 8 && k <= c; ++k) {
+      const std::size_t j = c - k;
+      if (k > 0 && tk[j].sentence != tk[c].sentence) break;
+      if (!(fl(j) & W_EXAMPLE)) continue;
+      const std::string_view w = tok(j);
+      if (w == "such" && tok(j + 1) != "as") continue;
+      if (w == "e" && tok(j + 1) != "g") continue;
+      if (w == "z" && tok(j + 1) != "b") continue;
+      if ((w == "g" && (j == 0 || tok(j - 1) != "e")) || (w == "b" && (j == 0 || tok(j - 1) != "z"))) continue;
+      return true;
+    }
+    return false;
+  }
+  void mark_examples() {
+    const std::string_view L = t.lowered;
+    const std::size_t n = t.size();
+    auto token_at_or_after = [&](std::size_t pos) {
+      return static_cast<std::size_t>(std::lower_bound(t.tokens.begin(), t.tokens.end(), pos,
+                                                       [](const TokenizedText::Tok &x, std::size_t v) { return x.off < v; }) -
+                                      t.tokens.begin());
+    };
+    std::size_t done = 0;  // examples do not overlap
+    for (std::size_t c = 0; c < n; ++c) {
+      const std::size_t e = t.tokens[c].off + t.tokens[c].len;
+      const std::size_t ge = c + 1 < n ? t.tokens[c + 1].off : L.size();
+      if (e < done) continue;
+      std::string_view g = L.substr(e, ge - e);
+      std::size_t colon = g.find(':');
+      std::size_t q;
+      const std::string_view w = tok(c);
+      if (colon != std::string_view::npos) {
+        q = e + colon + 1;
+      } else if (((w == "as" && c > 0 && tok(c - 1) == "such") || w == "like" || (w == "g" && c > 0 && tok(c - 1) == "e")) ) {
+        q = e;
+        while (q < L.size() && L[q] == '.') ++q;  // "e.g."
+      } else {
+        continue;
+      }
+      // skip spaces and at most two line breaks
+      int breaks = 0;
+      while (q < L.size() && (L[q] == ' ' || L[q] == '\t' || L[q] == '\r' || (L[q] == '\n' && ++breaks <= 2))) ++q;
+      if (breaks > 2) continue;
+      bool md = false;
+      std::size_t glen = 0;
+      const int kind = glyph_at(L, q, md, glen);
+      if (kind == 0 || !introducer_before(c)) continue;
+      // the example's extent: the rest of the line, or consecutive item lines
+      std::size_t stop = L.find('\n', q);
+      if (stop == std::string_view::npos) stop = L.size();
+      const std::string first_line(text::trim(L.substr(q, stop - q)));
+      if (breaks > 0) {
+        std::size_t ls = stop;
+        while (ls < L.size()) {
+          std::size_t nl = L.find('\n', ls + 1);
+          std::size_t le = nl == std::string_view::npos ? L.size() : nl;
+          std::size_t b = ls + 1;
+          while (b < le && (L[b] == ' ' || L[b] == '\t')) ++b;
+          bool md2 = false;
+          std::size_t gl2 = 0;
+          if (b >= le) {  // blank: goes on only if an item line follows
+            std::size_t nb = le;
+            while (nb < L.size() && (L[nb] == '\n' || L[nb] == ' ' || L[nb] == '\t' || L[nb] == '\r')) ++nb;
+            if (glyph_at(L, nb, md2, gl2) == 0) break;
+          } else if (glyph_at(L, b, md2, gl2) == 0) {
+            break;
+          }
+          stop = le;
+          ls = le;
+        }
+      }
+      for (std::size_t k = token_at_or_after(q); k < n && t.tokens[k].off < stop; ++k) tk[k].example = true;
+      done = stop;
+      // the phrase: the introducer's words up to the colon, then the example's first line
+      std::size_t a = c;
+      while (a > 0 && c - a < 4 && !tk[a - 1].newline_after && !tk[a - 1].example &&
+             text::trim(gap(a - 1, a)).find_first_of(",;:!?") == std::string_view::npos)
+        --a;
+      std::string ph = phrase(a, c) + ": " + std::string(text::utf8_prefix(first_line, 40));
+      const ListMarker m = kind == 2 ? ListMarker::Numbered : ListMarker::Bullet;
+      cues.push_back({m, false, kind == 1 && md, 3, static_cast<std::size_t>(tk[c].sentence), ph});
+    }
+  }
+
   void run() {
     prepare();
     const std::size_t n = t.size();
     for (std::size_t i = 0; i < n; ++i) {
       const std::string_view w = tok(i);
       const std::uint32_t f = fl(i);
+      // -- marker phrases: count where the sentence is about a list ("in markdown", "marked by an asterisk") --
+      if ((w == "markdown" || marker_word(w)) && !negated(i) && !tk[i].example) {
+        // the phrase: "marked by an asterisk", "with dashes", "in markdown format", "markdown bullet points"
+        std::size_t a = i, b = i;
+        const Noun after = i + 1 < n ? form_noun(t, i + 1) : Noun{};
+        if (w == "markdown" && after.fmt == kFmtList) {
+          b = i + after.span;
+        } else {
+          while (a > 0 && i - a < 3 && same_clause(a - 1, i) && !tk[a - 1].example &&
+                 !(fl(a - 1) & (W_DET | W_STRONG | W_STRONG_INDEF)) && form_noun(t, a - 1).fmt < 0 && number_word(tok(a - 1), nm_unused) < 0)
+            --a;
+          if (w == "markdown" && (tok(i + 1) == "format" || tok(i + 1) == "formatting")) b = i + 1;
+        }
+        if (w == "markdown")
+          sent_cues.push_back({ListMarker::Bullet, true, true, 2, static_cast<std::size_t>(tk[i].sentence), phrase(a, b)});
+        else
+          sent_cues.push_back({ListMarker::Bullet, false, markdown_glyph_word(w), 2, static_cast<std::size_t>(tk[i].sentence), phrase(a, b)});
+      }
       // -- cues that ask by themselves --
       // step by step / Schritt für Schritt / schrittweise (not in "I learned it step by step")
       if ((w == "step" && tok(i + 1) == "by" && tok(i + 2) == "step") ||
@@ -624,7 +1040,7 @@ struct Scanner {
           CountRel rel;
           std::size_t cf = q;
           if (number_at(q, cn, rel, cf)) {
-            add_count(kFmtList, rel, cn, cf, q + 1 < i ? q + 1 : q);
+            add_count(kFmtList, rel, cn, cf, q + 1 < i ? q + 1 : q, q);
             break;
           }
         }
@@ -644,7 +1060,7 @@ struct Scanner {
           if (from == static_cast<std::size_t>(-1) && question && qword) from = i;  // "what are the top 5 …?"
           if (from != static_cast<std::size_t>(-1)) {
             raise(kFmtList, from, i + 1, true);
-            add_count(kFmtList, CountRel::Exact, cnt, i, i + 1);
+            add_count(kFmtList, CountRel::Exact, cnt, i, i + 1, i + 1);
             matched_noun[i] = true;
           }
           ++i;
@@ -663,11 +1079,16 @@ struct Scanner {
         i = end;  // "create a table in Postgres": a database table
         continue;
       }
+      if (nn.fmt == kFmtList && !negated(i)) sent_listnoun[static_cast<std::size_t>(tk[i].sentence)] = true;
       std::size_t from = request_for(nn.fmt, nn, i, end);
+      std::size_t last = end;
+      // A counted item noun in an instruction sentence ("… and must contain exactly 4 bullet points").
+      if (from == static_cast<std::size_t>(-1) && nn.fmt == kFmtList) from = counted_request(nn, i, end, last);
       // Nouns such as "Punkte"/"points"/"items" name a list only when counted ("genau drei Punkte").
       if (from != static_cast<std::size_t>(-1) && (count_near_noun(nn.fmt, i, end) || !(nn.flags & N_COUNTED_ONLY))) {
-        raise(nn.fmt, std::min(from, i), std::max(from, end));
+        raise(nn.fmt, std::min(from, i), std::max(from, last));
         matched_noun[i] = true;
+        noun_marker(nn, i, end);
       } else if (from == static_cast<std::size_t>(-1) && (nn.fmt == kFmtList || nn.fmt == kFmtSteps) && !negated(i)) {
         pending.push_back({nn.fmt, i, end});
       }
@@ -699,10 +1120,15 @@ struct Scanner {
         if (static_cast<std::size_t>(tk[q + 1].sentence) != s || !same_clause(q, q + 1) || number_word(nx, nm) > 0 ||
             is_unit_word(nx) || before == "than" || before == "als" || cn < 2 || cn > 100)
           break;
-        add_count(f, rel, cn, cf, q + 1);
+        // a count of a form noun was read (or dropped) with that noun; "each section … 2 points" is per section
+        if (tk[q].example || form_noun(t, q + 1).fmt >= 0 || distributive(cf, q + 1)) break;
+        add_count(f, rel, cn, cf, q + 1, q);
         break;
       }
     }
+    for (const auto &[f, s] : raised_in)
+      if (f == kFmtList) sent_listnoun[s] = true;
+    apply_cues();
   }
 };
 
@@ -730,6 +1156,15 @@ const char *count_rel_name(CountRel r) {
     case CountRel::AtMost: return "at most";
   }
   return "exactly";
+}
+
+const char *list_marker_name(ListMarker m, bool markdown) {
+  switch (m) {
+    case ListMarker::Any: return "any";
+    case ListMarker::Bullet: return markdown ? "markdown bullet" : "bullet";
+    case ListMarker::Numbered: return "numbered";
+  }
+  return "any";
 }
 
 bool count_holds(CountRel r, int requested, int found) {

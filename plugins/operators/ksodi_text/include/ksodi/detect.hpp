@@ -26,7 +26,7 @@
 
 namespace ksodi::detect {
 
-inline constexpr const char *kDetectorVersion = "ksodi-detectors-1.2";
+inline constexpr const char *kDetectorVersion = "ksodi-detectors-1.3";
 
 class KeywordSet {
  public:
