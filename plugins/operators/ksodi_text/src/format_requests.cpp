@@ -45,6 +45,7 @@ enum : std::uint32_t {
   W_OBLIG = 1u << 25,        // ensure / make sure / required / darf …: an obligation on the answer
   W_EXAMPLE = 1u << 26,      // such (as) / like / e.g. / format / Beispiel / Form …: introduces an example
   W_EACH = 1u << 27,         // each / every / per / jede … : "each section should have 2 bullet points" counts per section
+  W_IMPER = 1u << 28,        // limit / keep / break / beschränke …: imperatives that bound a count ("Limit it to 3 bullet points")
 };
 
 const std::unordered_map<std::string_view, std::uint32_t> &word_table() {
@@ -108,6 +109,8 @@ const std::unordered_map<std::string_view, std::uint32_t> &word_table() {
                     "template", "structure", "pattern", "follows", "folgt", "folgendermaßen", "beispiel",
                     "beispielsweise", "muster", "schema", "vorlage", "form"});
     add(W_EACH, {"each", "every", "per", "jede", "jeder", "jedes", "jeden", "jedem", "pro"});
+    add(W_IMPER, {"limit", "keep", "restrict", "break", "split", "divide", "condense", "reduce", "boil", "narrow",
+                  "beschr\xc3\xa4nke", "begrenze", "halte", "reduziere", "k\xc3\xbcrze", "teile", "zerlege"});
     return t;
   }();
   return m;
@@ -582,6 +585,19 @@ struct Scanner {
         return true;
       }
     }
+    // In brackets after it: "in bullet points (exactly 3)", "in Stichpunkten (höchstens 5)".
+    if (end + 1 < t.size() && text::trim(gap(end, end + 1)) == "(") {
+      for (std::size_t j = end + 1; j < t.size() && j <= end + 3; ++j) {
+        int n = 0;
+        CountRel rel;
+        std::size_t from = j;
+        if (number_at(j, n, rel, from)) {
+          add_count(fmt, rel, n, i, j, j, item);
+          return true;
+        }
+        if (gap(j, j + 1).find(')') != std::string_view::npos) break;
+      }
+    }
     // After: "of/mit/von/with" + [modifier] + number.
     if (end + 1 < t.size() && same_clause(end, end + 1)) {
       std::string_view p = tok(end + 1);
@@ -727,16 +743,15 @@ struct Scanner {
       const std::string_view w = tok(j);
       if (tk[j].example) continue;
       if (!(f & (W_COORD | W_FRAME | W_WITH | W_PLEASE)) && w != "only" && w != "just" && w != "nur" && w != "auch") fragment = false;
-      if (negated(j)) continue;
-      if (!question) {
-        if (f & (W_MODALN | W_OBLIG | W_PLEASE)) found = j;
-        if ((f & W_WEAK) && (w != "like" || (j > 0 && (tok(j - 1) == "would" || tok(j - 1) == "d")))) found = j;
-        if ((w == "has" || w == "have" || w == "need") && tok(j + 1) == "to") found = j;
-      }
-      if ((f & (W_STRONG | W_STRONG_INDEF | W_EXPLAIN | W_LISTVERB)) && verb_is_request(j)) found = j;
-      if ((f & W_DE_INF) && tok(j + 1) == "sie") found = j;
+      if (signal_at(j, question)) found = j;
     }
-    if (found != npos) return found;
+    if (found != npos) {
+      // the phrase that asked starts at the first signal close to the count ("limit your answer to 3 …"), else
+      // at the count
+      for (std::size_t j = from >= 6 ? from - 6 : 0; j < found; ++j)
+        if (tk[j].sentence == s && same_clause(j, from) && signal_at(j, question)) return j;
+      return found;
+    }
     if (sent_request[su]) return from;
     if (fragment && !question) {
       // nothing but the count before it, and no statement verb after it ("Exactly 3 bullet points were enough.")
@@ -749,6 +764,36 @@ struct Scanner {
       return from;
     }
     return npos;
+  }
+
+  // One token that makes its sentence an instruction (see instruction_signal).
+  bool signal_at(std::size_t j, bool question) const {
+    const std::uint32_t f = fl(j);
+    const std::string_view w = tok(j);
+    if (tk[j].example || negated(j)) return false;
+    if (!question) {
+      if (f & (W_MODALN | W_OBLIG | W_PLEASE)) return true;
+      if ((f & W_WEAK) && (w != "like" || (j > 0 && (tok(j - 1) == "would" || tok(j - 1) == "d")))) return true;
+      if ((w == "has" || w == "have" || w == "need") && tok(j + 1) == "to") return true;
+      // The answer as the subject of a present-tense sentence describes what is asked: "Your answer contains
+      // exactly 3 bullet points", "Die Antwort besteht aus genau zwei Stichpunkten" (not "the answer from the
+      // bot contained …": someone else's, in the past).
+      if ((f & W_ANSWER) && tok(j + 1) != "from" && tok(j + 1) != "of" && tok(j + 1) != "von" && !past_sentence(j)) return true;
+    }
+    if ((f & (W_STRONG | W_STRONG_INDEF | W_EXPLAIN | W_LISTVERB | W_IMPER)) && verb_is_request(j)) return true;
+    return (f & W_DE_INF) && tok(j + 1) == "sie";
+  }
+  // Whether the sentence of token i speaks of the past ("had", "contained", "enthielt" …).
+  bool past_sentence(std::size_t i) const {
+    std::size_t a = i;
+    while (a > 0 && tk[a - 1].sentence == tk[i].sentence) --a;
+    for (std::size_t j = a; j < t.size() && tk[j].sentence == tk[i].sentence; ++j) {
+      const std::string_view w = tok(j);
+      if ((fl(j) & W_PAST) || w == "was" || w == "were" || w == "war" || w == "waren" || w == "contained" || w == "included" ||
+          w == "consisted" || w == "enthielt" || w == "bestand" || w == "umfasste")
+        return true;
+    }
+    return false;
   }
 
   // A counted item noun that no request word right before it governs, in a sentence that is an instruction:
@@ -972,6 +1017,22 @@ struct Scanner {
           sent_cues.push_back({ListMarker::Bullet, true, true, 2, static_cast<std::size_t>(tk[i].sentence), phrase(a, b)});
         else
           sent_cues.push_back({ListMarker::Bullet, false, markdown_glyph_word(w), 2, static_cast<std::size_t>(tk[i].sentence), phrase(a, b)});
+      }
+      // "markiert mit *", "marked with -", "using •": a glyph right after with/mit/by/using
+      if ((w == "with" || w == "mit" || w == "by" || w == "using" || w == "durch") && !negated(i) && !tk[i].example) {
+        const std::size_t ge = i + 1 < n ? t.tokens[i + 1].off : t.lowered.size();
+        std::string_view g = std::string_view(t.lowered).substr(t.tokens[i].off + t.tokens[i].len);
+        g = g.substr(0, ge - (t.tokens[i].off + t.tokens[i].len));
+        std::size_t q = 0;
+        while (q < g.size() && (g[q] == ' ' || g[q] == '\t' || g[q] == '"' || g[q] == '\'' || g[q] == '`')) ++q;
+        if (q < g.size() && (g[q] == '*' || g[q] == '-' || g[q] == '+') &&
+            (q + 1 == g.size() || g[q + 1] == ' ' || g[q + 1] == '.' || g[q + 1] == ',' || g[q + 1] == ')' || g[q + 1] == '"' ||
+             g[q + 1] == '\'' || g[q + 1] == '`' || g[q + 1] == ';' || g[q + 1] == '\n')) {
+          std::size_t a = i;
+          while (a > 0 && i - a < 2 && same_clause(a - 1, i) && form_noun(t, a - 1).fmt < 0 && !(fl(a - 1) & (W_DET | W_STRONG))) --a;
+          sent_cues.push_back({ListMarker::Bullet, false, true, 2, static_cast<std::size_t>(tk[i].sentence),
+                               phrase(a, i) + " " + std::string(1, g[q])});
+        }
       }
       // -- cues that ask by themselves --
       // step by step / Schritt für Schritt / schrittweise (not in "I learned it step by step")
