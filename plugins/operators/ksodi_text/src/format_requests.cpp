@@ -778,10 +778,25 @@ struct Scanner {
       // The answer as the subject of a present-tense sentence describes what is asked: "Your answer contains
       // exactly 3 bullet points", "Die Antwort besteht aus genau zwei Stichpunkten" (not "the answer from the
       // bot contained …": someone else's, in the past).
-      if ((f & W_ANSWER) && tok(j + 1) != "from" && tok(j + 1) != "of" && tok(j + 1) != "von" && !past_sentence(j)) return true;
+      if ((f & W_ANSWER) && w != "result" && w != "ergebnis" && tok(j + 1) != "from" && tok(j + 1) != "of" && tok(j + 1) != "von" &&
+          !past_sentence(j) && !speaker_or_contrast(j))
+        return true;
     }
     if ((f & (W_STRONG | W_STRONG_INDEF | W_EXPLAIN | W_LISTVERB | W_IMPER)) && verb_is_request(j)) return true;
     return (f & W_DE_INF) && tok(j + 1) == "sie";
+  }
+  // Whether the sentence of token i has a subject pronoun or a contrast ("Your answer has 5 bullet points, but I
+  // asked for 3"): a remark about an answer given, not a description of the one asked for.
+  bool speaker_or_contrast(std::size_t i) const {
+    std::size_t a = i;
+    while (a > 0 && tk[a - 1].sentence == tk[i].sentence) --a;
+    for (std::size_t j = a; j < t.size() && tk[j].sentence == tk[i].sentence; ++j) {
+      const std::string_view w = tok(j);
+      if ((fl(j) & W_SUBJ) || w == "but" || w == "aber" || w == "however" || w == "jedoch" || w == "allerdings" || w == "although" ||
+          w == "obwohl" || w == "instead" || w == "stattdessen")
+        return true;
+    }
+    return false;
   }
   // Whether the sentence of token i speaks of the past ("had", "contained", "enthielt" …).
   bool past_sentence(std::size_t i) const {
@@ -828,6 +843,13 @@ struct Scanner {
     if (sig == npos) return npos;
     for (std::size_t q = sig + 1; q < cr.from && sig < cr.from; ++q) {
       const std::string_view w = tok(q);
+      // "keep in mind that my slide has 3 bullet points": the speaker's own thing
+      if ((w == "that" || w == "dass") && q + 1 < cr.from) {
+        const std::string_view nx1 = tok(q + 1);
+        if (nx1 == "i" || nx1 == "we" || nx1 == "my" || nx1 == "our" || nx1 == "ich" || nx1 == "wir" || starts(nx1, "mein") ||
+            starts(nx1, "unser"))
+          return npos;
+      }
       if (w == "why" || w == "how" || w == "whether" || w == "if" || w == "what" || w == "when" || w == "where" ||
           w == "warum" || w == "wieso" || w == "weshalb" || w == "ob" || w == "wie" || w == "wann" || w == "was" || w == "dass")
         return npos;
