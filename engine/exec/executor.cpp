@@ -1207,6 +1207,7 @@ RunResult Engine::run() {
                           {"failed", stats_[k].failed},
                           {"skipped", stats_[k].skipped}};
     if (!stats_[k].first_error.empty()) nodes[pn.decl->id]["first_error"] = stats_[k].first_error;
+    if (!pn.type->info.is_null()) nodes[pn.decl->id]["described"] = pn.type->info;  // e.g. a python node's script
   }
   json sinks = json::object();
   for (size_t i = 0; i < plan_.sinks.size(); ++i) {

@@ -56,6 +56,65 @@ std::string join(const std::vector<std::string> &v, const char *sep = ", ") {
   return s;
 }
 
+// A node of a type with describe() (ABI 1.2): the plugin says, from the node's own parameters, what this node
+// reads, writes and takes. Returns nullptr (with the plugin's messages at their parameters) when it cannot.
+std::shared_ptr<NodeTypeInfo> describe_node(const NodeDecl &d, const NodeTypeInfo &t, const Pipeline &p,
+                                            const std::vector<std::string> &columns, std::vector<Diagnostic> &diags) {
+  json w = d.with.is_object() ? d.with : json::object();
+  w["_pipeline_dir"] = std::filesystem::absolute(p.file).parent_path().string();
+  json inputs = json::array();
+  for (const auto &[port, field] : d.inputs) inputs.push_back(port);
+  w["_inputs"] = inputs;
+  w["_columns"] = columns;
+  const std::string text = w.dump();
+  eg_buffer b{};
+  eg_status st = EG_ERROR;
+  try {
+    st = t.describe(text.data(), text.size(), &b);
+  } catch (...) {
+    st = EG_ERROR;
+  }
+  std::string out = b.data != nullptr ? std::string(b.data, b.size) : std::string();
+  if (b.release != nullptr) b.release(&b);
+  json r = json::parse(out, nullptr, false);
+  auto report = [&](const std::string &param, const std::string &msg) {
+    Location at = param.empty() ? d.uses_where : param_location(d, "/" + param, false);
+    diags.push_back({at, fmt::format("node '{}' ({}): {}", d.id, t.name, msg)});
+  };
+  if (st != EG_OK) {
+    if (r.is_object() && r.contains("errors") && r["errors"].is_array() && !r["errors"].empty()) {
+      for (const auto &e : r["errors"])
+        report(e.value("param", std::string()), e.value("message", std::string("(no message)")));
+    } else {
+      report("", out.empty() ? "the plugin could not describe this node" : out);
+    }
+    return nullptr;
+  }
+  auto names = [&](const char *key, std::vector<std::string> &into) {
+    if (!r.contains(key)) return true;
+    if (!r[key].is_array()) return false;
+    for (const auto &v : r[key]) {
+      if (!v.is_string() || !plain_field_name(v.get<std::string>())) return false;
+      into.push_back(v.get<std::string>());
+    }
+    return true;
+  };
+  auto info = std::make_shared<NodeTypeInfo>(t);
+  info->reads.clear();
+  info->reads_optional.clear();
+  info->writes.clear();
+  if (!r.is_object() || !names("reads", info->reads) || !names("reads_optional", info->reads_optional) ||
+      !names("writes", info->writes) || (r.contains("flags") && !r["flags"].is_number_unsigned()) ||
+      (r.contains("params_schema") && !r["params_schema"].is_object())) {
+    report("", fmt::format("the plugin's description of this node is malformed: {}", out.substr(0, 200)));
+    return nullptr;
+  }
+  if (r.contains("flags")) info->flags = r["flags"].get<uint32_t>();
+  if (r.contains("params_schema")) info->params_schema = r["params_schema"];
+  info->info = r.value("info", json());
+  return info;
+}
+
 struct Builder {
   const Pipeline &p;
   const PluginRegistry &reg;
@@ -165,6 +224,12 @@ Plan build_plan(const Pipeline &p, const PluginRegistry &reg, const std::vector<
     if (!sink && is_sink) {
       b.error(d.uses_where, fmt::format("'{}' is a sink; list it under 'sinks', not 'nodes'", d.uses));
       return nullptr;
+    }
+    if (!sink && t->describe != nullptr) {
+      auto described = describe_node(d, *t, p, cols, b.diags);
+      if (described == nullptr) return nullptr;
+      plan.described.push_back(described);
+      t = described.get();
     }
     std::vector<SchemaViolation> v;
     validate_json_schema(t->params_schema, d.with, v);

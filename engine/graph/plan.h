@@ -2,6 +2,7 @@
 // The pipeline resolved against the loaded plugins and the dataset's columns: every node bound to its
 // node type, every port bound to a record field, and the DAG (a Boost.Graph) in topological order.
 #include <boost/graph/adjacency_list.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,8 @@ struct Plan {
   std::vector<std::string> edge_reasons;  // parallel to boost edges, for the DOT labels
   std::vector<std::pair<size_t, size_t>> edge_list;  // declaration indices
   std::string group_by, order_by;  // set when a sequence node is present (one grouping per pipeline)
+  // What describe() (ABI 1.2) said about each node of a type that has it; PlannedNode::type points here.
+  std::vector<std::shared_ptr<const NodeTypeInfo>> described;
 };
 
 // The dataset's columns: the CSV header, or the keys of the first JSONL records. Throws ConfigError.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cctype>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <cstdlib>
@@ -32,6 +33,14 @@ std::vector<std::string> string_list(const char *const *list) {
 }
 }  // namespace
 
+bool plain_field_name(const std::string &f) {
+  bool plain = !f.empty() && std::all_of(f.begin(), f.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '*' ||
+           static_cast<unsigned char>(c) >= 0x80;
+  });
+  return plain && f[0] != '_';
+}
+
 std::string PluginRegistry::check_descriptor(const eg_plugin *d) const {
   if (d == nullptr) return "its entry evalgraph_plugin_v1() returned NULL";
   if (d->magic != EG_MAGIC)
@@ -43,9 +52,10 @@ std::string PluginRegistry::check_descriptor(const eg_plugin *d) const {
   if (d->abi_minor > EG_ABI_MINOR)
     return fmt::format("built for plugin ABI {}.{}, newer than this engine's {}.{}; upgrade evalgraph", d->abi_major,
                        d->abi_minor, EG_ABI_MAJOR, EG_ABI_MINOR);
-  if (d->struct_size < sizeof(eg_plugin) || d->node_type_size < sizeof(eg_node_type))
+  // A node type only grows at its end: ABI 1.2 added describe, so a 1.0 or 1.1 plugin's node types are shorter.
+  if (d->struct_size < sizeof(eg_plugin) || d->node_type_size < EG_NODE_TYPE_SIZE_1_0)
     return fmt::format("descriptor sizes ({} / {} bytes) smaller than ABI {}.0 requires ({} / {}); the plugin is corrupt",
-                       d->struct_size, d->node_type_size, EG_ABI_MAJOR, sizeof(eg_plugin), sizeof(eg_node_type));
+                       d->struct_size, d->node_type_size, EG_ABI_MAJOR, sizeof(eg_plugin), EG_NODE_TYPE_SIZE_1_0);
   if (d->name == nullptr || d->version == nullptr) return "descriptor has no plugin name or version";
   if (d->node_type_count > 0 && d->node_types == nullptr) return "descriptor lists node types but gives no array";
   for (size_t i = 0; i < d->node_type_count; ++i) {
@@ -60,11 +70,7 @@ std::string PluginRegistry::check_descriptor(const eg_plugin *d) const {
     for (const char *const *list : {t->reads, t->reads_optional, t->writes}) {
       for (; list != nullptr && *list != nullptr; ++list) {
         std::string f = *list;
-        bool plain = !f.empty() && std::all_of(f.begin(), f.end(), [](char c) {
-          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '*' ||
-                 static_cast<unsigned char>(c) >= 0x80;
-        });
-        if (!plain || (f[0] == '_'))
+        if (!plain_field_name(f))
           return fmt::format("node type '{}' declares field '{}': fields are letters, digits, '_' and '-', not "
                              "starting with '_'", t->name, f);
       }
@@ -122,6 +128,9 @@ bool PluginRegistry::load_file(const fs::path &file) {
     info.reads = string_list(t->reads);
     info.reads_optional = string_list(t->reads_optional);
     info.writes = string_list(t->writes);
+    info.flags = t->flags;
+    if (d->abi_minor >= 2 && d->node_type_size >= offsetof(eg_node_type, describe) + sizeof(t->describe))
+      info.describe = t->describe;
     info.params_schema = (t->params_schema != nullptr && *t->params_schema != '\0')
                              ? nlohmann::json::parse(t->params_schema)
                              : nlohmann::json::object();

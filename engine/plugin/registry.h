@@ -19,15 +19,23 @@ struct LoadedPlugin {
   const eg_plugin *descriptor = nullptr;
 };
 
-// One node type offered by a loaded plugin.
+// One node type offered by a loaded plugin — or, for a type with describe() (ABI 1.2), what one node of a
+// pipeline made of it reads and writes (graph/plan.cpp asks; Plan keeps those).
 struct NodeTypeInfo {
   const eg_node_type *type = nullptr;
   const LoadedPlugin *plugin = nullptr;
   std::string name;
   std::vector<std::string> reads, reads_optional, writes;
   nlohmann::json params_schema;  // parsed once at load
-  bool has(uint32_t flag) const { return (type->flags & flag) != 0; }
+  uint32_t flags = 0;            // the type's flags (a described node: its own)
+  // ABI 1.2: the type's describe(), NULL when it has none (or its plugin was built for an older ABI).
+  eg_status (*describe)(const char *, size_t, eg_buffer *) = nullptr;
+  nlohmann::json info;  // a described node: what describe() said about it ("info"), recorded in run.json
+  bool has(uint32_t flag) const { return (flags & flag) != 0; }
 };
+
+// Whether a port or output name is plain: letters, digits, '_' and '-' (or '*'), not starting with '_'.
+bool plain_field_name(const std::string &f);
 
 const char *kind_name(eg_node_kind kind);
 

@@ -37,6 +37,7 @@ json report_run_info(const Pipeline &p, const Plan &plan) {
                      {"upstream", upstream},
                      {"group_by", pn.decl->group_by},
                      {"order_by", pn.decl->order_by}});
+    if (!pn.type->info.is_null()) nodes.back()["described"] = pn.type->info;
   }
   json sinks = json::array();
   for (const auto &pn : plan.sinks)

@@ -12,7 +12,7 @@ using nlohmann::json;
 TEST_CASE("Host::run_info: the executor's answer, the LLM-only fallback, errors, and a 1.0 host", "[host][abi]") {
   evalgraph::HostServices services(nullptr, "", "");
   const eg_host *table = services.table();
-  REQUIRE(table->abi_minor == 1);
+  REQUIRE(table->abi_minor == EG_ABI_MINOR);
   REQUIRE(table->struct_size == sizeof(eg_host));
   REQUIRE(table->run_info != nullptr);
   evalgraph::Host host(table);

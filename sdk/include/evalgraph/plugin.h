@@ -32,7 +32,7 @@ extern "C" {
 
 #define EG_MAGIC 0x4556414CU /* "EVAL" */
 #define EG_ABI_MAJOR 1
-#define EG_ABI_MINOR 1
+#define EG_ABI_MINOR 2
 #define EG_ENTRY_SYMBOL "evalgraph_plugin_v1"
 
 #if defined(_WIN32)
@@ -162,7 +162,24 @@ typedef struct eg_node_type {
   void (*destroy)(void *instance);
   eg_status (*process)(void *instance, eg_call *call, const char *input_json, size_t input_len, eg_buffer *out);
   eg_status (*finish)(void *instance, eg_call *call, eg_buffer *out); /* may be NULL */
+
+  /* ---- ABI 1.2 (read only when the plugin's node_type_size covers it and its abi_minor >= 2) ---- */
+  /* May be NULL. For a node type whose ports, outputs, flags or parameters are known only from a node's own
+   * parameters: the host calls it once per pipeline node while it checks the pipeline (`evalgraph validate`
+   * too), before create(). params_json: the node's `with:` plus "_pipeline_dir", "_inputs" (the ports the
+   * pipeline maps, an array of names) and "_columns" (the dataset's columns). On EG_OK, `out` holds
+   *   {"reads": [...], "reads_optional": [...], "writes": [...], "flags": n, "params_schema": {...},
+   *    "info": {...}}
+   * which replaces, for that node only, the type's reads, reads_optional, writes, flags and params_schema
+   * (the host checks `with:` against that schema); "info" (any JSON) is recorded wherever the host describes
+   * the node (run.json, the report). On a problem, return EG_INVALID_INPUT with
+   *   {"errors": [{"param": "<the with: key it concerns, or \"\">", "message": "..."}]}
+   * (or a plain message) in `out`; the host reports each at the parameter's line. */
+  eg_status (*describe)(const char *params_json, size_t params_len, eg_buffer *out);
 } eg_node_type;
+
+/* The size of eg_node_type in ABI 1.0 and 1.1 (before describe): the smallest node_type_size a host accepts. */
+#define EG_NODE_TYPE_SIZE_1_0 (offsetof(eg_node_type, describe))
 
 /* ---- the library descriptor -------------------------------------------------------------------------- */
 typedef struct eg_plugin {

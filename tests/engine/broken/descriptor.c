@@ -24,7 +24,7 @@ static eg_status b_process(void *inst, eg_call *c, const char *in, size_t len, e
 #endif
 
 static const eg_node_type types[] = {{sizeof(eg_node_type), EG_KIND_OPERATOR, TYPE_NAME, "broken", "{}", NULL, NULL, NULL,
-                                      0, b_create, b_destroy, b_process, NULL}};
+                                      0, b_create, b_destroy, b_process, NULL, NULL}};
 
 #if BROKEN_CASE == 1
 #define MAGIC 0xDEADBEEFU

@@ -1,5 +1,6 @@
-/* test.abi_1_0 — a plugin as the ABI 1.0 SDK built it: it declares minor 0 and the 1.0 size of eg_host (the
- * table ended before run_info). An ABI 1.1 host must keep loading it. Its node answers an empty object. */
+/* test.abi_1_0 — a plugin as the ABI 1.0 SDK built it: it declares minor 0, the 1.0 size of eg_host (the
+ * table ended before run_info) and the 1.0 size of eg_node_type (it ended before describe, ABI 1.2). Every 1.x
+ * host must keep loading it. Its node answers an empty object. */
 #include <stddef.h>
 
 #include "evalgraph/plugin.h"
@@ -22,11 +23,11 @@ static eg_status a_process(void *instance, eg_call *call, const char *input, siz
   return EG_OK;
 }
 
-static const eg_node_type types[] = {{sizeof(eg_node_type), EG_KIND_OPERATOR, "test.abi_1_0", "built for ABI 1.0",
+static const eg_node_type types[] = {{EG_NODE_TYPE_SIZE_1_0, EG_KIND_OPERATOR, "test.abi_1_0", "built for ABI 1.0",
                                       "{\"type\":\"object\"}", NULL, NULL, NULL, EG_FLAG_THREAD_SAFE, a_create, a_destroy,
-                                      a_process, NULL}};
+                                      a_process, NULL, NULL /* describe: past the 1.0 size, never read */}};
 
-static const eg_plugin plugin = {EG_MAGIC, 1, 0, sizeof(eg_plugin), sizeof(eg_node_type), offsetof(eg_host, run_info),
+static const eg_plugin plugin = {EG_MAGIC, 1, 0, sizeof(eg_plugin), EG_NODE_TYPE_SIZE_1_0, offsetof(eg_host, run_info),
                                  "test-abi-1-0", "1.0.0", "a plugin built for ABI 1.0", 1, types};
 
 EG_EXPORT const eg_plugin *evalgraph_plugin_v1(void) { return &plugin; }
