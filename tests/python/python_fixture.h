@@ -1,0 +1,39 @@
+// Helpers of the python node's tests: a folder with a pipeline, its data and its scripts, run through the CLI.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "test_support.h"
+
+namespace pytest {
+
+struct Run {
+  int exit_code = -1;
+  std::string output;
+  std::filesystem::path dir;  // the results folder (the last line `evalgraph run` prints)
+};
+
+// `evalgraph run` (extra: flags) of <dir>/<pipeline>; the run's folder from its last output line.
+inline Run run(const testsupport::TempDir &d, const std::string &pipeline, const std::string &extra = "") {
+  auto r = testsupport::run_cmd(testsupport::evalgraph_cmd("run -q " + extra + " " + (d.path / pipeline).string()));
+  Run out{r.exit_code, r.output, {}};
+  std::string s = r.output;
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  auto nl = s.rfind('\n');
+  std::string last = nl == std::string::npos ? s : s.substr(nl + 1);
+  if (std::filesystem::is_directory(last)) out.dir = last;
+  return out;
+}
+
+inline testsupport::CmdResult validate(const testsupport::TempDir &d, const std::string &pipeline) {
+  return testsupport::run_cmd(testsupport::evalgraph_cmd("validate " + (d.path / pipeline).string()));
+}
+
+// A pipeline of one python node over data.jsonl with a sink.jsonl (out.jsonl), results under <dir>/out.
+inline std::string pipeline(const std::string &node_yaml, const std::string &extra = "") {
+  return "name: py\ndataset: {path: data.jsonl, format: jsonl}\nnodes:\n" + node_yaml + extra +
+         "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\noutput: {dir: out}\n";
+}
+
+}  // namespace pytest
