@@ -5,6 +5,7 @@
 
 #include <boost/program_options.hpp>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -60,21 +61,60 @@ const char *kUsage =
     "  evalgraph --version | --help\n"
     "\n"
     "exit codes: 0 success, 1 run finished but some records failed, 2 usage or configuration error,\n"
-    "            3 runtime error (I/O, broken data), 130 interrupted\n";
+    "            3 runtime error (I/O, broken data), 130 stopped by a signal (resumable)\n";
 
-// First Ctrl-C: finish the records in flight, journal them, stop. Second: stop at once.
+// First SIGINT/SIGTERM: the run's stop request (util/stop.h): nothing new starts, LLM calls waiting for a retry end,
+// calls in flight get --stop-grace seconds, the finished records are journaled and the run exits 130, resumable.
+// Second: stop at once (in-flight calls cut, unjournaled records dropped; the process ends within 2 s).
 std::atomic<int> g_interrupts{0};
 HostServices *g_host = nullptr;
-void on_sigint(int) {
+void on_signal(int sig) {
   if (g_interrupts.fetch_add(1) == 0) {
-    request_stop();
-    const char msg[] = "\nevalgraph: stopping after the records in flight (Ctrl-C again to stop at once)\n";
+    request_stop(StopReason::signal, sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    const char msg[] = "\nevalgraph: stopping after the records in flight: no new LLM call starts, calls in flight get "
+                       "the stop grace (--stop-grace), finished records are journaled (signal again to stop at once)\n";
     [[maybe_unused]] auto n = write(STDERR_FILENO, msg, sizeof msg - 1);
     return;
   }
-  request_abort();
+  request_stop_now();
   if (g_host != nullptr) g_host->cancel();
 }
+
+// Makes sure a stopped run ends even where something it waits for never returns (a sink's write to a blocked
+// file system, a plugin that ignores cancellation): the journal is consistent at every chunk boundary, so exiting
+// is safe. Polls; ends with the run.
+class StopWatchdog {
+ public:
+  explicit StopWatchdog(std::string run_dir) : run_dir_(std::move(run_dir)) {
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~StopWatchdog() {
+    done_ = true;
+    thread_.join();
+  }
+
+ private:
+  void loop() {
+    double now_seen = -1;
+    while (!done_.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (!stop_requested()) continue;
+      double since = seconds_since_stop();
+      if (stop_now_requested() && now_seen < 0) now_seen = since;
+      double limit = now_seen >= 0 ? std::min(now_seen + 2.0, stop_grace_s() + 10.0) : stop_grace_s() + 10.0;
+      if (since < limit || done_.load()) continue;
+      std::fprintf(stderr,
+                   "evalgraph: the run did not end within %.0f s of the stop (something it waits for is blocked); "
+                   "exiting now. The journal holds every finished chunk; finish the run with:\n  evalgraph run --resume %s\n",
+                   limit, run_dir_.c_str());
+      std::fflush(stderr);
+      _exit(stop_exit_code(stop_reason()));
+    }
+  }
+  std::string run_dir_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
 
 void load_plugins(PluginRegistry &reg, const std::vector<std::string> &dirs, bool quiet_errors = false) {
   for (const auto &d : plugin_search_path(dirs)) reg.load_directory(d);
@@ -202,8 +242,10 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
   auto llm = make_llm_service(l.pipeline.providers, vm.count("no-cache") != 0, cache, opt.run_dir);
   HostServices host(llm, l.pipeline.default_provider, l.pipeline.embedding_provider);
   g_host = &host;
-  std::signal(SIGINT, on_sigint);
-  std::signal(SIGTERM, on_sigint);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  set_stop_grace_s(vm["stop-grace"].as<double>());
+  StopWatchdog watchdog(opt.run_dir.string());
   opt.jobs = vm["jobs"].as<int>();
   if (opt.jobs <= 0) opt.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   opt.limit = vm["limit"].as<long long>();
@@ -234,9 +276,11 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
   }
   std::printf("%s\n", r.run_dir.string().c_str());
   if (r.interrupted) {
-    std::fprintf(stderr, "evalgraph: interrupted after %zu records; finish the run with:\n  evalgraph run --resume %s\n",
-                 r.records, r.run_dir.string().c_str());
-    return kExitInterrupted;
+    std::string detail = stop_detail();
+    std::fprintf(stderr, "evalgraph: stopped (%s%s%s) after %zu records; finish the run with:\n  evalgraph run --resume %s\n",
+                 stop_reason_name(r.stop_reason), detail.empty() ? "" : ": ", detail.c_str(), r.records,
+                 r.run_dir.string().c_str());
+    return r.stop_reason == StopReason::none ? kExitInterrupted : stop_exit_code(r.stop_reason);
   }
   return r.failed_records > 0 ? kExitRecordFailures : kExitOk;
 }
@@ -258,8 +302,9 @@ int cmd_chatbot_run(const po::variables_map &vm, const std::vector<std::string> 
   s.progress = !quiet && isatty(STDERR_FILENO) && (ci == nullptr || std::string(ci).empty());
   s.stderr_level = quiet ? EG_LOG_ERROR : EG_LOG_WARN;
   s.on_host = [](HostServices *h) { g_host = h; };
-  std::signal(SIGINT, on_sigint);
-  std::signal(SIGTERM, on_sigint);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  set_stop_grace_s(vm["stop-grace"].as<double>());
   RunResult r = chatbot::run_experiment(s, reg);
   if (!quiet) {
     std::fprintf(stderr, "evalgraph: %zu records in %.2f s, %zu with failures\n", r.records, r.seconds, r.failed_records);
@@ -271,7 +316,7 @@ int cmd_chatbot_run(const po::variables_map &vm, const std::vector<std::string> 
   std::printf("%s\n", r.run_dir.string().c_str());
   if (r.interrupted) {
     std::fprintf(stderr, "evalgraph: interrupted; finish the run with:\n  evalgraph run --resume %s\n", r.run_dir.string().c_str());
-    return kExitInterrupted;
+    return r.stop_reason == StopReason::none ? kExitInterrupted : stop_exit_code(r.stop_reason);
   }
   return r.failed_records > 0 ? kExitRecordFailures : kExitOk;
 }
@@ -309,6 +354,8 @@ int main(int argc, char **argv) {
       "cap on LLM calls in flight across providers (0: none; each provider's max_in_flight is its window)")(
       "window", po::value<std::size_t>()->default_value(0),
       "records read and not yet written at most (0: derived from the LLM windows and -j)")(
+      "stop-grace", po::value<double>()->default_value(5.0),
+      "run: seconds LLM calls in flight may take to finish after SIGTERM/Ctrl-C (then they are cut)")(
       "no-journal", "run: keep no progress journal (faster; the run cannot be resumed)")(
       "no-report", "run: write no report.html")(
       "output,o", po::value<std::string>(), "results root folder (default: the pipeline's output.dir)")(

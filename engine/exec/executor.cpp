@@ -25,6 +25,7 @@
 #include "report/default_report.h"
 #include "util/atomic_file.h"
 #include "util/named_thread.h"
+#include "util/stop.h"
 #include "util/version.h"
 
 namespace evalgraph {
@@ -33,9 +34,6 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-std::atomic<bool> g_stop{false};
-std::atomic<bool> g_abort{false};
 
 enum : uint8_t { ST_PENDING = 0, ST_OK = 1, ST_FAILED = 2, ST_SKIPPED = 3 };
 constexpr int kMaxLlmThreads = 1024;
@@ -50,6 +48,7 @@ struct Slot {
   std::string problem;  // the reader's record_problem(): the record fails alone, no node runs on it
   std::uint32_t next = 0;   // the next node (plan order) this record runs
   std::int32_t group = -1;  // sequence pipelines: its group in the chunk
+  bool interrupted = false;  // a call of one of its nodes was ended by the stop: not journaled, run again on --resume
 };
 
 // A unit of reading, journaling and writing: `chunk_size` records (whole groups in sequence mode). Its records
@@ -125,7 +124,7 @@ eg_status call_process(const eg_node_type *t, void *inst, eg_call *call, const s
       fill_host_buffer(&b, "the plugin let an exception escape process()");
     }
     out = take_host_buffer(b);
-    if (st != EG_RETRY || attempt + 1 >= opt.retry_attempts || host.cancelled()) break;
+    if (st != EG_RETRY || attempt + 1 >= opt.retry_attempts || host.cancelled() || stop_requested()) break;
     std::this_thread::sleep_for(std::chrono::duration<double>(opt.retry_backoff_s * (1 << attempt)));
   }
   return st;
@@ -201,6 +200,7 @@ class Engine {
   void run_sequence_group(size_t k, Chunk &c, std::vector<size_t> idx, int worker);
   bool upstream_ok(size_t k, Slot &s);
   void fail(size_t k, Slot &s, const std::string &msg, uint8_t how);
+  bool output_within_limits(size_t k, Slot &s, const std::string &out);
   bool build_input(size_t k, Slot &s, std::string &out);
   void push_chunk(std::unique_ptr<Chunk> c);
   void progress_line(bool final);
@@ -253,6 +253,7 @@ class Engine {
   std::unique_ptr<char[]> journal_buffer_;  // outlives journal_ (closed in run())
   Clock::time_point last_sync_ = Clock::now();
   std::size_t next_index_ = 0;  // dataset index after the last chunk written
+  bool cut_ = false;  // writer: a chunk held a record the stop interrupted; it and the later chunks are not journaled
 };
 
 // The journal: the finished records of each chunk, one line each, then a marker line
@@ -663,20 +664,53 @@ void Engine::run_record_node(size_t k, Slot &s, int worker) {
   const PlannedNode &pn = plan_.nodes[k];
   eg_call call{s.index, s.replication, &pn.decl->id};
   std::string out;
+  take_call_stopped();
   eg_status st = call_process(pn.type->type, runners_[k].instance(worker), &call, in, out, opt_, host_);
-  if (st != EG_OK) {
+  // A call the stop ended (or, after a stop, any failure of a node that calls the LLM: a plugin may have made
+  // its calls elsewhere) leaves the record for --resume.
+  if (take_call_stopped() || (st != EG_OK && stop_requested() && (st == EG_CANCELLED || pn.type->has(EG_FLAG_USES_LLM))))
+    s.interrupted = true;
+  if (st != EG_OK || s.interrupted) {
     fail(k, s, fmt::format("{}: {}", status_word(st), host_.redact(out.empty() ? "(no message)" : out)), ST_FAILED);
     return;
   }
   if (out.empty()) out = "{}";
+  // (an output far over the limit is refused before normalise_output might parse it)
+  if (pn.type->has(EG_FLAG_USES_LLM) && out.size() > 2 * p_.limits.record.field_bytes + 4096 &&
+      !output_within_limits(k, s, out))
+    return;
   if (!normalise_output(out) || out.front() != '{') {
     fail(k, s, fmt::format("plugin {} returned output that is not a JSON object: {}", pn.type->name, out.substr(0, 120)), ST_FAILED);
     return;
   }
+  if (pn.type->has(EG_FLAG_USES_LLM) && !output_within_limits(k, s, out)) return;
   s.rec.set(pn.decl->id, std::move(out));
   s.status[k] = ST_OK;
   std::lock_guard lk(stats_mu_);
   ++stats_[k].ok;
+}
+
+// An LLM node's output is data from outside like a dataset field: held to limits.field_bytes (the output is one
+// field of the record, named by the node) and limits.record_bytes (the record with it). Over a limit, the record
+// fails here and nothing of the output goes on to other nodes or to the sinks.
+bool Engine::output_within_limits(size_t k, Slot &s, const std::string &out) {
+  const auto &lim = p_.limits.record;
+  const std::string &id = plan_.nodes[k].decl->id;
+  std::string why;
+  if (out.size() > lim.field_bytes) {
+    why = fmt::format("the output of node '{}' is {} bytes, over limits.field_bytes ({} bytes); it was not kept. "
+                      "Raise limits.field_bytes in the pipeline if answers this long are expected, or ask for shorter "
+                      "ones (max_tokens)", id, out.size(), lim.field_bytes);
+  } else {
+    std::size_t total = s.rec.text_bytes() + out.size() + id.size() + 4;
+    if (total > lim.record_bytes)
+      why = fmt::format("with the output of node '{}' ({} bytes) the record would be {} bytes, over limits.record_bytes "
+                        "({} bytes); the output was not kept. Raise limits.record_bytes in the pipeline if records this "
+                        "large are expected", id, out.size(), total, lim.record_bytes);
+  }
+  if (why.empty()) return true;
+  fail(k, s, why, ST_FAILED);
+  return false;
 }
 
 // Orders a group's records by the order_by field: numbers numerically, otherwise as text.
@@ -722,7 +756,12 @@ void Engine::run_sequence_group(size_t k, Chunk &c, std::vector<size_t> idx, int
   const Slot &first = c.slots[members.front()];
   eg_call call{first.index, first.replication, &pn.decl->id};
   std::string out;
+  take_call_stopped();
   eg_status st = call_process(pn.type->type, runners_[k].instance(worker), &call, arr, out, opt_, host_);
+  if (take_call_stopped() || (st == EG_CANCELLED && stop_requested())) {
+    for (size_t i : members) c.slots[i].interrupted = true;
+    if (st == EG_OK) st = EG_CANCELLED;
+  }
   std::vector<rawjson::Span> items;
   std::string why;
   if (st != EG_OK) why = fmt::format("{}: {}", status_word(st), host_.redact(out));
@@ -946,7 +985,10 @@ void Engine::writer_loop() {
       chunks_.erase(it);
       ++next_write_;
     }
-    if (g_abort.load()) {  // a hard stop: what is still in flight is neither journaled nor written
+    // A record the stop interrupted is not journaled, nor is anything after it (the journal is a prefix of the
+    // dataset order); --resume runs them. A hard stop drops everything not journaled yet.
+    if (!cut_ && std::any_of(c->slots.begin(), c->slots.end(), [](const Slot &s) { return s.interrupted; })) cut_ = true;
+    if (cut_ || stop_now_requested()) {
       std::lock_guard lk(mu_);
       records_in_flight_ -= c->slots.size();
       cv_space_.notify_all();
@@ -961,7 +1003,9 @@ void Engine::writer_loop() {
       const Slot &s = c->slots[j];
       if (!s.problem.empty() || std::any_of(s.status.begin(), s.status.end(), [](uint8_t x) { return x != ST_OK; }))
         ++failed_records_;
-      write_to_sinks(s, texts[j]);
+      // After a stop the sinks are not fed (a slow sink must not hold the stop up): their files stay .partial and
+      // --resume writes them whole from the journal.
+      if (!stop_requested()) write_to_sinks(s, texts[j]);
       ++written_;
     }
     next_index_ = c->slots.empty() ? next_index_ : c->slots.back().index + 1;
@@ -1095,7 +1139,7 @@ RunResult Engine::run() {
     const auto shard_n = static_cast<std::size_t>(std::max(1, opt_.shard_count));
     const auto shard_i = static_cast<std::size_t>(std::max(0, opt_.shard_index));
     bool group_mine = true;  // sequence mode: whether the current group belongs to this shard
-    while (!merging && !g_stop.load() && !host_.cancelled() && (limit < 0 || static_cast<long long>(index) < limit)) {
+    while (!merging && !stop_requested() && !host_.cancelled() && (limit < 0 || static_cast<long long>(index) < limit)) {
       if (sharded && !seq && index % shard_n != shard_i) {  // another shard's record: only passed over
         if (!reader->skip()) break;
         ++index;
@@ -1157,7 +1201,7 @@ RunResult Engine::run() {
 
   // An interrupted run leaves the sinks' files as .partial: the journal holds what was finished, and
   // --resume writes the files whole. A finished run closes them under their final names.
-  const bool stopped = g_stop.load() || g_abort.load() || host_.cancelled();
+  const bool stopped = stop_requested() || host_.cancelled();
   json sink_outputs = json::object();
   for (size_t i = 0; i < sinks_.size() && !stopped; ++i) {
     eg_call call{0, 0, &sinks_[i].pn->decl->id};
@@ -1193,7 +1237,8 @@ RunResult Engine::run() {
 
   res.records = written_.load();
   res.failed_records = failed_records_.load();
-  res.interrupted = g_stop.load() || g_abort.load() || host_.cancelled();
+  res.interrupted = stopped;
+  res.stop_reason = stop_requested() ? stop_reason() : res.interrupted ? StopReason::signal : StopReason::none;
   res.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   json nodes = json::object();
   for (size_t k = 0; k < plan_.nodes.size(); ++k) {
@@ -1227,6 +1272,11 @@ RunResult Engine::run() {
                  {"records", res.records},
                  {"failed_records", res.failed_records},
                  {"interrupted", res.interrupted},
+                 {"stop", res.interrupted ? json{{"reason", stop_reason_name(res.stop_reason)},
+                                                 {"detail", stop_detail()},
+                                                 {"exit_code", stop_exit_code(res.stop_reason)},
+                                                 {"grace_s", stop_grace_s()}}
+                                          : json(nullptr)},
                  {"resumed_records", res.resumed_records},
                  {"seconds", res.seconds},
                  {"embedding_model", host_.embedding_model_id()},
@@ -1254,11 +1304,6 @@ int shard_of_group(const std::string &group_key, int count) {
   return static_cast<int>(h % static_cast<std::uint64_t>(std::max(1, count)));
 }
 
-void request_stop() { g_stop = true; }
-void request_abort() {
-  g_stop = true;
-  g_abort = true;
-}
 
 fs::path new_run_dir(const Pipeline &p, const fs::path &root_override) {
   fs::path root = root_override.empty() ? p.output_dir : root_override;

@@ -12,6 +12,7 @@
 #include "config/pipeline.h"
 #include "exec/host.h"
 #include "graph/plan.h"
+#include "util/stop.h"
 
 namespace evalgraph {
 
@@ -74,6 +75,7 @@ struct RunResult {
   std::size_t failed_records = 0;  // records with at least one failed or skipped node
   std::map<std::string, NodeStats> nodes;
   bool interrupted = false;
+  StopReason stop_reason = StopReason::none;  // why (interrupted by HostServices::cancel alone: signal)
   std::size_t resumed_records = 0;  // records taken from the journal of an earlier, interrupted run
   double seconds = 0;
   nlohmann::json summary;  // what run.json holds
@@ -84,10 +86,6 @@ struct RunResult {
 // broken data, std::runtime_error for I/O failures.
 RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, const RunOptions &opt);
 
-// Flags a running run_plan to stop after the chunks in flight (what the first Ctrl-C does): what is
-// finished is journaled and the run can be resumed.
-void request_stop();
-// Stops at once (a second Ctrl-C): chunks still in flight are dropped, not journaled.
-void request_abort();
+// Stopping a run early (a signal, a budget): request_stop()/request_stop_now() in util/stop.h.
 
 }  // namespace evalgraph

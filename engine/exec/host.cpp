@@ -7,6 +7,7 @@
 
 #include "embed/tfidf.h"
 #include "util/raw_json.h"
+#include "util/stop.h"
 
 namespace evalgraph {
 using nlohmann::json;
@@ -176,6 +177,11 @@ eg_status HostServices::c_chat(const eg_host *h, eg_call *call, const char *prov
     return EG_INVALID_INPUT;
   }
   llm::CallResult r = s->llm_->chat(name, body, call != nullptr ? call->replication : 0);
+  if (r.stopped) {
+    note_call_stopped();
+    fill_host_buffer(out, r.error);
+    return EG_CANCELLED;
+  }
   if (s->cancelled()) {
     fill_host_buffer(out, "cancelled");
     return EG_CANCELLED;
@@ -202,12 +208,17 @@ eg_status HostServices::c_chat_batch(const eg_host *h, eg_call *call, const char
   std::vector<json> bodies(arr.begin(), arr.end());
   auto results = s->llm_->chat_batch(name, bodies, call != nullptr ? call->replication : 0);
   json res = json::array();
+  bool stopped = false;
   for (auto &r : results) {
+    if (r.stopped && !stopped) {
+      stopped = true;
+      note_call_stopped();
+    }
     if (r.ok) res.push_back({{"ok", true}, {"response", std::move(r.response)}});
     else res.push_back({{"ok", false}, {"error", r.error}});
   }
   fill_host_buffer(out, res.dump());
-  return s->cancelled() ? EG_CANCELLED : EG_OK;
+  return s->cancelled() || stopped ? EG_CANCELLED : EG_OK;
 }
 
 namespace {
@@ -247,6 +258,7 @@ eg_status HostServices::c_embed(const eg_host *h, eg_call *call, const char *pro
       in.reserve(n);
       for (size_t i = 0; i < n; ++i) in.emplace_back(texts[i], lens[i]);
       llm::CallResult r = s->llm_->embed(name, in, call != nullptr ? call->replication : 0);
+      if (r.stopped) note_call_stopped();
       if (!r.ok) {
         fill_host_buffer(err, r.error);
         return EG_ERROR;

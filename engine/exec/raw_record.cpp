@@ -80,6 +80,16 @@ void RawRecord::set(std::string_view key, std::string value_json) {
   owned_.push_back(std::move(value_json));
 }
 
+std::size_t RawRecord::text_bytes() const {
+  std::size_t n = 2;  // {}
+  for (const auto &f : fields_) {
+    std::string quoted;
+    rawjson::append_string(quoted, f.key);
+    n += quoted.size() + 1 + value(f).size() + 1;  // "key":value,
+  }
+  return fields_.empty() ? n : n - 1;
+}
+
 std::size_t RawRecord::write(std::string &out) const {
   out.push_back('{');
   std::size_t added_at = out.size();

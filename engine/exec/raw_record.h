@@ -35,6 +35,9 @@ class RawRecord {
   // plus the added fields, which is all the progress journal needs to store.
   bool dataset_fields_intact() const { return intact_; }
 
+  // The length write() gives (without writing it).
+  std::size_t text_bytes() const;
+
   // `base` (a record as assign() read it) with the members of `added` (a JSON object's text) appended:
   // the text write() gives for the record they came from.
   static std::string combine(const RawRecord &base, std::string_view added);

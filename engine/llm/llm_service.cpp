@@ -36,12 +36,12 @@
 #include "llm/sha256.h"
 #include "util/named_thread.h"
 #include "util/raw_json.h"
+#include "util/stop.h"
 
 namespace evalgraph::llm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::size_t kMaxResponseBytes = std::size_t(512) << 20;
 constexpr std::size_t kSnippetBytes = 200;
 
 double seconds_since(Clock::time_point t0) {
@@ -112,8 +112,12 @@ struct Transfer {
   JobPtr job;
   CURL* easy = nullptr;
   curl_slist* headers = nullptr;
-  std::string body, content_type, retry_after, retry_after_ms;
-  bool too_large = false;
+  std::string body, content_type, retry_after, retry_after_ms, location, content_encoding;
+  // Response memory bounds (ProviderConfig::max_response_bytes, max_response_bytes_in_flight): the body is
+  // counted as it arrives, after decompression, against this answer's limit and the provider's total.
+  std::size_t limit = 0, total_limit = 0;
+  std::size_t* buffered = nullptr;  // the provider's bytes held by its transfers in flight (loop thread)
+  bool too_large = false, over_total = false;
   char errbuf[CURL_ERROR_SIZE] = {0};
 };
 
@@ -127,18 +131,30 @@ struct ProviderState {
   ProviderConfig cfg;
   std::deque<JobPtr> ready;  // loop thread only
   int in_flight = 0;         // loop thread only
+  std::size_t buffered = 0;  // loop thread only: bytes the bodies of its transfers in flight hold
+  std::atomic<bool> model_warned{false};
   Clock::time_point next_send{};
   Stats stats;  // guarded by Impl::stats_mu
 };
 
+// Receives the body as it arrives, already decompressed by libcurl (CURLOPT_ACCEPT_ENCODING inflates
+// gzip/deflate/br in a stream, a few KiB at a time), so the limits hold for what is held in memory; returning
+// short aborts the transfer at once (CURLE_WRITE_ERROR).
 size_t write_cb(char* ptr, size_t size, size_t nmemb, void* ud) {
   auto* t = static_cast<Transfer*>(ud);
   size_t n = size * nmemb;
-  if (t->body.size() + n > kMaxResponseBytes) {
+  if (t->body.size() + n > t->limit) {
     t->too_large = true;
     return 0;
   }
+  if (*t->buffered + n > t->total_limit) {
+    t->over_total = true;
+    return 0;
+  }
+  if (t->body.capacity() < t->body.size() + n)  // grow by doubling, but never past the limit
+    t->body.reserve(std::min(t->limit, std::max<std::size_t>(t->body.size() + n, 2 * t->body.capacity())));
   t->body.append(ptr, n);
+  *t->buffered += n;
   return n;
 }
 
@@ -150,6 +166,8 @@ size_t header_cb(char* ptr, size_t size, size_t nmemb, void* ud) {
     t->content_type.clear();
     t->retry_after.clear();
     t->retry_after_ms.clear();
+    t->location.clear();
+    t->content_encoding.clear();
     return n;
   }
   auto colon = line.find(':');
@@ -162,6 +180,19 @@ size_t header_cb(char* ptr, size_t size, size_t nmemb, void* ud) {
     t->retry_after = value;
   else if (name == "retry-after-ms")
     t->retry_after_ms = value;
+  else if (name == "location")
+    t->location = value;
+  else if (name == "content-encoding")
+    t->content_encoding = lower(value);
+  else if (name == "content-length" && t->content_encoding.empty()) {
+    // An announced length over the limit: refused before a byte of the body is read.
+    char* end = nullptr;
+    unsigned long long len = std::strtoull(value.c_str(), &end, 10);
+    if (end != value.c_str() && len > t->limit) {
+      t->too_large = true;
+      return 0;
+    }
+  }
   return n;
 }
 
@@ -235,6 +266,40 @@ std::string server_message(const std::string& body) {
   return "body starts: '" + snippet(body) + "'";
 }
 
+std::string size_words(std::size_t n) {
+  if (n >= (std::size_t(1) << 30) && n % (std::size_t(1) << 30) == 0) return fmt::format("{} GiB", n >> 30);
+  if (n >= (std::size_t(1) << 20) && n % (std::size_t(1) << 20) == 0) return fmt::format("{} MiB", n >> 20);
+  if (n >= 1024 && n % 1024 == 0) return fmt::format("{} KiB", n >> 10);
+  return fmt::format("{} bytes", n);
+}
+
+std::string duration_words(double s) {
+  if (!std::isfinite(s) || s > 1e9) return "forever";
+  if (s >= 2 * 86400) return fmt::format("{:.0f} days", s / 86400);
+  if (s >= 2 * 3600) return fmt::format("{:.0f} hours", s / 3600);
+  if (s >= 3600) return fmt::format("an hour ({:.0f} s)", s);
+  if (s >= 120) return fmt::format("{:.0f} minutes", s / 60);
+  return fmt::format("{:.0f} s", s);
+}
+
+// Whether the model that answered is the one asked for, up to a version or date suffix ("gpt-4o" answered by
+// "gpt-4o-2024-08-06") and an "org/" prefix, case aside.
+bool same_model(std::string asked, std::string answered) {
+  auto base = [](std::string m) {
+    m = lower(std::move(m));
+    if (auto slash = m.rfind('/'); slash != std::string::npos) m.erase(0, slash + 1);
+    return m;
+  };
+  asked = base(std::move(asked));
+  answered = base(std::move(answered));
+  if (asked == answered) return true;
+  const std::string& shorter = asked.size() < answered.size() ? asked : answered;
+  const std::string& longer = asked.size() < answered.size() ? answered : asked;
+  if (shorter.empty() || longer.compare(0, shorter.size(), shorter) != 0) return false;
+  char sep = longer[shorter.size()];
+  return sep == '-' || sep == ':' || sep == '@' || sep == '.' || sep == '_';
+}
+
 std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 }  // namespace
@@ -271,6 +336,9 @@ struct LlmService::Impl {
   std::vector<CURL*> easy_pool;
   std::mt19937_64 rng{std::random_device{}()};
   bool cancel_done = false;
+  int stop_slot = -1;         // our eventfd's slot in the stop request's wake list
+  bool stop_seen = false;     // the loop has acted on a stop request
+  Clock::time_point stop_deadline{};  // transfers still in flight then are cut
 
   std::string redact(std::string s) const {
     for (const auto& k : secrets) {
@@ -286,6 +354,16 @@ struct LlmService::Impl {
   void log(LogLevel lvl, const std::string& msg) {
     std::lock_guard lk(log_mu);
     if (logger) logger(lvl, redact(msg));
+  }
+
+  // A one-time warning (run.log) when the model that answered is not the one the provider asks for.
+  void check_model(ProviderState& ps, const nlohmann::json& resp) {
+    if (ps.model_warned.load() || !resp.contains("model") || !resp["model"].is_string()) return;
+    const std::string& answered = resp["model"].get_ref<const std::string&>();
+    if (answered.empty() || same_model(ps.cfg.model, answered)) return;
+    if (ps.model_warned.exchange(true)) return;
+    log(LogLevel::warn, fmt::format("provider '{}': asked for model '{}', the answer names model '{}' (said once; "
+                                    "the answers are used as they are)", ps.cfg.name, ps.cfg.model, snippet(answered)));
   }
 
   // ---- completion helpers (loop thread) ----
@@ -324,9 +402,10 @@ struct LlmService::Impl {
     job->promise.set_value(std::move(r));
   }
 
-  void fail(const JobPtr& job, std::string error) {
+  void fail(const JobPtr& job, std::string error, bool stopped = false) {
     CallResult r;
     r.ok = false;
+    r.stopped = stopped;
     r.error = std::move(error);
     finish(job, std::move(r));
   }
@@ -349,6 +428,9 @@ struct LlmService::Impl {
     auto* t = new Transfer;
     t->job = job;
     t->easy = e;
+    t->limit = cfg.max_response_bytes;
+    t->total_limit = cfg.max_response_bytes_in_flight;
+    t->buffered = &ps.buffered;
     curl_slist* h = nullptr;
     h = curl_slist_append(h, "Content-Type: application/json");
     h = curl_slist_append(h, "Accept: application/json");
@@ -398,6 +480,7 @@ struct LlmService::Impl {
 
   void release_transfer(Transfer* t, bool in_multi) {
     if (in_multi) curl_multi_remove_handle(multi, t->easy);
+    *t->buffered -= t->body.size();
     curl_easy_reset(t->easy);  // drops every pointer into *t (buffers, headers) before t goes away
     wipe_and_free(t->headers);
     if (reuse_easy_handles() && easy_pool.size() < 256)
@@ -418,6 +501,12 @@ struct LlmService::Impl {
     // kMaxResponseDepth deep, numbers within a double; only then parsed.
     rawjson::CheckResult chk;
     rawjson::check(t.body, response_check(), chk, nullptr);
+    if (chk.error.fault == rawjson::Fault::bad_utf8) {
+      err = fmt::format("the server's response is not UTF-8 (a byte sequence at byte {} is not UTF-8; JSON must be "
+                        "UTF-8: check the server's or a proxy's charset); body starts: '{}'",
+                        chk.error.offset, snippet(t.body));
+      return false;
+    }
     if (chk.error.fault != rawjson::Fault::none) {
       err = fmt::format("response is not valid JSON ({} at byte {}); body starts: '{}'", chk.error.what,
                         chk.error.offset, snippet(t.body));
@@ -480,7 +569,15 @@ struct LlmService::Impl {
     nlohmann::json resp;
     if (code != CURLE_OK) {
       if (t->too_large) {
-        err = fmt::format("response larger than {} MiB", kMaxResponseBytes >> 20);
+        err = fmt::format("the answer is larger than max_response_bytes ({}){}; it was cut there. If answers this "
+                          "large are expected, raise the provider key max_response_bytes (e.g. max_response_bytes: {})",
+                          size_words(t->limit), t->content_encoding.empty() ? "" : " after decompression",
+                          size_words(std::max(t->limit * 4, std::size_t(32) << 20)));
+      } else if (t->over_total) {
+        err = fmt::format("the answers being received from this provider together passed max_response_bytes_in_flight "
+                          "({}); this one was cut (raise max_response_bytes_in_flight, or lower max_in_flight)",
+                          size_words(t->total_limit));
+        retryable = true;
       } else if (code == CURLE_OPERATION_TIMEDOUT) {
         err = fmt::format("timeout after {} s ({})", cfg.timeout_s, t->errbuf[0] ? t->errbuf : curl_easy_strerror(code));
         retryable = true;
@@ -504,6 +601,11 @@ struct LlmService::Impl {
         std::lock_guard lk(stats_mu);
         ++ps.stats.malformed;
       }
+    } else if (status >= 300 && status < 400) {
+      err = t->location.empty()
+                ? fmt::format("HTTP {}: a redirect without a Location header (redirects are not followed)", status)
+                : fmt::format("HTTP {}: redirect to {} not followed (redirects are not followed: set base_url to the "
+                              "address that answers)", status, snippet(t->location));
     } else {
       err = fmt::format("HTTP {}: {}", status, server_message(t->body));
       retryable = retryable_status(status);
@@ -511,9 +613,10 @@ struct LlmService::Impl {
       double ms = parse_retry_after(t->retry_after_ms);
       if (ms >= 0) retry_after = std::max(retry_after, ms / 1000.0);
     }
-    std::string resp_text_for_cache;
+    std::string t_retry_after = !t->retry_after.empty() ? t->retry_after : t->retry_after_ms + " ms";
     bool ok = code == CURLE_OK && status >= 200 && status < 300 && !malformed;
     release_transfer(t, true);
+    if (ok && !job->embed) check_model(ps, resp);
 
     if (ok) {
       if (cache) {
@@ -533,11 +636,33 @@ struct LlmService::Impl {
       fail(job, "cancelled");
       return;
     }
+    if (retryable && stop_requested()) {  // no retry after a stop: the call is left for --resume
+      fail(job, fmt::format("{} (last attempt: {})", stop_message(), err), true);
+      return;
+    }
+    if (retryable && retry_after > cfg.retry_after_max_s) {  // not worth waiting for: fail now, in its words
+      std::string msg = fmt::format(
+          "provider '{}': the server asks to wait {} before a retry (Retry-After: {}), longer than retry_after_max_s "
+          "({} s); the call fails now: {}",
+          cfg.name, duration_words(retry_after), snippet(t_retry_after), cfg.retry_after_max_s, err);
+      log(LogLevel::error, msg);
+      fail(job, std::move(msg));
+      return;
+    }
     if (retryable && job->attempts < cfg.max_attempts) {
       int retry_no = job->attempts;  // 1 for the first retry
       double cap = std::min(cfg.backoff_max_s, cfg.backoff_initial_s * std::pow(2.0, retry_no - 1));
       double delay = std::uniform_real_distribution<double>(0.0, std::max(cap, 0.0))(rng);
-      if (retry_after >= 0) delay = std::max(delay, std::min(retry_after, cfg.retry_after_max_s));
+      if (retry_after >= 0) delay = std::max(delay, retry_after);
+      if (seconds_since(job->start) + delay > cfg.retry_total_max_s) {
+        std::string msg = fmt::format(
+            "provider '{}': gave up after {} attempts: the next retry (in {:.1f} s) would start past retry_total_max_s "
+            "({} s after the first attempt): {}",
+            cfg.name, job->attempts, delay, cfg.retry_total_max_s, err);
+        log(LogLevel::error, msg);
+        fail(job, std::move(msg));
+        return;
+      }
       log(LogLevel::warn, fmt::format("provider '{}': attempt {}/{} failed: {}; retrying in {:.3f} s", cfg.name,
                                       job->attempts, cfg.max_attempts, err, delay));
       auto when = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
@@ -556,20 +681,57 @@ struct LlmService::Impl {
     fail(job, std::move(msg));
   }
 
-  void fail_everything(const std::string& why) {
+  void fail_active(const std::string& why, bool stopped) {
     for (auto* t : std::vector<Transfer*>(active.begin(), active.end())) {
       JobPtr job = t->job;
       --provs[job->prov]->in_flight;
       release_transfer(t, true);
-      fail(job, why);
+      fail(job, why, stopped);
     }
     active.clear();
-    for (auto& [when, job] : delayed) fail(job, why);
+  }
+
+  void fail_waiting(const std::string& why, bool stopped) {
+    for (auto& [when, job] : delayed) fail(job, why, stopped);
     delayed.clear();
     for (auto& ps : provs) {
-      for (auto& job : ps->ready) fail(job, why);
+      for (auto& job : ps->ready) fail(job, why, stopped);
       ps->ready.clear();
     }
+  }
+
+  void fail_everything(const std::string& why) {
+    fail_active(why, false);
+    fail_waiting(why, false);
+  }
+
+  static std::string stop_message() {
+    std::string d = stop_detail();
+    return fmt::format("stopped ({}{}{}) before an answer came; --resume asks again", stop_reason_name(stop_reason()),
+                       d.empty() ? "" : ": ", d);
+  }
+
+  // The run's stop request (util/stop.h): nothing new starts, waiting calls (queued, in a backoff or Retry-After
+  // sleep) end now, transfers in flight get the grace, then are cut. Returns the time the loop must wake by.
+  Clock::time_point observe_stop(Clock::time_point wake) {
+    if (!stop_requested()) return wake;
+    auto now = Clock::now();
+    if (!stop_seen) {
+      stop_seen = true;
+      double left = std::max(0.0, stop_grace_s() - seconds_since_stop());
+      stop_deadline = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(left));
+      if (!active.empty())
+        log(LogLevel::warn, fmt::format("stop requested: {} LLM call(s) in flight get {:.1f} s to finish",
+                                        active.size(), left));
+    }
+    fail_waiting(stop_message(), true);
+    if (stop_now_requested() || now >= stop_deadline) {
+      if (!active.empty())
+        log(LogLevel::warn, fmt::format("stop: cutting {} LLM call(s) still in flight", active.size()));
+      fail_active(stop_message(), true);
+      return wake;
+    }
+    return std::min(wake, stop_deadline);
   }
 
   void wake() {
@@ -610,13 +772,14 @@ struct LlmService::Impl {
         }
       }
       if (cancel_flag.load()) fail_everything("cancelled");
+      Clock::time_point stop_wake = observe_stop(Clock::time_point::max());
       auto now = Clock::now();
       while (!delayed.empty() && delayed.begin()->first <= now) {
         auto job = delayed.begin()->second;
         delayed.erase(delayed.begin());
         provs[job->prov]->ready.push_front(std::move(job));  // retries go first
       }
-      Clock::time_point wake = now + std::chrono::seconds(1);
+      Clock::time_point wake = std::min(now + std::chrono::seconds(1), stop_wake);
       if (!delayed.empty()) wake = std::min(wake, delayed.begin()->first);
       for (auto& psp : provs) {
         auto& ps = *psp;
@@ -725,6 +888,10 @@ struct LlmService::Impl {
         }
       }
     }
+    if (stop_requested()) {  // an answer from the cache is still given; nothing new goes out
+      out.stopped = true;
+      return fail_now(stop_message());
+    }
     {
       std::lock_guard lk(stats_mu);
       ++ps.stats.calls;
@@ -825,6 +992,7 @@ LlmService::LlmService(std::vector<ProviderConfig> providers, CacheOptions cache
   long total = 0;
   for (auto& ps : im.provs) total += ps->cfg.max_in_flight;
   curl_multi_setopt(im.multi, CURLMOPT_MAXCONNECTS, std::max(16L, total + 8));
+  im.stop_slot = register_stop_wake_fd(im.evfd);
   im.loop_thread = named_thread("eg-llm-io", [this] { impl_->run(); });
 }
 
@@ -836,6 +1004,7 @@ LlmService::~LlmService() {
   }
   im.wake();
   if (im.loop_thread.joinable()) im.loop_thread.join();
+  unregister_stop_wake_fd(im.stop_slot);
   for (auto* e : im.easy_pool) curl_easy_cleanup(e);
   curl_multi_cleanup(im.multi);
   ::close(im.epfd);

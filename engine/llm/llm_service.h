@@ -30,12 +30,18 @@ struct ProviderConfig {
   double backoff_initial_s = 0.5;    // full jitter: delay ~ U(0, min(backoff_max_s, initial * 2^(retry-1)))
   double backoff_max_s = 30;
   int max_malformed_attempts = 2;    // attempts that may end in a malformed 2xx body before the call fails
-  double retry_after_max_s = 600;    // a Retry-After longer than this is clamped to it
+  double retry_after_max_s = 120;    // a server asking to wait longer (Retry-After) fails the call at once
+  double retry_total_max_s = 600;    // a call whose next retry would start later than this after its first
+                                     // attempt fails instead of waiting
+  std::size_t max_response_bytes = std::size_t(8) << 20;  // one answer, after decompression; cut as it arrives
+  std::size_t max_response_bytes_in_flight = std::size_t(128) << 20;  // this provider's answers being received,
+                                                                      // together
 };
 
 // Loads one provider from the pipeline's JSON/YAML object. Keys: base_url, model, embedding_model,
 // api_key_env, api_key_file, headers, timeout_s, connect_timeout_s, max_in_flight, requests_per_minute,
-// max_attempts, backoff_initial_s, backoff_max_s, max_malformed_attempts. Throws std::invalid_argument on
+// max_attempts, backoff_initial_s, backoff_max_s, max_malformed_attempts, retry_after_max_s, retry_total_max_s,
+// max_response_bytes, max_response_bytes_in_flight (sizes: bytes, or "8 MiB"). Throws std::invalid_argument on
 // an unknown key, a wrong type or value, or a secret that cannot be resolved (the message names the
 // variable or file, never its content).
 ProviderConfig provider_from_json(const std::string& name, const nlohmann::json& j);
@@ -57,6 +63,7 @@ struct CallResult {
   int attempts = 0;         // HTTP attempts made (0 for a cache hit)
   bool cache_hit = false;
   bool merged = false;   // an identical call was already in flight: this one shared its answer (cache on only)
+  bool stopped = false;  // ended by the run's stop request (util/stop.h) before an answer: --resume asks again
   double latency_s = 0;  // wall time of the call, queueing and retries included
 };
 

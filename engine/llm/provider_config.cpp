@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
@@ -33,6 +34,37 @@ int get_int(const std::string& name, const nlohmann::json& j, const char* key, i
   return static_cast<int>(d);
 }
 
+// A size: a whole number of bytes, or a text with a unit: "512 KiB", "8 MiB", "1 GB" (powers of 1024).
+std::size_t get_size(const std::string& name, const nlohmann::json& j, const char* key, std::size_t lo) {
+  const auto& v = j.at(key);
+  std::size_t out = 0;
+  bool ok = false;
+  if (v.is_number_integer() && v.get<long long>() >= 0) {
+    out = static_cast<std::size_t>(v.get<long long>());
+    ok = true;
+  } else if (v.is_string()) {
+    std::string s;
+    for (char c : v.get<std::string>())
+      if (c != ' ' && c != '_') s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    std::size_t i = 0;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    if (i > 0 && i <= 12) {
+      std::string unit = s.substr(i);
+      std::size_t mul = unit.empty() || unit == "b" ? 1
+                        : unit == "k" || unit == "kb" || unit == "kib" ? std::size_t(1) << 10
+                        : unit == "m" || unit == "mb" || unit == "mib" ? std::size_t(1) << 20
+                        : unit == "g" || unit == "gb" || unit == "gib" ? std::size_t(1) << 30
+                                                                         : 0;
+      out = std::stoull(s.substr(0, i)) * mul;
+      ok = mul != 0;
+    }
+  }
+  if (!ok) fail(name, fmt::format("'{}' must be a size: a whole number of bytes or e.g. \"8 MiB\", \"512 KiB\"", key));
+  if (out < lo || out > (std::size_t(1) << 40))
+    fail(name, fmt::format("'{}' must be between {} bytes and 1 TiB (got {})", key, lo, out));
+  return out;
+}
+
 std::string get_string(const std::string& name, const nlohmann::json& j, const char* key) {
   const auto& v = j.at(key);
   if (!v.is_string()) fail(name, fmt::format("'{}' must be a string", key));
@@ -60,7 +92,8 @@ ProviderConfig provider_from_json(const std::string& name, const nlohmann::json&
   static const std::set<std::string> known = {
       "base_url",    "model",         "embedding_model",     "api_key_env",  "api_key_file",
       "headers",     "timeout_s",     "connect_timeout_s",   "max_in_flight", "requests_per_minute",
-      "max_attempts", "backoff_initial_s", "backoff_max_s",  "max_malformed_attempts"};
+      "max_attempts", "backoff_initial_s", "backoff_max_s",  "max_malformed_attempts", "retry_after_max_s",
+      "retry_total_max_s", "max_response_bytes", "max_response_bytes_in_flight"};
   if (name.empty()) throw std::invalid_argument("provider: empty name");
   if (!j.is_object()) fail(name, "must be a mapping of settings");
   for (const auto& [k, v] : j.items()) {
@@ -128,6 +161,16 @@ ProviderConfig provider_from_json(const std::string& name, const nlohmann::json&
   if (j.contains("backoff_initial_s")) p.backoff_initial_s = get_number(name, j, "backoff_initial_s", 0, true);
   if (j.contains("backoff_max_s")) p.backoff_max_s = get_number(name, j, "backoff_max_s", 0, true);
   if (j.contains("max_malformed_attempts")) p.max_malformed_attempts = get_int(name, j, "max_malformed_attempts", 1);
+  if (j.contains("retry_after_max_s")) p.retry_after_max_s = get_number(name, j, "retry_after_max_s", 0, true);
+  if (j.contains("retry_total_max_s")) p.retry_total_max_s = get_number(name, j, "retry_total_max_s", 0, true);
+  if (j.contains("max_response_bytes")) p.max_response_bytes = get_size(name, j, "max_response_bytes", 1024);
+  if (j.contains("max_response_bytes_in_flight"))
+    p.max_response_bytes_in_flight = get_size(name, j, "max_response_bytes_in_flight", 1024);
+  if (!j.contains("max_response_bytes_in_flight"))  // one answer may always take the whole bound
+    p.max_response_bytes_in_flight = std::max(p.max_response_bytes_in_flight, p.max_response_bytes);
+  if (p.max_response_bytes_in_flight < p.max_response_bytes)
+    fail(name, fmt::format("'max_response_bytes_in_flight' ({}) must be at least 'max_response_bytes' ({})",
+                           p.max_response_bytes_in_flight, p.max_response_bytes));
   if (p.backoff_max_s < p.backoff_initial_s) fail(name, "'backoff_max_s' must be >= 'backoff_initial_s'");
   return p;
 }

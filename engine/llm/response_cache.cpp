@@ -3,11 +3,13 @@
 #include <chrono>
 #include <filesystem>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 #include <sqlite3.h>
 
 #include "util/named_thread.h"
+#include "util/stop.h"
 
 namespace evalgraph::llm {
 namespace {
@@ -21,6 +23,17 @@ void exec(sqlite3* db, const char* sql, const std::string& path) {
   }
 }
 
+// Waits for a lock another connection holds (another process sharing the cache): up to 10 s, as
+// sqlite3_busy_timeout did, but no longer than the stop grace once the run is asked to stop (util/stop.h), so a
+// cache that stays locked cannot hold a stopping run up. The answers not written are asked again on --resume.
+int busy_wait(void*, int count) {
+  constexpr int kStepMs = 10, kMaxMs = 10000;
+  if (stop_requested() && (stop_now_requested() || seconds_since_stop() >= stop_grace_s())) return 0;
+  if (count * kStepMs >= kMaxMs) return 0;
+  std::this_thread::sleep_for(std::chrono::milliseconds(count < 5 ? 1 : kStepMs));
+  return 1;
+}
+
 sqlite3* open_db(const std::string& path) {
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -30,7 +43,7 @@ sqlite3* open_db(const std::string& path) {
     if (db) sqlite3_close(db);
     throw std::runtime_error(fmt::format("cannot open LLM cache {}: {}", path, msg));
   }
-  sqlite3_busy_timeout(db, 10000);
+  sqlite3_busy_handler(db, &busy_wait, nullptr);
   return db;
 }
 

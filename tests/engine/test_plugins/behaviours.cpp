@@ -7,6 +7,8 @@
 //   test.params    checks its parameter schema: mode (enum), weight (0..1), count (integer)
 //   test.needs_llm asks the host for a chat completion and returns its content
 //   test.slow      sleeps `ms` milliseconds, then upper-cases text
+//   test.slow_sink a sink that sleeps `ms` milliseconds per record and writes nothing (a blocked file system)
+#include <evalgraph/output_file.hpp>
 #include <evalgraph/plugin.hpp>
 
 #include <atomic>
@@ -103,6 +105,19 @@ class Slow : public evalgraph::Node {
   int ms_;
 };
 
+class SlowSink : public evalgraph::RawNode {
+ public:
+  SlowSink(const evalgraph::Host &, const json &p) : ms_(p.value("ms", 1000)) {}
+  std::string process_raw(evalgraph::Call &, std::string_view) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms_));
+    return {};
+  }
+  json finish(evalgraph::Call &) override { return json::object(); }
+
+ private:
+  int ms_;
+};
+
 class NeedsLlm : public evalgraph::Node {
  public:
   NeedsLlm(const evalgraph::Host &h, const json &) : host_(h) {}
@@ -133,4 +148,6 @@ EVALGRAPH_PLUGIN("test-behaviours", "1.2.0", "engine test node types",
                  evalgraph::node_type<Seq>({EG_KIND_OPERATOR, "test.seq", "sequence positions", kNoParams, {"text"}, {}, {"position", "group_size", "running"}, EG_FLAG_THREAD_SAFE | EG_FLAG_SEQUENCE}),
                  evalgraph::node_type<Params>({EG_KIND_OPERATOR, "test.params", "parameter checks", kParamsSchema, {}, {}, {"params"}, EG_FLAG_THREAD_SAFE}),
                  evalgraph::node_type<Slow>({EG_KIND_OPERATOR, "test.slow", "sleeps", R"({"type":"object","additionalProperties":false,"properties":{"ms":{"type":"integer","minimum":0}}})", {"text"}, {}, {"text"}, EG_FLAG_THREAD_SAFE}),
-                 evalgraph::node_type<NeedsLlm>({EG_KIND_JUDGE, "test.needs_llm", "asks the LLM", kNoParams, {"text"}, {}, {"answer"}, EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM}))
+                 evalgraph::node_type<NeedsLlm>({EG_KIND_JUDGE, "test.needs_llm", "asks the LLM", kNoParams, {"text"}, {}, {"answer"}, EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM}),
+                 evalgraph::sink_type<SlowSink>("test.slow_sink", "sleeps per record",
+                                                R"({"type":"object","properties":{"ms":{"type":"integer","minimum":0}}})"))

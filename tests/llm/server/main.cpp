@@ -1,7 +1,11 @@
 // eg-test-llm-server: the scripted OpenAI-compatible loopback server as a process (benchmarks, manual use).
 //   eg-test-llm-server [--port N] [--threads N] [--latency-ms N] [--latency-sigma S] [--reply TEXT] [--fault-rate F] [--seed N]
 //                      [--faults 429,500,503,hang,cut,malformed_json,wrong_content_type] [--hang-ms N]
-//                      [--request-log FILE]
+//                      [--request-log FILE] [--retry-after V] [--trickle-ms N] [--hostile-max-bytes N]
+//                      [--hostile-max-s S] [--bomb-bytes N] [--big-content-bytes N]
+// --faults takes any fault_name() (tests/llm/server/test_llm_server.h): the hostile modes of issue #28 too
+// (trickle, slow_headers, endless, gzip_bomb, deflate_bomb, big_content, reset, bad_chunking, invalid_utf8,
+// empty_choices, many_choices, redirect, redirect_loop, other_model); --fault-rate 1 applies them to every request.
 // --latency-sigma S: log-normal latency with that sigma and the mean --latency-ms, seeded by --seed.
 // --request-log FILE: on exit, one JSON line per request: its arrival (t_s), the latency drawn (delay_ms) and
 // the body (bench/pipeline_bench.sh computes the schedule those draws allow).
@@ -42,6 +46,13 @@ int main(int argc, char** argv) {
     else if (a == "--seed") o.seed = std::stoull(next());
     else if (a == "--hang-ms") o.hang_ms = std::stoi(next());
     else if (a == "--request-log") request_log = next();
+    else if (a == "--fault-times") o.random_fault_times = std::stoi(next());
+    else if (a == "--trickle-ms") o.trickle_ms = std::stoi(next());
+    else if (a == "--hostile-max-bytes") o.hostile_max_bytes = std::stoull(next());
+    else if (a == "--hostile-max-s") o.hostile_max_s = std::stod(next());
+    else if (a == "--bomb-bytes") o.bomb_bytes = std::stoull(next());
+    else if (a == "--big-content-bytes") o.big_content_bytes = std::stoull(next());
+    else if (a == "--retry-after") o.random_retry_after = next();
     else if (a == "--faults") {
       std::stringstream ss(next());
       for (std::string f; std::getline(ss, f, ',');) {
@@ -51,7 +62,7 @@ int main(int argc, char** argv) {
         else if (f == "hang") o.random_faults.push_back(Fault::hang);
         else if (f == "cut") o.random_faults.push_back(Fault::cut);
         else if (f == "malformed_json") o.random_faults.push_back(Fault::malformed_json);
-        else if (f == "wrong_content_type") o.random_faults.push_back(Fault::wrong_content_type);
+        else if (Fault k; evalgraph::testing::parse_fault(f, k)) o.random_faults.push_back(k);
         else {
           std::cerr << "unknown fault " << f << "\n";
           return 2;

@@ -3,11 +3,14 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <regex>
 #include <sstream>
 #include <thread>
+
+#include <zlib.h>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -33,8 +36,33 @@ const char* fault_name(Fault f) {
     case Fault::wrong_content_type: return "wrong_content_type";
     case Fault::missing_choices: return "missing_choices";
     case Fault::deep_json: return "deep_json";
+    case Fault::trickle: return "trickle";
+    case Fault::slow_headers: return "slow_headers";
+    case Fault::endless: return "endless";
+    case Fault::gzip_bomb: return "gzip_bomb";
+    case Fault::deflate_bomb: return "deflate_bomb";
+    case Fault::big_content: return "big_content";
+    case Fault::reset: return "reset";
+    case Fault::bad_chunking: return "bad_chunking";
+    case Fault::invalid_utf8: return "invalid_utf8";
+    case Fault::empty_choices: return "empty_choices";
+    case Fault::many_choices: return "many_choices";
+    case Fault::redirect: return "redirect";
+    case Fault::redirect_loop: return "redirect_loop";
+    case Fault::other_model: return "other_model";
   }
   return "?";
+}
+
+bool parse_fault(const std::string& name, Fault& out) {
+  for (int i = static_cast<int>(Fault::http_429); i <= static_cast<int>(Fault::other_model); ++i) {
+    auto f = static_cast<Fault>(i);
+    if (name == fault_name(f)) {
+      out = f;
+      return true;
+    }
+  }
+  return false;
 }
 
 namespace {
@@ -64,6 +92,12 @@ std::string content_text(const Json& content) {
   return out;
 }
 
+std::string fmt_hex(std::size_t n) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%zx", n);
+  return buf;
+}
+
 std::size_t word_count(const std::string& s) {
   std::istringstream in(s);
   std::string w;
@@ -72,12 +106,56 @@ std::size_t word_count(const std::string& s) {
   return n;
 }
 
+// A body streamed in pieces after the raw head: next(sent) gives the next piece ("" ends it), every interval_ms;
+// the stream also ends after max_bytes or max_s. Then the connection is closed.
+struct Stream {
+  std::function<std::string(std::uint64_t sent)> next;
+  int interval_ms = 0;
+  std::uint64_t max_bytes = 0;
+  double max_s = 0;
+};
+
 struct Action {
   int delay_ms = 0;
   bool raw = false;
+  bool reset = false;  // close with a TCP reset once the request is read
   std::string raw_bytes;
+  std::optional<Stream> stream;
   http::response<http::string_body> res;
 };
+
+const char kCompletionHead[] =
+    "{\"id\":\"chatcmpl-hostile\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,"
+    "\"message\":{\"role\":\"assistant\",\"content\":\"";
+const char kCompletionTail[] = "\"},\"finish_reason\":\"stop\"}]}";
+
+// A completion whose content is `n` letters 'a', compressed (gzip: windowBits 31; zlib/deflate: 15).
+std::string compressed_completion(std::uint64_t n, int window_bits) {
+  z_stream z{};
+  deflateInit2(&z, 9, Z_DEFLATED, window_bits, 9, Z_RLE);
+  std::string out;
+  std::string chunk(1 << 20, 'a');
+  auto feed = [&](const char* p, std::size_t len, int flush) {
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(p));
+    z.avail_in = static_cast<uInt>(len);
+    do {
+      char buf[1 << 16];
+      z.next_out = reinterpret_cast<Bytef*>(buf);
+      z.avail_out = sizeof buf;
+      deflate(&z, flush);
+      out.append(buf, sizeof buf - z.avail_out);
+    } while (z.avail_out == 0);
+  };
+  feed(kCompletionHead, sizeof kCompletionHead - 1, Z_NO_FLUSH);
+  for (std::uint64_t left = n; left > 0;) {
+    std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(left, chunk.size()));
+    feed(chunk.data(), k, Z_NO_FLUSH);
+    left -= k;
+  }
+  feed(kCompletionTail, sizeof kCompletionTail - 1, Z_FINISH);
+  deflateEnd(&z);
+  return out;
+}
 
 }  // namespace
 
@@ -101,6 +179,8 @@ struct TestLlmServer::Impl {
   std::atomic<std::size_t> count{0};
   std::atomic<std::uint64_t> ids{0};
   std::atomic<bool> stopped{false};
+  std::once_flag gzip_once, deflate_once;
+  std::string gzip_body, deflate_body;
 
   void enter() {
     int now = ++in_flight;
@@ -222,7 +302,7 @@ struct TestLlmServer::Impl {
         double u = static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0);
         if (u < opts.fault_rate) {
           int c = fault_counts["random|" + req.body()]++;
-          if (c < opts.random_fault_times) {
+          if (opts.random_fault_times < 0 || c < opts.random_fault_times) {
             fault = opts.random_faults[mix(h) % opts.random_faults.size()];
             retry_after = opts.random_retry_after;
           }
@@ -296,14 +376,100 @@ struct TestLlmServer::Impl {
       case Fault::hang:
         act.delay_ms = opts.hang_ms;
         break;
+      case Fault::trickle: {
+        act.raw = true;
+        act.raw_bytes = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n";
+        act.stream = Stream{[](std::uint64_t) { return std::string(" "); }, opts.trickle_ms, 100000, opts.hostile_max_s};
+        return act;
+      }
+      case Fault::slow_headers: {
+        act.raw = true;
+        const std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Slow: ";
+        act.stream = Stream{[head](std::uint64_t sent) { return sent < head.size() ? head.substr(sent, 1) : std::string("a"); },
+                            opts.trickle_ms, opts.hostile_max_bytes, opts.hostile_max_s};
+        return act;
+      }
+      case Fault::endless: {
+        act.raw = true;
+        act.raw_bytes = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+        auto piece = std::make_shared<std::string>("10000\r\n" + std::string(65536, 'a') + "\r\n");
+        std::string first = std::string(kCompletionHead);
+        first = fmt_hex(first.size()) + "\r\n" + first + "\r\n";
+        act.stream = Stream{[piece, first](std::uint64_t sent) { return sent == 0 ? first : *piece; }, 0,
+                            opts.hostile_max_bytes, opts.hostile_max_s};
+        return act;
+      }
+      case Fault::gzip_bomb:
+      case Fault::deflate_bomb: {
+        bool gz = fault == Fault::gzip_bomb;
+        std::call_once(gz ? gzip_once : deflate_once, [&] {
+          (gz ? gzip_body : deflate_body) = compressed_completion(opts.bomb_bytes, gz ? 31 : 15);
+        });
+        const std::string& b = gz ? gzip_body : deflate_body;
+        act.raw = true;
+        act.raw_bytes = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: " +
+                        std::string(gz ? "gzip" : "deflate") + "\r\nContent-Length: " + std::to_string(b.size()) +
+                        "\r\n\r\n" + b;
+        return act;
+      }
+      case Fault::big_content: {
+        const std::uint64_t n = opts.big_content_bytes;
+        const std::uint64_t total = (sizeof kCompletionHead - 1) + n + (sizeof kCompletionTail - 1);
+        act.raw = true;
+        act.raw_bytes = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(total) + "\r\n\r\n";
+        auto piece = std::make_shared<std::string>(65536, 'x');
+        act.stream = Stream{[piece, n](std::uint64_t sent) -> std::string {
+                              const std::uint64_t head = sizeof kCompletionHead - 1;
+                              if (sent == 0) return kCompletionHead;
+                              if (sent >= head + n) return sent == head + n ? std::string(kCompletionTail) : std::string();
+                              return piece->substr(0, static_cast<std::size_t>(std::min<std::uint64_t>(piece->size(), head + n - sent)));
+                            },
+                            0, total, opts.hostile_max_s};
+        return act;
+      }
+      case Fault::reset:
+        act.reset = true;
+        return act;
+      case Fault::bad_chunking:
+        act.raw = true;
+        act.raw_bytes = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        "zz\r\n{}\r\n0\r\n\r\n";
+        return act;
+      case Fault::invalid_utf8: {
+        std::string b = std::string(kCompletionHead) + "caf\xe9 \xff\xfe" + kCompletionTail;
+        act.raw = true;
+        act.raw_bytes = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(b.size()) +
+                        "\r\n\r\n" + b;
+        return act;
+      }
+      case Fault::empty_choices:
+        act.res = json_response(200, {{"id", "chatcmpl-empty"}, {"object", "chat.completion"}, {"choices", Json::array()}}, v);
+        return act;
+      case Fault::redirect:
+      case Fault::redirect_loop: {
+        http::response<http::string_body> res{http::status::found, v};
+        std::string host = req.count(http::field::host) ? std::string(req[http::field::host]) : "127.0.0.1";
+        res.set(http::field::location, fault == Fault::redirect ? opts.redirect_location : "http://" + host + std::string(req.target()));
+        act.res = std::move(res);
+        return act;
+      }
+      case Fault::many_choices:
+      case Fault::other_model:
       case Fault::none:
         break;
     }
-    std::string model = body.value("model", "");
+    std::string model = fault == Fault::other_model ? opts.other_model : body.value("model", "");
     if (chat) {
       std::string reply = rule && !rule->reply.empty() ? rule->reply : opts.default_reply;
       for (std::size_t p; (p = reply.find("{last_user}")) != std::string::npos;) reply.replace(p, 11, last_user);
       auto pt = word_count(all_text), ct = word_count(reply);
+      if (fault == Fault::many_choices) {
+        Json choices = Json::array();
+        for (int i = 0; i < 10000; ++i)
+          choices.push_back({{"index", i}, {"message", {{"role", "assistant"}, {"content", reply}}}, {"finish_reason", "stop"}});
+        act.res = json_response(200, {{"id", "chatcmpl-many"}, {"object", "chat.completion"}, {"model", model}, {"choices", choices}}, v);
+        return act;
+      }
       Json out = {{"id", "chatcmpl-test-" + std::to_string(++ids)},
                   {"object", "chat.completion"},
                   {"created", 1700000000},
@@ -357,8 +523,24 @@ struct TestLlmServer::Impl {
       }
     }
     void send() {
+      if (act_.reset) {
+        srv_->leave();
+        beast::error_code ec;
+        stream_.socket().set_option(asio::socket_base::linger(true, 0), ec);
+        stream_.socket().close(ec);  // linger 0: a reset, not a FIN
+        return;
+      }
       if (act_.raw) {
         srv_->leave();
+        if (act_.stream) {
+          started_ = std::chrono::steady_clock::now();
+          asio::async_write(stream_.socket(), asio::buffer(act_.raw_bytes),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (ec) return self->close();
+                              self->pump();
+                            });
+          return;
+        }
         asio::async_write(stream_.socket(), asio::buffer(act_.raw_bytes),
                           [self = shared_from_this()](beast::error_code, std::size_t) { self->close(); });
         return;
@@ -372,6 +554,21 @@ struct TestLlmServer::Impl {
       http::async_write(stream_, act_.res, [self = shared_from_this()](beast::error_code ec, std::size_t) {
         if (ec || !self->keep_alive_) return self->close();
         self->do_read();
+      });
+    }
+    // The next piece of a streamed body, within its bounds in bytes and time.
+    void pump() {
+      const Stream& st = *act_.stream;
+      double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+      if (sent_ >= st.max_bytes || el >= st.max_s || srv_->stopped.load()) return close();
+      piece_ = st.next(sent_);
+      if (piece_.empty()) return close();
+      asio::async_write(stream_.socket(), asio::buffer(piece_), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+        if (ec) return self->close();
+        self->sent_ += n;
+        if (self->act_.stream->interval_ms <= 0) return self->pump();
+        self->timer_.expires_after(std::chrono::milliseconds(self->act_.stream->interval_ms));
+        self->timer_.async_wait([self](beast::error_code) { self->pump(); });
       });
     }
     void close() {
@@ -388,6 +585,9 @@ struct TestLlmServer::Impl {
     http::request<http::string_body> req_;
     Action act_;
     bool keep_alive_ = true;
+    std::string piece_;
+    std::uint64_t sent_ = 0;
+    std::chrono::steady_clock::time_point started_{};
   };
 
   void do_accept() {

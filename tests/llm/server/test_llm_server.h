@@ -27,7 +27,22 @@ enum class Fault {
   malformed_json,      // 200 application/json with a body that is not JSON
   wrong_content_type,  // 200 text/html with an HTML body
   missing_choices,     // 200 application/json, valid JSON without choices/data
-  deep_json            // 200 application/json, a valid completion with a member nested 100,000 deep
+  deep_json,           // 200 application/json, a valid completion with a member nested 100,000 deep
+  // Hostile servers (issue #28). Each is bounded: streamed answers stop after hostile_max_bytes or hostile_max_s.
+  trickle,             // 200 head with Content-Length 100000, then one body byte every trickle_ms
+  slow_headers,        // the head itself one byte every trickle_ms (slowloris), never finished
+  endless,             // 200 chunked body that never ends, sent as fast as the client reads
+  gzip_bomb,           // Content-Encoding: gzip, ~1/1000 of bomb_bytes that inflate to a completion of bomb_bytes
+  deflate_bomb,        // the same with Content-Encoding: deflate
+  big_content,         // a valid completion whose content is big_content_bytes long (exact Content-Length)
+  reset,               // the connection reset (RST) once the request is read
+  bad_chunking,        // a chunked body with a chunk size that is not hex
+  invalid_utf8,        // a valid completion whose content holds bytes that are not UTF-8
+  empty_choices,       // 200 {"choices": []}
+  many_choices,        // a completion with 10,000 choices
+  redirect,            // 302 to redirect_location
+  redirect_loop,       // 302 to the request's own URL
+  other_model          // a valid completion naming other_model as the model that answered
 };
 
 const char* fault_name(Fault f);
@@ -62,9 +77,20 @@ struct ServerOptions {
   double fault_rate = 0;
   std::uint64_t seed = 1;
   std::vector<Fault> random_faults;
-  int random_fault_times = 1;
+  int random_fault_times = 1;  // < 0: every arrival
   std::string random_retry_after = "0";
+  // Hostile modes' bounds and sizes.
+  int trickle_ms = 200;
+  std::uint64_t hostile_max_bytes = std::uint64_t(1) << 30;
+  double hostile_max_s = 60;
+  std::uint64_t bomb_bytes = std::uint64_t(1) << 30;
+  std::uint64_t big_content_bytes = std::uint64_t(200) << 20;
+  std::string redirect_location = "http://example.invalid/v1/chat/completions";
+  std::string other_model = "some-other-model-7b";
 };
+
+// Parses a fault name (fault_name's words, plus "429", "500", "503"); false if unknown.
+bool parse_fault(const std::string& name, Fault& out);
 
 struct RecordedRequest {
   std::string method, target, body;
