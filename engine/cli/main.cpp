@@ -5,6 +5,8 @@
 
 #include <boost/program_options.hpp>
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -89,20 +91,25 @@ class StopWatchdog {
     thread_ = std::thread([this] { loop(); });
   }
   ~StopWatchdog() {
-    done_ = true;
+    {
+      std::lock_guard lk(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();  // (the run's end is not held up by the poll)
     thread_.join();
   }
 
  private:
   void loop() {
     double now_seen = -1;
-    while (!done_.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      if (!stop_requested()) continue;
+    std::unique_lock lk(mu_);
+    while (!done_) {
+      cv_.wait_for(lk, std::chrono::milliseconds(50));
+      if (done_ || !stop_requested()) continue;
       double since = seconds_since_stop();
       if (stop_now_requested() && now_seen < 0) now_seen = since;
       double limit = now_seen >= 0 ? std::min(now_seen + 2.0, stop_grace_s() + 10.0) : stop_grace_s() + 10.0;
-      if (since < limit || done_.load()) continue;
+      if (since < limit) continue;
       std::fprintf(stderr,
                    "evalgraph: the run did not end within %.0f s of the stop (something it waits for is blocked); "
                    "exiting now. The journal holds every finished chunk; finish the run with:\n  evalgraph run --resume %s\n",
@@ -112,7 +119,9 @@ class StopWatchdog {
     }
   }
   std::string run_dir_;
-  std::atomic<bool> done_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
   std::thread thread_;
 };
 
