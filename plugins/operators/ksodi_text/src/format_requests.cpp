@@ -291,6 +291,7 @@ struct Scanner {
   };
   std::vector<Pending> pending;  // counted item nouns without a request of their own ("Nenne 5 Punkte als Liste")
   bool nm_unused = false;
+  bool any_introducer = false;
 
   Scanner(const char *s, std::string_view r, const TokenizedText &tt, FormatRequests &o) : source(s), raw(r), t(tt), out(o) {}
 
@@ -350,8 +351,9 @@ struct Scanner {
         sent_request[s] = true;
       if (fl(i) & W_CODEART) sent_codeart[s] = true;
       if (fl(i) & W_DB) sent_db[s] = true;
+      any_introducer = any_introducer || (fl(i) & W_EXAMPLE);
     }
-    mark_examples();
+    if (any_introducer) mark_examples();  // no "such as", "format", "Beispiel" …: no example
   }
 
   bool negated(std::size_t i) const { return detect::negated_before(t, i); }
