@@ -18,6 +18,7 @@
 #include "chatbot/experiment.h"
 #include "compare/compare.h"
 #include "config/pipeline.h"
+#include "estimate/estimate.h"
 #include "exec/executor.h"
 #include "graph/plan.h"
 #include "io/dataset.h"
@@ -55,6 +56,7 @@ const char *kUsage =
     "  evalgraph cache merge -o OUT IN...        combine LLM response caches (the shards' caches)\n"
     "  evalgraph validate PIPELINE.yaml          check a pipeline without running it\n"
     "  evalgraph graph PIPELINE.yaml             print the pipeline's DAG as Graphviz DOT\n"
+    "  evalgraph estimate PIPELINE.yaml [--json] what a run will call and cost (docs/cost.md)\n"
     "  evalgraph plugins [--json]                list the loaded plugins and node types\n"
     "  evalgraph compare RUN_A RUN_B [--json] [-o DIR]   paired statistics of two results folders\n"
     "  evalgraph run --config-dir DIR [--only-transform]   a chatbot evaluation from seed-004 config files\n"
@@ -282,6 +284,10 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
       for (const auto &[name, s] : r.summary["llm"].items())
         std::fprintf(stderr, "  provider %s: %s\n", name.c_str(), s.dump().c_str());
     }
+    if (const auto c = r.summary.find("cost"); c != r.summary.end())  // docs/cost.md
+      std::fprintf(stderr, "  cost: $%.4f (%s billed calls, %s answered by the cache for free)\n",
+                   c->value("cost_usd", 0.0), c->value("billed_calls", json(0)).dump().c_str(),
+                   c->value("cache_hits", json(0)).dump().c_str());
   }
   std::printf("%s\n", r.run_dir.string().c_str());
   if (r.interrupted) {
@@ -419,6 +425,16 @@ int main(int argc, char **argv) {
     if (cmd == "combine-experiments") return cmd_combine(args, vm, dirs);
     if (cmd == "compare") return compare::run_compare(args, vm.count("json") != 0, vm.count("output") ? vm["output"].as<std::string>() : "");
     if (cmd == "create-dataset") return cmd_create_dataset(vm);
+    if (cmd == "estimate") {  // docs/cost.md
+      if (args.size() != 1) {
+        std::fprintf(stderr, "evalgraph estimate: give exactly one pipeline file\n\n%s", kUsage);
+        return kExitUsage;
+      }
+      estimate::Options eo{vm["limit"].as<long long>(), std::max(1, vm["jobs"].as<int>()), vm["cache"].as<std::string>(),
+                           vm.count("no-cache") != 0};
+      if (vm["jobs"].as<int>() <= 0) eo.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      return estimate::run_command(args[0], vm.count("json") != 0, eo, dirs);
+    }
     if (cmd == "merge")
       return shard::run_merge(args, vm.count("output") ? vm["output"].as<std::string>() : "", dirs, vm.count("quiet") != 0);
     if (cmd == "cache") {
@@ -447,7 +463,7 @@ int main(int argc, char **argv) {
       return kExitOk;
     }
     std::fprintf(stderr, "evalgraph: unknown command '%s'%s\n\n%s", cmd.c_str(),
-                 did_you_mean(cmd, {"run", "validate", "graph", "plugins", "compare", "merge", "cache", "combine-experiments", "create-dataset"}).c_str(), kUsage);
+                 did_you_mean(cmd, {"run", "validate", "graph", "plugins", "compare", "merge", "cache", "combine-experiments", "create-dataset", "estimate"}).c_str(), kUsage);
     return kExitUsage;
   } catch (const ConfigError &e) {
     return print_config_error(e);

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "config/yaml_guard.h"
+#include "llm/llm_service.h"
 
 namespace evalgraph {
 namespace fs = std::filesystem;
@@ -330,13 +331,20 @@ Pipeline parse_pipeline(const std::string &text, const fs::path &file) {
         ctx.error(kv.second, fmt::format("provider '{}' must be a mapping (base_url, model, api_key_env, ...)", d.name));
         continue;
       }
-      d.config = to_json(ctx, kv.second, nullptr, "");
+      d.config = to_json(ctx, kv.second, &d.locations, "");
       // ${VAR} and ${VAR:-default} in provider settings, so one pipeline serves any server. Keys stay out:
       // use api_key_env / api_key_file, which the host never writes anywhere.
       std::string why;
       if (!expand_env(d.config, why)) ctx.error(kv.first, fmt::format("provider '{}': {}", d.name, why));
       if (d.config.value("default", false)) p.default_provider = d.name;
       d.config.erase("default");
+      if (auto pr = d.config.find("price"); pr != d.config.end()) {  // checked here too, so that validate sees it
+        try {
+          llm::price_from_json(d.name, *pr);
+        } catch (const llm::ProviderConfigError &e) {
+          ctx.diags.push_back({d.at(e.pointer), e.what()});
+        }
+      }
       p.providers.push_back(std::move(d));
     }
     if (p.default_provider.empty() && !p.providers.empty()) p.default_provider = p.providers.front().name;
@@ -404,6 +412,19 @@ Pipeline parse_pipeline(const std::string &text, const fs::path &file) {
 
   if (!ctx.diags.empty()) throw ConfigError(std::move(ctx.diags));
   return p;
+}
+
+Location ProviderDecl::at(const std::string &pointer) const {
+  for (std::string p = pointer;;) {
+    if (auto it = locations.find(p); it != locations.end() && !p.empty()) return it->second;
+    if (auto hash = p.find('#'); hash != std::string::npos) {
+      p.erase(hash);
+      continue;
+    }
+    auto slash = p.rfind('/');
+    if (slash == std::string::npos || p.empty()) return where;
+    p.erase(slash);
+  }
 }
 
 json LimitsDecl::to_json() const {

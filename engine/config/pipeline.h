@@ -50,6 +50,16 @@ struct LimitsDecl {
 struct ProviderDecl {
   std::string name;
   nlohmann::json config;
+  LocationMap locations;  // of the settings, by JSON pointer within `config`
+  Location where;
+  // Where the setting at `pointer` (a ProviderConfigError's) stands: the setting itself, else the nearest
+  // enclosing one, else the provider's name.
+  Location at(const std::string &pointer) const;
+};
+
+// `budget:` — what a run may spend (docs/cost.md).
+struct BudgetDecl {
+  double max_cost_usd = -1;  // < 0: no budget
   Location where;
 };
 
@@ -62,6 +72,7 @@ struct Pipeline {
   LimitsDecl limits;
   int replications = 1;
   std::vector<ProviderDecl> providers;
+  BudgetDecl budget;
   std::string default_provider;    // chat: the only or the first provider, or providers' `default: true`
   std::string embedding_provider;  // "" = offline TF-IDF
   Location embedding_where;

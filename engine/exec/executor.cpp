@@ -210,6 +210,11 @@ class Engine {
   std::size_t replay_journal();
   std::size_t merge_shards();
   void journal_chunk(const Chunk &c, const std::vector<std::string> &texts, const std::vector<std::size_t> &added_at);
+  // What the run has spent so far, in progress/cost.json: a resumed run starts from it (its budget too).
+  void save_cost() {
+    if (host_.llm() != nullptr && journal_ != nullptr)
+      write_file_atomically(run_dir_ / "progress" / "cost.json", host_.cost_json().dump(2) + "\n");
+  }
 
   const Pipeline &p_;
   const Plan &plan_;
@@ -519,6 +524,7 @@ void Engine::journal_chunk(const Chunk &c, const std::vector<std::string> &texts
   if (Clock::now() - last_sync_ > std::chrono::seconds(1)) {
     fdatasync(fileno(journal_));
     last_sync_ = Clock::now();
+    save_cost();
   }
 }
 
@@ -1026,7 +1032,10 @@ json Engine::run_info() const {
   json llm = json::object();
   if (auto it = opt_.extra_summary.find("llm"); it != opt_.extra_summary.end() && it->is_object()) llm = *it;
   else if (host_.llm() != nullptr) llm = host_.llm()->stats_json();
-  return {{"records", written_.load()}, {"failed_records", failed_records_.load()}, {"llm", std::move(llm)}};
+  json out = {{"records", written_.load()}, {"failed_records", failed_records_.load()}, {"llm", std::move(llm)}};
+  if (auto it = opt_.extra_summary.find("cost"); it != opt_.extra_summary.end() && it->is_object()) out["cost"] = *it;
+  else if (host_.llm() != nullptr) out["cost"] = host_.cost_json();
+  return out;
 }
 
 // Hands a chunk read to the workers once the window has room for it (a chunk larger than the window, a big
@@ -1229,6 +1238,7 @@ RunResult Engine::run() {
   }
   teardown();
   if (journal_ != nullptr) {
+    save_cost();
     fdatasync(fileno(journal_));
     std::fclose(journal_);
     journal_ = nullptr;
@@ -1283,7 +1293,10 @@ RunResult Engine::run() {
                  {"peak_rss_mb", peak_rss_mb()},
                  {"nodes", nodes},
                  {"sinks", sinks}};
-  if (host_.llm() != nullptr) res.summary["llm"] = host_.llm()->stats_json();
+  if (host_.llm() != nullptr) {
+    res.summary["llm"] = host_.llm()->stats_json();
+    res.summary["cost"] = host_.cost_json();
+  }
   for (const auto &[k, v] : opt_.extra_summary.items()) res.summary[k] = v;
   return res;
 }
@@ -1335,6 +1348,27 @@ RunState read_run_state(const fs::path &run_dir) {
   return rs;
 }
 
+namespace {
+// The records (replications counted) a stopped run has not finished: this shard's records of the data set (within
+// the limit) minus those written. -1 where it cannot say cheaply (a sharded run grouped by a field).
+long long count_remaining(const Pipeline &p, const RunOptions &opt, std::size_t written) {
+  if (opt.shard_count > 0 && !p.nodes.empty() && std::any_of(p.nodes.begin(), p.nodes.end(), [](const NodeDecl &d) {
+        return !d.group_by.empty();
+      }))
+    return -1;
+  try {
+    auto reader = io::open_dataset(p.dataset.path, p.dataset.format, p.dataset.options, p.limits.record);
+    const long long limit = opt.limit >= 0 ? opt.limit : p.dataset.limit;
+    long long n = 0, index = 0;
+    for (; (limit < 0 || index < limit) && reader->skip(); ++index)
+      if (opt.shard_count <= 0 || index % opt.shard_count == opt.shard_index) ++n;
+    return std::max(0LL, n * p.replications - static_cast<long long>(written));
+  } catch (const std::exception &) {
+    return -1;
+  }
+}
+}  // namespace
+
 RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, const RunOptions &opt) {
   fs::path run_dir = opt.run_dir.empty() ? new_run_dir(p, opt.output_root) : opt.run_dir;
   fs::create_directories(run_dir);
@@ -1346,6 +1380,10 @@ RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, cons
     if (rs.state.value("dataset_size", static_cast<std::uintmax_t>(0)) != size)
       throw ConfigError({{{p.dataset.path.string(), 0, 0},
                           "cannot resume: the dataset changed since the run started (its size differs); start a new run"}});
+    // What the earlier sessions spent (docs/cost.md): run.json's cost covers the whole run.
+    std::ifstream cin(run_dir / "progress" / "cost.json");
+    json earlier = cin ? json::parse(cin, nullptr, false) : json();
+    if (earlier.is_object()) host.set_earlier_cost(std::move(earlier));
   } else {
     write_file_atomically(run_dir / "pipeline.yaml", p.source_text);
     if (opt.journal) {
@@ -1360,6 +1398,17 @@ RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, cons
       write_file_atomically(run_dir / "progress" / "state.json", state.dump(2));
     }
   }
+  // The budget (docs/cost.md): what earlier sessions spent counts; reaching it stops the run like a signal does,
+  // with its own reason and exit code.
+  auto budget = std::make_shared<std::pair<std::mutex, std::string>>();
+  if (opt.max_cost_usd > 0 && host.llm() != nullptr)
+    host.llm()->set_budget(opt.max_cost_usd, host.cost_spent_usd(), [budget](const std::string &why) {
+      {
+        std::lock_guard lk(budget->first);
+        budget->second = why;
+      }
+      request_stop(StopReason::budget, why.c_str());
+    });
   std::FILE *log = std::fopen((run_dir / "run.log").c_str(), opt.resume ? "a" : "w");
   host.set_log_file(log);
   RunResult r;
@@ -1373,6 +1422,13 @@ RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, cons
   }
   host.set_log_file(nullptr);
   if (log != nullptr) std::fclose(log);
+  {
+    std::lock_guard lk(budget->first);
+    r.budget_stop = !budget->second.empty();
+    r.budget_detail = budget->second;
+  }
+  if (r.budget_stop) r.summary["budget"] = host.llm()->budget_json();
+  if (r.interrupted) r.remaining_records = count_remaining(p, opt, r.records);
   if (!r.interrupted) {
     write_file_atomically(run_dir / "run.json", r.summary.dump(2) + "\n");
     std::error_code ec;

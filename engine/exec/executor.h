@@ -38,6 +38,9 @@ struct RunOptions {
   // Merge mode: no node runs; the records of these shard journals (in dataset order) go to fresh sinks.
   std::vector<std::filesystem::path> merge_journals;
   nlohmann::json extra_summary = nlohmann::json::object();  // merged into run.json (shard, fingerprint, ...)
+  // Budget (docs/cost.md): the run's LLM calls may cost this many US dollars in all (earlier sessions of a
+  // resumed run included); < 0: no budget. Reaching it stops the run (RunResult::budget_stop).
+  double max_cost_usd = -1;
 };
 
 // The default bound on records read and not yet written: what the old chunk pipeline held ((2*jobs+2)
@@ -77,6 +80,9 @@ struct RunResult {
   bool interrupted = false;
   StopReason stop_reason = StopReason::none;  // why (interrupted by HostServices::cancel alone: signal)
   std::size_t resumed_records = 0;  // records taken from the journal of an earlier, interrupted run
+  bool budget_stop = false;          // stopped because the budget was reached
+  std::string budget_detail;         // what was spent, of what
+  long long remaining_records = -1;  // a stopped run: records (replications counted) not yet finished
   double seconds = 0;
   nlohmann::json summary;  // what run.json holds
 };

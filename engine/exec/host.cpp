@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "embed/tfidf.h"
+#include "llm/tokens.h"
 #include "util/raw_json.h"
 #include "util/stop.h"
 
@@ -34,13 +35,16 @@ std::string take_host_buffer(eg_buffer &b) {
 }
 
 std::shared_ptr<llm::LlmService> make_llm_service(const std::vector<ProviderDecl> &providers, bool no_cache,
-                                                  const std::string &cache_path, const std::filesystem::path &run_dir) {
+                                                  const std::string &cache_path, const std::filesystem::path &run_dir,
+                                                  bool dry_run) {
   if (providers.empty()) return nullptr;
   std::vector<llm::ProviderConfig> cfgs;
   std::vector<Diagnostic> diags;
   for (const auto &d : providers) {
     try {
-      cfgs.push_back(llm::provider_from_json(d.name, d.config));
+      cfgs.push_back(llm::provider_from_json(d.name, d.config, !dry_run));
+    } catch (const llm::ProviderConfigError &e) {
+      diags.push_back({d.at(e.pointer), e.what()});
     } catch (const std::exception &e) {
       diags.push_back({d.where, fmt::format("provider '{}': {}", d.name, e.what())});
     }
@@ -48,6 +52,12 @@ std::shared_ptr<llm::LlmService> make_llm_service(const std::vector<ProviderDecl
   if (!diags.empty()) throw ConfigError(diags);
   llm::CacheOptions c;
   c.enabled = true;
+  c.dry_run = dry_run;
+  if (dry_run) {
+    c.path = cache_path.empty() ? llm::default_cache_path() : cache_path;
+    c.enabled = !no_cache && std::filesystem::exists(c.path);
+    return std::make_shared<llm::LlmService>(std::move(cfgs), c);
+  }
   c.path = no_cache ? (run_dir / "progress" / "llm-calls.sqlite").string() : cache_path;
   if (no_cache) std::filesystem::create_directories(run_dir / "progress");
   return std::make_shared<llm::LlmService>(std::move(cfgs), c);
@@ -111,6 +121,132 @@ json HostServices::run_info() const {
   std::lock_guard lk(run_info_mu_);  // held while the executor's function runs: it cannot go away meanwhile
   if (run_info_) return run_info_();
   return {{"llm", llm_ ? llm_->stats_json() : json::object()}};
+}
+
+void HostServices::CostAcc::add(const llm::CallResult &r) {
+  ++calls;
+  if (!r.ok) {
+    ++failed_calls;
+    return;
+  }
+  if (r.cache_hit) {
+    ++cache_hits;
+    return;
+  }
+  if (r.merged) {
+    ++merged;
+    return;
+  }
+  ++billed_calls;
+  prompt_tokens += r.usage.prompt_tokens;
+  completion_tokens += r.usage.completion_tokens;
+  cached_prompt_tokens += std::min(r.usage.cached_tokens, r.usage.prompt_tokens);
+  if (r.usage.estimated) ++usage_estimated_calls;
+  cost.input_usd += r.cost.input_usd;
+  cost.cached_input_usd += r.cost.cached_input_usd;
+  cost.output_usd += r.cost.output_usd;
+}
+
+json HostServices::CostAcc::to_json() const {
+  return {{"cost_usd", cost.total()},
+          {"input_cost_usd", cost.input_usd},
+          {"cached_input_cost_usd", cost.cached_input_usd},
+          {"output_cost_usd", cost.output_usd},
+          {"calls", calls},
+          {"billed_calls", billed_calls},
+          {"cache_hits", cache_hits},
+          {"merged", merged},
+          {"failed_calls", failed_calls},
+          {"prompt_tokens", prompt_tokens},
+          {"cached_prompt_tokens", cached_prompt_tokens},
+          {"completion_tokens", completion_tokens},
+          {"usage_estimated_calls", usage_estimated_calls}};
+}
+
+void HostServices::account(const eg_call *call, const std::string &provider, const llm::CallResult &r) {
+  const std::string &node = (call != nullptr && call->node_id != nullptr) ? *call->node_id : std::string("(host)");
+  std::lock_guard lk(cost_mu_);
+  cost_[node][provider].add(r);
+}
+
+// Adds every number of `add` into `acc` (recursively), except prices, which are taken as they are.
+void sum_cost_json(json &acc, const json &add) {
+  for (const auto &[k, v] : add.items()) {
+    if (k == "price" || !acc.contains(k)) {
+      acc[k] = v;
+    } else if (v.is_object() && acc[k].is_object()) {
+      sum_cost_json(acc[k], v);
+    } else if (v.is_number_integer() && acc[k].is_number_integer()) {
+      acc[k] = acc[k].get<long long>() + v.get<long long>();
+    } else if (v.is_number() && acc[k].is_number()) {
+      acc[k] = acc[k].get<double>() + v.get<double>();
+    }
+  }
+}
+
+json HostServices::cost_json() const {
+  std::map<std::string, CostAcc> by_provider;
+  CostAcc total;
+  json nodes = json::object();
+  {
+    std::lock_guard lk(cost_mu_);
+    for (const auto &[node, provs] : cost_) {
+      CostAcc n;
+      json per = json::object();
+      for (const auto &[prov, a] : provs) {
+        per[prov] = a.to_json();
+        for (auto *acc : {&n, &by_provider[prov], &total}) {
+          acc->calls += a.calls;
+          acc->billed_calls += a.billed_calls;
+          acc->cache_hits += a.cache_hits;
+          acc->merged += a.merged;
+          acc->failed_calls += a.failed_calls;
+          acc->prompt_tokens += a.prompt_tokens;
+          acc->cached_prompt_tokens += a.cached_prompt_tokens;
+          acc->completion_tokens += a.completion_tokens;
+          acc->usage_estimated_calls += a.usage_estimated_calls;
+          acc->cost.input_usd += a.cost.input_usd;
+          acc->cost.cached_input_usd += a.cost.cached_input_usd;
+          acc->cost.output_usd += a.cost.output_usd;
+        }
+      }
+      json nj = n.to_json();
+      nj["providers"] = per;
+      nodes[node] = nj;
+    }
+  }
+  json out = total.to_json();
+  out["currency"] = "USD";
+  json provs = json::object();
+  if (llm_) {
+    for (const auto &name : llm_->provider_names()) {
+      json pj = by_provider[name].to_json();
+      const auto &price = llm_->provider(name)->price;
+      pj["price"] = price.set ? price.to_json() : json(nullptr);
+      provs[name] = pj;
+    }
+    out["tokenizer"] = llm_->token_counter()->describe();
+  }
+  out["providers"] = provs;
+  out["nodes"] = nodes;
+  if (!earlier_cost_.is_null()) {
+    json earlier = earlier_cost_;
+    earlier.erase("earlier_sessions");
+    sum_cost_json(out, earlier);
+    json e = {{"cost_usd", earlier_cost_.value("cost_usd", 0.0)}, {"billed_calls", earlier_cost_.value("billed_calls", 0)}};
+    out["earlier_sessions"] = e;
+  }
+  return out;
+}
+
+void HostServices::set_earlier_cost(json earlier) { earlier_cost_ = std::move(earlier); }
+
+double HostServices::cost_spent_usd() const {
+  double spent = earlier_cost_.is_object() ? earlier_cost_.value("cost_usd", 0.0) : 0.0;
+  std::lock_guard lk(cost_mu_);
+  for (const auto &[node, provs] : cost_)
+    for (const auto &[prov, a] : provs) spent += a.cost.total();
+  return spent;
 }
 
 eg_status HostServices::c_run_info(const eg_host *h, eg_call *, eg_buffer *out) {
@@ -177,6 +313,8 @@ eg_status HostServices::c_chat(const eg_host *h, eg_call *call, const char *prov
     return EG_INVALID_INPUT;
   }
   llm::CallResult r = s->llm_->chat(name, body, call != nullptr ? call->replication : 0);
+  s->account(call, name, r);
+  if (s->observer_) s->observer_(call, name, body, r);
   if (r.stopped) {
     note_call_stopped();
     fill_host_buffer(out, r.error);
@@ -209,6 +347,10 @@ eg_status HostServices::c_chat_batch(const eg_host *h, eg_call *call, const char
   auto results = s->llm_->chat_batch(name, bodies, call != nullptr ? call->replication : 0);
   json res = json::array();
   bool stopped = false;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    s->account(call, name, results[i]);
+    if (s->observer_) s->observer_(call, name, bodies[i], results[i]);
+  }
   for (auto &r : results) {
     if (r.stopped && !stopped) {
       stopped = true;
@@ -258,6 +400,8 @@ eg_status HostServices::c_embed(const eg_host *h, eg_call *call, const char *pro
       in.reserve(n);
       for (size_t i = 0; i < n; ++i) in.emplace_back(texts[i], lens[i]);
       llm::CallResult r = s->llm_->embed(name, in, call != nullptr ? call->replication : 0);
+      s->account(call, name, r);
+      if (s->observer_) s->observer_(call, name, json{{"input", in}}, r);
       if (r.stopped) note_call_stopped();
       if (!r.ok) {
         fill_host_buffer(err, r.error);

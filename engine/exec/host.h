@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -46,6 +47,17 @@ class HostServices {
   // call in flight finishes before set_run_info returns.
   void set_run_info(std::function<nlohmann::json()> fn);
   nlohmann::json run_info() const;
+  // Sees every LLM call a plugin makes, with its request (evalgraph estimate). Set before a run.
+  using CallObserver = std::function<void(const eg_call *call, const std::string &provider, const nlohmann::json &request,
+                                          const llm::CallResult &result)>;
+  void set_call_observer(CallObserver fn) { observer_ = std::move(fn); }
+
+  // What the run's LLM calls cost (docs/cost.md), per provider and per node: run.json's "cost". Cache hits
+  // and merged calls cost nothing and are counted apart. `earlier` (a resumed run: what the sessions before it
+  // spent, their "cost") is added in and kept as "earlier_sessions".
+  nlohmann::json cost_json() const;
+  void set_earlier_cost(nlohmann::json earlier);
+  double cost_spent_usd() const;  // this session's and the earlier ones'
 
  private:
   // Resolves the provider a chat call names (null: the pipeline's default); else fills `out` with why not.
@@ -61,7 +73,20 @@ class HostServices {
                            const size_t *lens, size_t n, eg_embeddings *out, eg_buffer *err);
   static eg_status c_run_info(const eg_host *h, eg_call *call, eg_buffer *out);
 
+  void account(const eg_call *call, const std::string &provider, const llm::CallResult &r);
+  CallObserver observer_;
+
   eg_host table_{};
+  struct CostAcc {
+    std::uint64_t calls = 0, billed_calls = 0, cache_hits = 0, merged = 0, failed_calls = 0, prompt_tokens = 0,
+                  cached_prompt_tokens = 0, completion_tokens = 0, usage_estimated_calls = 0;
+    llm::Cost cost;
+    void add(const llm::CallResult &r);
+    nlohmann::json to_json() const;
+  };
+  mutable std::mutex cost_mu_;
+  std::map<std::string, std::map<std::string, CostAcc>> cost_;  // node id -> provider -> what its calls cost
+  nlohmann::json earlier_cost_;
   std::shared_ptr<llm::LlmService> llm_;
   std::string chat_provider_, embedding_provider_;
   std::atomic<bool> cancelled_{false};
@@ -75,8 +100,15 @@ class HostServices {
 // The LLM service for a pipeline's providers (null when it declares none). Provider problems are a
 // ConfigError at the provider's location. With no_cache the user's cache is neither read nor written, but the
 // run still logs its calls in <run_dir>/progress so that --resume repeats none of them.
+// dry_run (evalgraph estimate): nothing is sent and no key is read (llm::CacheOptions::dry_run); the cache is
+// only read, and not opened at all when its file does not exist.
 std::shared_ptr<llm::LlmService> make_llm_service(const std::vector<ProviderDecl> &providers, bool no_cache,
-                                                  const std::string &cache_path, const std::filesystem::path &run_dir);
+                                                  const std::string &cache_path, const std::filesystem::path &run_dir,
+                                                  bool dry_run = false);
+
+// Adds every number of a run.json "cost" into another (shards merged, a resumed run's earlier sessions);
+// prices are taken, not summed.
+void sum_cost_json(nlohmann::json &acc, const nlohmann::json &add);
 
 // Fills an eg_buffer with a copy of `s`; the receiver releases it.
 void fill_host_buffer(eg_buffer *b, const std::string &s);

@@ -34,6 +34,7 @@
 
 #include "llm/response_cache.h"
 #include "llm/sha256.h"
+#include "llm/tokens.h"
 #include "util/named_thread.h"
 #include "util/raw_json.h"
 #include "util/stop.h"
@@ -105,6 +106,8 @@ struct Job {
   // instead of sending their own request. Only with the cache on, where they would get that answer anyway.
   bool follower = false;
   std::vector<std::shared_ptr<Job>> followers;  // guarded by Impl::flight_mu
+  bool gated = false;  // admitted by the budget with `reserve` held until it finishes
+  double reserve = 0;
 };
 using JobPtr = std::shared_ptr<Job>;
 
@@ -125,7 +128,29 @@ struct Stats {
   std::uint64_t calls = 0, cache_hits = 0, cache_misses = 0, merged = 0, http_requests = 0, retries = 0, errors = 0,
                 malformed = 0, prompt_tokens = 0, completion_tokens = 0, timed_calls = 0;
   double latency_total_s = 0;
+  // Cost (docs/cost.md): answers fetched over HTTP are billed; hits and merged calls are not, their tokens are
+  // counted apart (what the cache saved).
+  std::uint64_t billed_calls = 0, cached_prompt_tokens = 0, usage_estimated_calls = 0, estimated_prompt_tokens = 0,
+                estimated_completion_tokens = 0, hit_prompt_tokens = 0, hit_completion_tokens = 0;
+  Cost cost;
 };
+
+// The usage the server reported in an answer: prompt_tokens and completion_tokens (embeddings: prompt_tokens
+// only), cached tokens from prompt_tokens_details.cached_tokens. False when it sent none.
+bool reported_usage(const nlohmann::json& response, bool embed, Usage& u) {
+  auto it = response.find("usage");
+  if (it == response.end() || !it->is_object()) return false;
+  auto num = [](const nlohmann::json& o, const char* k, std::uint64_t& out) {
+    auto f = o.find(k);
+    if (f == o.end() || !f->is_number() || f->get<double>() < 0) return false;
+    out = f->is_number_unsigned() ? f->get<std::uint64_t>() : static_cast<std::uint64_t>(f->get<double>());
+    return true;
+  };
+  if (!num(*it, "prompt_tokens", u.prompt_tokens)) return false;
+  if (!num(*it, "completion_tokens", u.completion_tokens) && !embed) return false;
+  if (auto d = it->find("prompt_tokens_details"); d != it->end() && d->is_object()) num(*d, "cached_tokens", u.cached_tokens);
+  return true;
+}
 
 struct ProviderState {
   ProviderConfig cfg;
@@ -312,6 +337,8 @@ struct LlmService::Impl {
 
   mutable std::mutex stats_mu;
   mutable std::mutex log_mu;
+  mutable std::mutex token_mu;
+  std::shared_ptr<const TokenCounter> token_counter;
   std::mutex flight_mu;                                              // guards in_flight and Job::followers
   std::unordered_map<std::string, std::shared_ptr<Job>> in_flight;  // cache key → the call that sends it
   LogFn logger;
@@ -320,6 +347,71 @@ struct LlmService::Impl {
   std::vector<JobPtr> incoming;
   bool stopping = false;
   std::atomic<bool> cancel_flag{false};
+  bool dry_run = false;
+
+  // The budget gate (set_budget): per provider the calls admitted and not finished, their reserves, and the
+  // cost of the billed calls so far.
+  mutable std::mutex gate_mu;
+  double budget_max = -1, budget_spent = 0;
+  bool budget_reached = false;
+  std::function<void(const std::string&)> on_budget;
+  std::vector<int> gate_in_flight;
+  std::vector<double> gate_reserved, gate_cost;
+  std::vector<std::uint64_t> gate_billed;
+
+  // The reserve of a call to provider i about to start (gate_mu held).
+  double call_reserve(std::size_t i, const nlohmann::json& body, bool embed) const {
+    if (gate_billed[i] > 0) return gate_cost[i] / static_cast<double>(gate_billed[i]);
+    const auto& cfg = provs[i]->cfg;
+    auto tc = tokens();
+    Usage u;
+    u.prompt_tokens = embed ? tc->embedding_tokens(body) : tc->chat_prompt_tokens(body);
+    u.completion_tokens = u.prompt_tokens;
+    for (const char* k : {"max_tokens", "max_completion_tokens"})
+      if (auto it = body.find(k); it != body.end() && it->is_number_unsigned()) u.completion_tokens = it->get<std::uint64_t>();
+    if (embed) u.completion_tokens = 0;
+    return cost_of(cfg.price, u).total();
+  }
+
+  // Admits a call to provider i or refuses it (and then every later one); `why` says what was spent.
+  bool admit(std::size_t i, const nlohmann::json& body, bool embed, double& reserve, std::string& why, bool& first) {
+    std::lock_guard lk(gate_mu);
+    first = false;
+    if (budget_reached) {
+      why = fmt::format("the budget of ${:.4f} is reached (spent ${:.4f})", budget_max, budget_spent);
+      return false;
+    }
+    double held = 0;
+    int n_in_flight = 0;
+    for (std::size_t p = 0; p < provs.size(); ++p) {
+      held += gate_billed[p] > 0 ? gate_in_flight[p] * gate_cost[p] / static_cast<double>(gate_billed[p]) : gate_reserved[p];
+      n_in_flight += gate_in_flight[p];
+    }
+    reserve = call_reserve(i, body, embed);
+    if (budget_spent + held + reserve > budget_max) {
+      budget_reached = true;
+      first = true;
+      why = fmt::format("spent ${:.4f} of the ${:.4f} budget; {} call(s) in flight may cost ${:.4f} more, and the next "
+                        "would cost about ${:.4f}",
+                        budget_spent, budget_max, n_in_flight, held, reserve);
+      return false;
+    }
+    ++gate_in_flight[i];
+    gate_reserved[i] += reserve;
+    return true;
+  }
+
+  void release(const Job& job, const CallResult& r) {
+    if (!job.gated) return;
+    std::lock_guard lk(gate_mu);
+    --gate_in_flight[job.prov];
+    gate_reserved[job.prov] -= job.reserve;
+    if (r.ok && !r.merged) {
+      gate_cost[job.prov] += r.cost.total();
+      ++gate_billed[job.prov];
+      budget_spent += r.cost.total();
+    }
+  }
 
   CURLM* multi = nullptr;
   // The loop waits in epoll on the sockets libcurl names (CURLMOPT_SOCKETFUNCTION) and on an eventfd that
@@ -366,6 +458,24 @@ struct LlmService::Impl {
                                     "the answers are used as they are)", ps.cfg.name, ps.cfg.model, snippet(answered)));
   }
 
+  // The tokens of an answer: the server's usage, else counted (marked estimated).
+  Usage usage_of(const Job& job, const nlohmann::json& response) const {
+    Usage u;
+    if (reported_usage(response, job.embed, u)) return u;
+    u = Usage{};
+    u.estimated = true;
+    auto tc = tokens();
+    nlohmann::json body = nlohmann::json::parse(job.body, nullptr, false);
+    if (!body.is_discarded()) u.prompt_tokens = job.embed ? tc->embedding_tokens(body) : tc->chat_prompt_tokens(body);
+    if (!job.embed) u.completion_tokens = tc->completion_tokens(response);
+    return u;
+  }
+
+  std::shared_ptr<const TokenCounter> tokens() const {
+    std::lock_guard lk(token_mu);
+    return token_counter;
+  }
+
   // ---- completion helpers (loop thread) ----
   void finish(const JobPtr& job, CallResult r) {
     auto& ps = *provs[job->prov];
@@ -373,19 +483,32 @@ struct LlmService::Impl {
     r.attempts = job->attempts;
     r.http_status = job->last_status;
     if (!r.ok) r.error = redact(std::move(r.error));
+    if (r.ok) {
+      r.usage = usage_of(*job, r.response);
+      r.cost = cost_of(ps.cfg.price, r.usage);
+    }
     {
       std::lock_guard lk(stats_mu);
       if (!r.ok) ++ps.stats.errors;
       ++ps.stats.timed_calls;
       ps.stats.latency_total_s += r.latency_s;
-      if (r.ok && r.response.contains("usage") && r.response["usage"].is_object()) {
-        const auto& u = r.response["usage"];
-        if (u.contains("prompt_tokens") && u["prompt_tokens"].is_number_unsigned())
-          ps.stats.prompt_tokens += u["prompt_tokens"].get<std::uint64_t>();
-        if (u.contains("completion_tokens") && u["completion_tokens"].is_number_unsigned())
-          ps.stats.completion_tokens += u["completion_tokens"].get<std::uint64_t>();
+      if (r.ok) {
+        auto& st = ps.stats;
+        ++st.billed_calls;
+        st.prompt_tokens += r.usage.prompt_tokens;
+        st.completion_tokens += r.usage.completion_tokens;
+        st.cached_prompt_tokens += std::min(r.usage.cached_tokens, r.usage.prompt_tokens);
+        if (r.usage.estimated) {
+          ++st.usage_estimated_calls;
+          st.estimated_prompt_tokens += r.usage.prompt_tokens;
+          st.estimated_completion_tokens += r.usage.completion_tokens;
+        }
+        st.cost.input_usd += r.cost.input_usd;
+        st.cost.cached_input_usd += r.cost.cached_input_usd;
+        st.cost.output_usd += r.cost.output_usd;
       }
     }
+    release(*job, r);
     std::vector<JobPtr> followers;
     if (!job->key.empty()) {
       std::lock_guard lk(flight_mu);
@@ -396,6 +519,8 @@ struct LlmService::Impl {
     for (auto& f : followers) {
       CallResult copy = r;
       copy.merged = true;
+      copy.cost = Cost{};  // one request was paid for
+      release(*f, copy);
       copy.latency_s = seconds_since(f->start);
       f->promise.set_value(std::move(copy));
     }
@@ -624,7 +749,7 @@ struct LlmService::Impl {
         if (txt.size() < (std::size_t(64) << 20))
           cache->put(job->key, job->embed ? "embeddings" : "chat", cfg.name,
                      job->embed ? (cfg.embedding_model.empty() ? cfg.model : cfg.embedding_model) : cfg.model,
-                     redact(std::move(txt)));
+                     redact(std::move(txt)), seconds_since(job->start));
       }
       CallResult r;
       r.ok = true;
@@ -870,7 +995,8 @@ struct LlmService::Impl {
     std::string text = dump(body);
     std::string key = key_for(ps, embed ? "embeddings" : "chat", model, text, replication);
     if (cache) {
-      if (auto hit = cache->get(key)) {
+      double fetched_latency = -1;
+      if (auto hit = cache->get(key, &fetched_latency)) {
         // (a cache file is data too: an entry that is not JSON within the limits is a miss)
         rawjson::CheckResult chk;
         rawjson::check(*hit, response_check(), chk, nullptr);
@@ -880,10 +1006,15 @@ struct LlmService::Impl {
           out.response = std::move(j);
           out.cache_hit = true;
           out.http_status = 200;
+          out.fetched_latency_s = fetched_latency;
+          // what the answer cost when it was fetched (not counted for this run: a hit is free)
+          if (!reported_usage(out.response, embed, out.usage)) out.usage = Usage{};
           out.latency_s = seconds_since(t0);
           std::lock_guard lk(stats_mu);
           ++ps.stats.calls;
           ++ps.stats.cache_hits;
+          ps.stats.hit_prompt_tokens += out.usage.prompt_tokens;
+          ps.stats.hit_completion_tokens += out.usage.completion_tokens;
           return nullptr;
         }
       }
@@ -892,12 +1023,48 @@ struct LlmService::Impl {
       out.stopped = true;
       return fail_now(stop_message());
     }
+    bool gated = false;
+    double reserve = 0;
+    if (budget_max >= 0 && ps.cfg.price.set && !dry_run) {
+      bool shared = false;  // an identical call in flight answers this one for free
+      if (cache) {
+        std::lock_guard lk(flight_mu);
+        shared = in_flight.count(key) != 0;
+      }
+      std::string why;
+      bool first = false;
+      if (!shared && !admit(it->second, body, embed, reserve, why, first)) {
+        // The budget is reached: the run's stop (util/stop.h) with the budget as its reason; this call, like
+        // every later one, is left for --resume.
+        if (first && on_budget) on_budget(why);
+        out.stopped = true;
+        out.budget_refused = true;
+        return fail_now(fmt::format("not sent: {}; --resume asks again", why));
+      }
+      gated = !shared;
+    }
     {
       std::lock_guard lk(stats_mu);
       ++ps.stats.calls;
       if (cache) ++ps.stats.cache_misses;
     }
+    if (dry_run) {  // estimate: answered at once, empty, nothing sent; the prompt's tokens counted
+      out.ok = true;
+      out.dry = true;
+      out.http_status = 0;
+      out.response = embed ? nlohmann::json{{"data", nlohmann::json::array()}}
+                           : nlohmann::json{{"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", ""}}}}}}};
+      if (embed) {
+        for (std::size_t i = 0; i < n_inputs; ++i) out.response["data"].push_back({{"index", i}, {"embedding", {0.0}}});
+      }
+      auto tc = tokens();
+      out.usage.prompt_tokens = embed ? tc->embedding_tokens(body) : tc->chat_prompt_tokens(body);
+      out.usage.estimated = true;
+      return nullptr;
+    }
     auto job = std::make_shared<Job>();
+    job->gated = gated;
+    job->reserve = reserve;
     job->prov = it->second;
     job->embed = embed;
     job->url = ps.cfg.base_url + (embed ? "/embeddings" : "/chat/completions");
@@ -968,6 +1135,8 @@ LlmService::LlmService(std::vector<ProviderConfig> providers, CacheOptions cache
   }
   // Longest first so that a key containing another key is redacted whole.
   std::sort(im.secrets.begin(), im.secrets.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  im.token_counter = TokenCounter::from_environment();
+  im.dry_run = cache_opts.dry_run;
   if (cache_opts.enabled) im.cache = std::make_unique<ResponseCache>(cache_opts.path.empty() ? default_cache_path() : cache_opts.path);
   im.multi = curl_multi_init();
   if (!im.multi) throw std::runtime_error("curl_multi_init failed");
@@ -1073,6 +1242,29 @@ CallResult LlmService::embed(const std::string& provider, const std::vector<std:
   return fut.get();
 }
 
+void LlmService::set_budget(double max_cost_usd, double spent_before_usd,
+                            std::function<void(const std::string&)> on_reached) {
+  auto& im = *impl_;
+  std::lock_guard lk(im.gate_mu);
+  im.budget_max = max_cost_usd;
+  im.budget_spent = spent_before_usd;
+  im.on_budget = std::move(on_reached);
+  const std::size_t n = im.provs.size();
+  im.gate_in_flight.assign(n, 0);
+  im.gate_reserved.assign(n, 0.0);
+  im.gate_cost.assign(n, 0.0);
+  im.gate_billed.assign(n, 0);
+}
+
+nlohmann::json LlmService::budget_json() const {
+  auto& im = *impl_;
+  std::lock_guard lk(im.gate_mu);
+  if (im.budget_max < 0) return nullptr;
+  int n = 0;
+  for (int x : im.gate_in_flight) n += x;
+  return {{"max_cost_usd", im.budget_max}, {"spent_usd", im.budget_spent}, {"reached", im.budget_reached}, {"in_flight", n}};
+}
+
 void LlmService::cancel() {
   impl_->cancel_flag.store(true);
   impl_->wake();
@@ -1096,7 +1288,15 @@ nlohmann::json LlmService::stats_json() const {
                          {"prompt_tokens", s.prompt_tokens},
                          {"completion_tokens", s.completion_tokens},
                          {"latency_total_s", s.latency_total_s},
-                         {"latency_mean_s", s.timed_calls ? s.latency_total_s / double(s.timed_calls) : 0.0}};
+                         {"latency_mean_s", s.timed_calls ? s.latency_total_s / double(s.timed_calls) : 0.0},
+                         {"billed_calls", s.billed_calls},
+                         {"cached_prompt_tokens", s.cached_prompt_tokens},
+                         {"usage_estimated_calls", s.usage_estimated_calls},
+                         {"estimated_prompt_tokens", s.estimated_prompt_tokens},
+                         {"estimated_completion_tokens", s.estimated_completion_tokens},
+                         {"cache_hit_prompt_tokens", s.hit_prompt_tokens},
+                         {"cache_hit_completion_tokens", s.hit_completion_tokens},
+                         {"cost_usd", s.cost.total()}};
   }
   return out;
 }
@@ -1118,6 +1318,22 @@ std::string LlmService::cache_key(const std::string& provider, const std::string
   nlohmann::json b = body;
   b["model"] = model;
   return impl_->key_for(ps, embed ? "embeddings" : "chat", model, dump(b), replication);
+}
+
+void LlmService::set_token_counter(std::shared_ptr<const TokenCounter> tc) {
+  std::lock_guard lk(impl_->token_mu);
+  impl_->token_counter = tc ? std::move(tc) : TokenCounter::approximate();
+}
+
+std::shared_ptr<const TokenCounter> LlmService::token_counter() const { return impl_->tokens(); }
+
+nlohmann::json LlmService::cache_observed(const std::string& provider) const {
+  const auto* p = this->provider(provider);
+  if (!impl_->cache || p == nullptr) return {{"answers", 0}, {"mean_completion_tokens", nullptr}, {"mean_latency_s", nullptr}};
+  auto o = impl_->cache->observed(p->name, p->model);
+  return {{"answers", o.answers},
+          {"mean_completion_tokens", o.mean_completion_tokens >= 0 ? nlohmann::json(o.mean_completion_tokens) : nlohmann::json()},
+          {"mean_latency_s", o.mean_latency_s >= 0 ? nlohmann::json(o.mean_latency_s) : nlohmann::json()}};
 }
 
 std::string LlmService::cache_path() const { return impl_->cache ? impl_->cache->path() : std::string(); }

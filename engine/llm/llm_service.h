@@ -10,9 +10,37 @@
 #include <string_view>
 #include <vector>
 
+#include <cstdint>
+#include <stdexcept>
+
 #include <nlohmann/json.hpp>
 
 namespace evalgraph::llm {
+
+class TokenCounter;
+
+// USD per million tokens (docs/cost.md). cached_input_per_mtok < 0: cached prompt tokens cost the input price.
+struct Price {
+  bool set = false;
+  double input_per_mtok = 0, output_per_mtok = 0, cached_input_per_mtok = -1;
+  double cached_rate() const { return cached_input_per_mtok >= 0 ? cached_input_per_mtok : input_per_mtok; }
+  nlohmann::json to_json() const;
+};
+
+// The tokens of one answer: from the server's `usage` (prompt_tokens, completion_tokens,
+// prompt_tokens_details.cached_tokens), or counted from the request and the answer when it sends none.
+struct Usage {
+  std::uint64_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
+  bool estimated = false;
+};
+
+// What an answer cost and its parts: input = (prompt - cached) x input price, cached x cached price,
+// output = completion x output price, all / 1e6.
+struct Cost {
+  double input_usd = 0, cached_input_usd = 0, output_usd = 0;
+  double total() const { return input_usd + cached_input_usd + output_usd; }
+};
+Cost cost_of(const Price& price, const Usage& usage);
 
 struct ProviderConfig {
   std::string name;
@@ -36,19 +64,32 @@ struct ProviderConfig {
   std::size_t max_response_bytes = std::size_t(8) << 20;  // one answer, after decompression; cut as it arrives
   std::size_t max_response_bytes_in_flight = std::size_t(128) << 20;  // this provider's answers being received,
                                                                       // together
+  Price price;                       // `price:`; unset: calls cost 0 (tokens still counted)
 };
 
 // Loads one provider from the pipeline's JSON/YAML object. Keys: base_url, model, embedding_model,
 // api_key_env, api_key_file, headers, timeout_s, connect_timeout_s, max_in_flight, requests_per_minute,
 // max_attempts, backoff_initial_s, backoff_max_s, max_malformed_attempts, retry_after_max_s, retry_total_max_s,
-// max_response_bytes, max_response_bytes_in_flight (sizes: bytes, or "8 MiB"). Throws std::invalid_argument on
+// max_response_bytes, max_response_bytes_in_flight (sizes: bytes, or "8 MiB"), price. Throws std::invalid_argument on
 // an unknown key, a wrong type or value, or a secret that cannot be resolved (the message names the
 // variable or file, never its content).
-ProviderConfig provider_from_json(const std::string& name, const nlohmann::json& j);
+// The error of provider_from_json: `pointer` is the JSON pointer of the setting at fault within the provider
+// ("/price/input_per_mtok"; "" for the provider as a whole), so that the pipeline can say file:line:col.
+struct ProviderConfigError : std::invalid_argument {
+  ProviderConfigError(const std::string& what, std::string ptr) : std::invalid_argument(what), pointer(std::move(ptr)) {}
+  std::string pointer;
+};
+// resolve_secrets = false (estimate: nothing is sent) leaves the API key unread.
+ProviderConfig provider_from_json(const std::string& name, const nlohmann::json& j, bool resolve_secrets = true);
+// Reads a `price:` mapping; throws ProviderConfigError (pointer under /price) when it is not one.
+Price price_from_json(const std::string& name, const nlohmann::json& j);
 
 struct CacheOptions {
   bool enabled = true;
   std::string path;  // empty: $XDG_CACHE_HOME/evalgraph/llm-cache.sqlite or ~/.cache/evalgraph/llm-cache.sqlite
+  // `evalgraph estimate`: nothing is sent. A call the cache does not answer gets at once an empty answer
+  // (CallResult::dry), with its prompt tokens counted; nothing is written to the cache.
+  bool dry_run = false;
 };
 
 // Returns the default cache path (does not create it). Throws std::runtime_error if neither
@@ -65,6 +106,11 @@ struct CallResult {
   bool merged = false;   // an identical call was already in flight: this one shared its answer (cache on only)
   bool stopped = false;  // ended by the run's stop request (util/stop.h) before an answer: --resume asks again
   double latency_s = 0;  // wall time of the call, queueing and retries included
+  bool dry = false;      // dry run: not answered by the cache, not sent (the answer is empty)
+  bool budget_refused = false;  // not started: the budget was reached (set_budget)
+  double fetched_latency_s = -1;  // a hit: the latency it had when it was fetched (-1: not known)
+  Usage usage;           // the answer's tokens (a hit: what it cost when it was fetched; dry: the prompt, counted)
+  Cost cost;             // what this call cost: zero for a cache hit, a merged call or an error
 };
 
 enum class LogLevel { debug = 0, info = 1, warn = 2, error = 3 };
@@ -92,6 +138,17 @@ class LlmService {
   // Embeds texts; response = {"data":[{"embedding":[...]}...], "model": ...} in input order.
   CallResult embed(const std::string& provider, const std::vector<std::string>& texts, int replication);
 
+  // Budget (docs/cost.md): before a call the cache cannot answer starts, spent + what the calls in flight can
+  // still cost + this call's reserve must stay within max_cost_usd; a call's reserve is the mean cost of its
+  // provider's billed calls so far (before the first answer: its counted prompt at the input price plus
+  // max_tokens, else the prompt's size, at the output price). The first call that does not fit ends the
+  // admissions for good: it and every later call are refused (CallResult::budget_refused) and on_reached is
+  // called once with what was spent. Providers without a price are not limited. spent_before_usd: what earlier
+  // sessions of a resumed run spent. Set before the first call.
+  void set_budget(double max_cost_usd, double spent_before_usd, std::function<void(const std::string& why)> on_reached);
+  // {"max_cost_usd", "spent_usd", "reached", "in_flight"}; null without a budget.
+  nlohmann::json budget_json() const;
+
   // Pending and future calls end with error "cancelled". Permanent for this service.
   void cancel();
   bool cancelled() const;
@@ -105,6 +162,12 @@ class LlmService {
   std::string cache_key(const std::string& provider, const std::string& kind, const nlohmann::json& body,
                         int replication) const;
   std::string cache_path() const;  // empty when the cache is disabled
+  // The cache's answers of a provider's chat model: {"answers", "mean_completion_tokens", "mean_latency_s"}
+  // (null where unknown); {"answers": 0} without a cache.
+  nlohmann::json cache_observed(const std::string& provider) const;
+  // The token counter used for answers without `usage` (default: TokenCounter::from_environment()).
+  void set_token_counter(std::shared_ptr<const TokenCounter> tc);
+  std::shared_ptr<const TokenCounter> token_counter() const;
 
   struct Impl;
 

@@ -13,24 +13,25 @@
 namespace evalgraph::llm {
 namespace {
 
-[[noreturn]] void fail(const std::string& name, const std::string& msg) {
-  throw std::invalid_argument(fmt::format("provider '{}': {}", name, msg));
+[[noreturn]] void fail(const std::string& name, const std::string& msg, const std::string& ptr = "") {
+  throw ProviderConfigError(fmt::format("provider '{}': {}", name, msg), ptr);
 }
 
 double get_number(const std::string& name, const nlohmann::json& j, const char* key, double lo, bool lo_inclusive) {
   const auto& v = j.at(key);
-  if (!v.is_number()) fail(name, fmt::format("'{}' must be a number", key));
+  if (!v.is_number()) fail(name, fmt::format("'{}' must be a number", key), std::string("/") + key);
   double d = v.get<double>();
   if (lo_inclusive ? d < lo : d <= lo)
-    fail(name, fmt::format("'{}' must be {} {} (got {})", key, lo_inclusive ? ">=" : ">", lo, d));
+    fail(name, fmt::format("'{}' must be {} {} (got {})", key, lo_inclusive ? ">=" : ">", lo, d), std::string("/") + key);
   return d;
 }
 
 int get_int(const std::string& name, const nlohmann::json& j, const char* key, int lo) {
   const auto& v = j.at(key);
-  if (!v.is_number_integer()) fail(name, fmt::format("'{}' must be an integer", key));
+  if (!v.is_number_integer()) fail(name, fmt::format("'{}' must be an integer", key), std::string("/") + key);
   auto d = v.get<long long>();
-  if (d < lo || d > 1000000) fail(name, fmt::format("'{}' must be between {} and 1000000 (got {})", key, lo, d));
+  if (d < lo || d > 1000000)
+    fail(name, fmt::format("'{}' must be between {} and 1000000 (got {})", key, lo, d), std::string("/") + key);
   return static_cast<int>(d);
 }
 
@@ -67,7 +68,7 @@ std::size_t get_size(const std::string& name, const nlohmann::json& j, const cha
 
 std::string get_string(const std::string& name, const nlohmann::json& j, const char* key) {
   const auto& v = j.at(key);
-  if (!v.is_string()) fail(name, fmt::format("'{}' must be a string", key));
+  if (!v.is_string()) fail(name, fmt::format("'{}' must be a string", key), std::string("/") + key);
   return v.get<std::string>();
 }
 
@@ -88,12 +89,59 @@ bool ieq(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-ProviderConfig provider_from_json(const std::string& name, const nlohmann::json& j) {
+nlohmann::json Price::to_json() const {
+  nlohmann::json j = {{"input_per_mtok", input_per_mtok}, {"output_per_mtok", output_per_mtok}};
+  if (cached_input_per_mtok >= 0) j["cached_input_per_mtok"] = cached_input_per_mtok;
+  return j;
+}
+
+Cost cost_of(const Price& price, const Usage& u) {
+  Cost c;
+  if (!price.set) return c;
+  const std::uint64_t cached = std::min(u.cached_tokens, u.prompt_tokens);
+  c.input_usd = static_cast<double>(u.prompt_tokens - cached) * price.input_per_mtok / 1e6;
+  c.cached_input_usd = static_cast<double>(cached) * price.cached_rate() / 1e6;
+  c.output_usd = static_cast<double>(u.completion_tokens) * price.output_per_mtok / 1e6;
+  return c;
+}
+
+Price price_from_json(const std::string& name, const nlohmann::json& j) {
+  static const std::set<std::string> keys = {"input_per_mtok", "output_per_mtok", "cached_input_per_mtok"};
+  if (!j.is_object())
+    fail(name, "'price' must be a mapping: {input_per_mtok: USD, output_per_mtok: USD, cached_input_per_mtok: USD}",
+         "/price");
+  for (const auto& [k, v] : j.items()) {
+    (void)v;
+    if (!keys.count(k))
+      fail(name, fmt::format("unknown key '{}' in 'price' (known: input_per_mtok, output_per_mtok, cached_input_per_mtok; "
+                             "USD per million tokens)", k),
+           "/price/" + k + "#key");
+  }
+  Price p;
+  p.set = true;
+  auto num = [&](const char* k) {
+    const auto& v = j.at(k);
+    if (!v.is_number() || v.get<double>() < 0 || !(v.get<double>() < 1e9))
+      fail(name, fmt::format("price '{}' must be a number >= 0 (USD per million tokens), got {}", k, v.dump()),
+           std::string("/price/") + k);
+    return v.get<double>();
+  };
+  for (const char* k : {"input_per_mtok", "output_per_mtok"}) {
+    if (!j.contains(k))
+      fail(name, fmt::format("'price' needs '{}' (USD per million tokens; 0 if free)", k), "/price");
+  }
+  p.input_per_mtok = num("input_per_mtok");
+  p.output_per_mtok = num("output_per_mtok");
+  if (j.contains("cached_input_per_mtok")) p.cached_input_per_mtok = num("cached_input_per_mtok");
+  return p;
+}
+
+ProviderConfig provider_from_json(const std::string& name, const nlohmann::json& j, bool resolve_secrets) {
   static const std::set<std::string> known = {
       "base_url",    "model",         "embedding_model",     "api_key_env",  "api_key_file",
       "headers",     "timeout_s",     "connect_timeout_s",   "max_in_flight", "requests_per_minute",
       "max_attempts", "backoff_initial_s", "backoff_max_s",  "max_malformed_attempts", "retry_after_max_s",
-      "retry_total_max_s", "max_response_bytes", "max_response_bytes_in_flight"};
+      "retry_total_max_s", "max_response_bytes", "max_response_bytes_in_flight", "price"};
   if (name.empty()) throw std::invalid_argument("provider: empty name");
   if (!j.is_object()) fail(name, "must be a mapping of settings");
   for (const auto& [k, v] : j.items()) {
@@ -101,7 +149,7 @@ ProviderConfig provider_from_json(const std::string& name, const nlohmann::json&
     if (!known.count(k)) {
       std::string list;
       for (const auto& kk : known) list += (list.empty() ? "" : ", ") + kk;
-      fail(name, fmt::format("unknown key '{}' (known keys: {})", k, list));
+      fail(name, fmt::format("unknown key '{}' (known keys: {})", k, list), "/" + k + "#key");
     }
   }
   ProviderConfig p;
@@ -117,7 +165,9 @@ ProviderConfig provider_from_json(const std::string& name, const nlohmann::json&
 
   if (j.contains("api_key_env") && j.contains("api_key_file"))
     fail(name, "give either 'api_key_env' or 'api_key_file', not both");
-  if (j.contains("api_key_env")) {
+  if (!resolve_secrets) {
+    // (estimate: no request is sent, the key is not needed)
+  } else if (j.contains("api_key_env")) {
     std::string var = get_string(name, j, "api_key_env");
     if (var.empty()) fail(name, "'api_key_env' is empty");
     const char* val = std::getenv(var.c_str());
@@ -171,7 +221,8 @@ ProviderConfig provider_from_json(const std::string& name, const nlohmann::json&
   if (p.max_response_bytes_in_flight < p.max_response_bytes)
     fail(name, fmt::format("'max_response_bytes_in_flight' ({}) must be at least 'max_response_bytes' ({})",
                            p.max_response_bytes_in_flight, p.max_response_bytes));
-  if (p.backoff_max_s < p.backoff_initial_s) fail(name, "'backoff_max_s' must be >= 'backoff_initial_s'");
+  if (p.backoff_max_s < p.backoff_initial_s) fail(name, "'backoff_max_s' must be >= 'backoff_initial_s'", "/backoff_max_s");
+  if (j.contains("price")) p.price = price_from_json(name, j.at("price"));
   return p;
 }
 

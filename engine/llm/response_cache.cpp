@@ -71,6 +71,17 @@ ResponseCache::ResponseCache(const std::string& path) : path_(path) {
          "CREATE TABLE IF NOT EXISTS llm_cache(key TEXT PRIMARY KEY, kind TEXT NOT NULL, provider TEXT NOT NULL, "
          "model TEXT NOT NULL, created_at INTEGER NOT NULL, response TEXT NOT NULL) WITHOUT ROWID",
          path);
+    // The answer's latency when it was fetched (seconds; NULL in caches written before it was kept), for
+    // `evalgraph estimate`'s wall time.
+    {
+      sqlite3_stmt* st = nullptr;
+      bool has = false;
+      if (sqlite3_prepare_v2(wdb_, "SELECT 1 FROM pragma_table_info('llm_cache') WHERE name='latency_s'", -1, &st, nullptr) ==
+          SQLITE_OK)
+        has = sqlite3_step(st) == SQLITE_ROW;
+      sqlite3_finalize(st);
+      if (!has) exec(wdb_, "ALTER TABLE llm_cache ADD COLUMN latency_s REAL", path);
+    }
     exec(wdb_, "PRAGMA synchronous=NORMAL", path);
     rdb_ = open_db(path);
     // Small page caches: lookups and inserts go to one random leaf each (keys are hashes), which the OS's
@@ -78,11 +89,11 @@ ResponseCache::ResponseCache(const std::string& path) : path_(path) {
     const std::string cache_size = fmt::format("PRAGMA cache_size=-{}", kPageCacheKiB);
     exec(wdb_, cache_size.c_str(), path);
     exec(rdb_, cache_size.c_str(), path);
-    if (sqlite3_prepare_v2(rdb_, "SELECT response FROM llm_cache WHERE key=?1", -1, &get_stmt_, nullptr) != SQLITE_OK)
+    if (sqlite3_prepare_v2(rdb_, "SELECT response, latency_s FROM llm_cache WHERE key=?1", -1, &get_stmt_, nullptr) != SQLITE_OK)
       throw std::runtime_error(fmt::format("LLM cache {}: {}", path, sqlite3_errmsg(rdb_)));
     if (sqlite3_prepare_v2(wdb_,
-                           "INSERT OR REPLACE INTO llm_cache(key,kind,provider,model,created_at,response) "
-                           "VALUES(?1,?2,?3,?4,?5,?6)",
+                           "INSERT OR REPLACE INTO llm_cache(key,kind,provider,model,created_at,response,latency_s) "
+                           "VALUES(?1,?2,?3,?4,?5,?6,?7)",
                            -1, &put_stmt_, nullptr) != SQLITE_OK)
       throw std::runtime_error(fmt::format("LLM cache {}: {}", path, sqlite3_errmsg(wdb_)));
   } catch (...) {
@@ -108,7 +119,8 @@ ResponseCache::~ResponseCache() {
   sqlite3_close(wdb_);
 }
 
-std::optional<std::string> ResponseCache::get(const std::string& key) {
+std::optional<std::string> ResponseCache::get(const std::string& key, double* latency_s) {
+  if (latency_s != nullptr) *latency_s = -1;
   {
     std::lock_guard lk(mu_);
     auto it = pending_.find(key);
@@ -123,19 +135,39 @@ std::optional<std::string> ResponseCache::get(const std::string& key) {
     const auto* txt = reinterpret_cast<const char*>(sqlite3_column_text(get_stmt_, 0));
     int n = sqlite3_column_bytes(get_stmt_, 0);
     out = std::string(txt ? txt : "", static_cast<std::size_t>(n));
+    if (latency_s != nullptr && sqlite3_column_type(get_stmt_, 1) != SQLITE_NULL) *latency_s = sqlite3_column_double(get_stmt_, 1);
   }
   sqlite3_reset(get_stmt_);
   return out;  // a read error (e.g. locked past busy_timeout) is a miss: the call simply goes to the server
 }
 
+ResponseCache::Observed ResponseCache::observed(const std::string& provider, const std::string& model) {
+  Observed o;
+  std::lock_guard lk(read_mu_);
+  sqlite3_stmt* st = nullptr;
+  const char* sql =
+      "SELECT count(*), avg(c), avg(l) FROM (SELECT json_extract(response,'$.usage.completion_tokens') AS c, latency_s AS l "
+      "FROM llm_cache WHERE kind='chat' AND provider=?1 AND model=?2 ORDER BY created_at DESC LIMIT 10000)";
+  if (sqlite3_prepare_v2(rdb_, sql, -1, &st, nullptr) != SQLITE_OK) return o;
+  sqlite3_bind_text(st, 1, provider.data(), static_cast<int>(provider.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 2, model.data(), static_cast<int>(model.size()), SQLITE_TRANSIENT);
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    o.answers = sqlite3_column_int64(st, 0);
+    if (sqlite3_column_type(st, 1) != SQLITE_NULL) o.mean_completion_tokens = sqlite3_column_double(st, 1);
+    if (sqlite3_column_type(st, 2) != SQLITE_NULL) o.mean_latency_s = sqlite3_column_double(st, 2);
+  }
+  sqlite3_finalize(st);
+  return o;
+}
+
 void ResponseCache::put(const std::string& key, const std::string& kind, const std::string& provider,
-                        const std::string& model, std::string response) {
+                        const std::string& model, std::string response, double latency_s) {
   bool was_empty;
   {
     std::lock_guard lk(mu_);
     pending_[key] = response;
     was_empty = queue_.empty();
-    queue_.push_back(Entry{key, kind, provider, model, std::move(response)});
+    queue_.push_back(Entry{key, kind, provider, model, std::move(response), latency_s});
     ++enqueued_;
     if (queue_.size() == kBatchMax) was_empty = true;  // a full batch goes at once
   }
@@ -164,6 +196,8 @@ void ResponseCache::write_batch(std::deque<Entry>& batch) {
     sqlite3_bind_text(put_stmt_, 4, e.model.data(), static_cast<int>(e.model.size()), SQLITE_STATIC);
     sqlite3_bind_int64(put_stmt_, 5, static_cast<sqlite3_int64>(now));
     sqlite3_bind_text(put_stmt_, 6, e.response.data(), static_cast<int>(e.response.size()), SQLITE_STATIC);
+    if (e.latency_s >= 0) sqlite3_bind_double(put_stmt_, 7, e.latency_s);
+    else sqlite3_bind_null(put_stmt_, 7);
     if (sqlite3_step(put_stmt_) != SQLITE_DONE) ok = false;
     sqlite3_reset(put_stmt_);
   }

@@ -24,15 +24,24 @@ class ResponseCache {
   ResponseCache(const ResponseCache&) = delete;
   ResponseCache& operator=(const ResponseCache&) = delete;
 
-  std::optional<std::string> get(const std::string& key);
+  // latency_s (optional): the answer's latency when it was fetched, -1 when not known.
+  std::optional<std::string> get(const std::string& key, double* latency_s = nullptr);
   void put(const std::string& key, const std::string& kind, const std::string& provider, const std::string& model,
-           std::string response);
+           std::string response, double latency_s = -1);
   void flush();  // blocks until every queued write is committed
+  // What the cache has seen of a provider's chat answers (the most recent 10,000): how many, their mean
+  // usage.completion_tokens (< 0: none reported) and mean latency (< 0: none stored).
+  struct Observed {
+    long long answers = 0;
+    double mean_completion_tokens = -1, mean_latency_s = -1;
+  };
+  Observed observed(const std::string& provider, const std::string& model);
   const std::string& path() const { return path_; }
 
  private:
   struct Entry {
     std::string key, kind, provider, model, response;
+    double latency_s = -1;
   };
   void writer_loop();
   void write_batch(std::deque<Entry>& batch);

@@ -258,6 +258,7 @@ int run_merge(const std::vector<std::string> &folders, const std::string &out_di
 
   json provenance = json::array();
   json llm = json::object();
+  json cost = json::object();
   double cpu_seconds = 0;
   for (const auto &s : shards) {
     json e = {{"folder", fs::absolute(s.dir).string()},
@@ -278,6 +279,10 @@ int run_merge(const std::vector<std::string> &folders, const std::string &out_di
       e["llm"] = s.run["llm"];
       sum_into(llm, s.run["llm"]);
     }
+    if (s.run.contains("cost") && s.run["cost"].is_object()) {  // summed: every shard's calls, per provider and node
+      e["cost_usd"] = s.run["cost"].value("cost_usd", 0.0);
+      sum_cost_json(cost, s.run["cost"]);
+    }
     cpu_seconds += s.run.value("seconds", 0.0);
     provenance.push_back(e);
   }
@@ -290,6 +295,7 @@ int run_merge(const std::vector<std::string> &folders, const std::string &out_di
   opt.extra_summary = {{"fingerprint", fp},
                        {"merged", {{"count", n}, {"merged_at", now_iso()}, {"shard_seconds_total", cpu_seconds}, {"shards", provenance}}}};
   if (!llm.empty()) opt.extra_summary["llm"] = llm;
+  if (!cost.empty()) opt.extra_summary["cost"] = cost;
   auto svc = make_llm_service(p.providers, true, "", out);
   HostServices host(svc, p.default_provider, p.embedding_provider);
   host.set_min_stderr_level(quiet ? EG_LOG_ERROR : EG_LOG_WARN);
@@ -374,7 +380,8 @@ int run_cache_merge(const std::vector<std::string> &inputs, const std::string &o
     std::string q;
     for (char ch : in) q += ch == '\'' ? std::string("''") : std::string(1, ch);
     exec("ATTACH DATABASE 'file:" + q + "?mode=ro' AS src");
-    exec("INSERT OR IGNORE INTO main.llm_cache SELECT key,kind,provider,model,created_at,response FROM src.llm_cache");
+    exec("INSERT OR IGNORE INTO main.llm_cache(key,kind,provider,model,created_at,response) "
+         "SELECT key,kind,provider,model,created_at,response FROM src.llm_cache");
     exec("DETACH DATABASE src");
   }
   long long after = count();

@@ -41,7 +41,7 @@ TEST_CASE("shards: own LLM caches, cache merge, a rerun from the merged cache ma
   std::string data = "text\n";
   for (int i = 0; i < 30; ++i) data += "question " + std::to_string(i) + "\n";
   d.write("data.csv", data);
-  d.write("p.yaml", llm_pipeline(srv, "out"));
+  d.write("p.yaml", llm_pipeline(srv, "out", "    price: {input_per_mtok: 1, output_per_mtok: 2}\n"));
   std::vector<fs::path> shards;
   for (int i = 1; i <= 3; ++i) {
     auto r = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q --shard " + std::to_string(i) + "/3 " + (d.path / "p.yaml").string()));
@@ -77,6 +77,16 @@ TEST_CASE("shards: own LLM caches, cache merge, a rerun from the merged cache ma
   CHECK(mj["llm"]["judge"]["calls"] == 60);  // summed over the shards
   CHECK(mj["llm"]["judge"]["http_requests"] == 60);
   CHECK(mj["records"] == 60);
+  // what the shards spent, summed (docs/cost.md); the price is the price, not a sum
+  double shard_cost = 0;
+  for (const auto &s : shards) shard_cost += json::parse(read_file(s / "run.json"))["cost"]["cost_usd"].get<double>();
+  CHECK(shard_cost > 0);
+  CHECK(mj["cost"]["cost_usd"].get<double>() == Approx(shard_cost));
+  CHECK(mj["cost"]["billed_calls"] == 60);
+  CHECK(mj["cost"]["nodes"]["j"]["billed_calls"] == 60);
+  CHECK(mj["cost"]["providers"]["judge"]["price"]["input_per_mtok"] == 1);
+  CHECK(mj["cost"]["cost_usd"].get<double>() ==
+        Approx((mj["cost"]["prompt_tokens"].get<double>() * 1 + mj["cost"]["completion_tokens"].get<double>() * 2) / 1e6));
   CHECK(mj["merged"]["shards"].size() == 3);
 
   CHECK(run_cmd(evalgraph_cmd("cache merge -o " + (d.path / "x.sqlite").string() + " " + (d.path / "nope.sqlite").string())).exit_code == 2);

@@ -186,7 +186,7 @@ function renderRun() {
     ['embeddings', RUN.embeddings], ['engine', RUN.engine_version ? 'evalgraph ' + RUN.engine_version : ''], ['report written', RUN.report_written],
     ['embedded', META.raw_bytes ? `${size(META.raw_bytes)} of records, ${size(META.compressed_bytes)} compressed` : '']];
   for (const [k, v] of kv) if (v !== undefined && v !== null && v !== '') h += `<tr><td>${k}</td><td>${k === 'records' || k.startsWith('with') || k === 'embedded' ? v : esc(v)}</td></tr>`;
-  h += '</table>' + renderLlm() + '<h3>Nodes</h3><table><tr><th>node</th><th>type</th><th>kind</th><th>plugin</th><th class="n">ok</th><th class="n">failed</th><th class="n">skipped</th><th class="n">invalid</th><th>parameters</th><th>first error</th></tr>';
+  h += '</table>' + renderLlm() + renderCost() + '<h3>Nodes</h3><table><tr><th>node</th><th>type</th><th>kind</th><th>plugin</th><th class="n">ok</th><th class="n">failed</th><th class="n">skipped</th><th class="n">invalid</th><th>parameters</th><th>first error</th></tr>';
   for (const nd of S.nodes) {
     const c = S.nodeCounts[nd.id] || {};
     h += `<tr><td><b>${esc(nd.id)}</b></td><td><code>${esc(nd.uses)}</code></td><td>${esc(nd.kind || '')}</td><td>${esc(nd.plugin)} ${esc(nd.plugin_version)}</td>` +
@@ -224,6 +224,36 @@ function renderLlm() {
   }
   const idle = provs.filter((p) => !used.includes(p));
   return h + '</table>' + (idle.length ? `<p class="muted">not called: ${idle.map(esc).join(', ')}</p>` : '');
+}
+
+// What the run's LLM calls cost, as run.json's "cost" (docs/cost.md): the total with its parts, then per
+// provider (with its price) and per node. Cache hits and merged calls cost nothing and are counted apart.
+const COST_COLS = [['cost_usd', 'cost (USD)'], ['billed_calls', 'billed calls'], ['cache_hits', 'cache hits'], ['merged', 'merged'],
+  ['prompt_tokens', 'prompt tokens'], ['cached_prompt_tokens', 'cached prompt tokens'], ['completion_tokens', 'completion tokens'],
+  ['usage_estimated_calls', 'usage estimated'], ['input_cost_usd', 'input (USD)'], ['cached_input_cost_usd', 'cached input (USD)'],
+  ['output_cost_usd', 'output (USD)']];
+function renderCost() {
+  const c = FINAL.cost && typeof FINAL.cost === 'object' && !Array.isArray(FINAL.cost) ? FINAL.cost : null;
+  if (!c || !c.calls) return '';
+  const usd = (v) => typeof v === 'number' ? '$' + v.toFixed(v >= 100 ? 2 : 4) : '–';
+  const cell = (k, v) => `<td class="n" data-k="${esc(k)}">${k.endsWith('_usd') ? usd(v) : fmt(v)}</td>`;
+  const row = (label, o, extra) => `<tr><td><b>${esc(label)}</b></td>` + COST_COLS.map(([k]) => cell(k, o[k])).join('') + `<td>${extra || ''}</td></tr>`;
+  const head = (first, last) => `<tr><th>${first}</th>` + COST_COLS.map(([, t]) => `<th class="n">${esc(t)}</th>`).join('') + `<th>${last}</th></tr>`;
+  let h = `<h3>Cost</h3><p id="cost-total">total <b>${usd(c.cost_usd)}</b> = input ${usd(c.input_cost_usd)} + cached input ${usd(c.cached_input_cost_usd)} + output ${usd(c.output_cost_usd)}` +
+    ` · ${fmt(c.billed_calls)} billed calls, ${fmt(c.cache_hits)} cache hits (free)` +
+    (c.earlier_sessions ? ` · ${usd(c.earlier_sessions.cost_usd)} of it spent before the run was resumed` : '') +
+    (c.usage_estimated_calls ? ` · tokens of ${fmt(c.usage_estimated_calls)} calls estimated (${esc(c.tokenizer || '')})` : '') + '</p>';
+  const provs = c.providers || {};
+  h += '<table id="cost-providers">' + head('provider', 'price (USD per million tokens)');
+  for (const p of Object.keys(provs)) {
+    const pr = provs[p].price;
+    h += row(p, provs[p], pr ? `in ${pr.input_per_mtok}, out ${pr.output_per_mtok}` + (pr.cached_input_per_mtok !== undefined ? `, cached in ${pr.cached_input_per_mtok}` : '') : '<span class="muted">no price: free</span>');
+  }
+  h += '</table>';
+  const nodes = c.nodes || {};
+  h += '<table id="cost-nodes">' + head('node', 'providers');
+  for (const n of Object.keys(nodes)) h += row(n, nodes[n], Object.keys(nodes[n].providers || {}).map(esc).join(', '));
+  return h + '</table>';
 }
 
 // The DAG as layers: dataset, then each node one layer after its deepest upstream node, then the sinks.

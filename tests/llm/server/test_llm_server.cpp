@@ -479,6 +479,9 @@ struct TestLlmServer::Impl {
                                  {"message", {{"role", "assistant"}, {"content", reply}}},
                                  {"finish_reason", "stop"}}})},
                   {"usage", {{"prompt_tokens", pt}, {"completion_tokens", ct}, {"total_tokens", pt + ct}}}};
+      if (opts.cached_tokens > 0)
+        out["usage"]["prompt_tokens_details"] = {{"cached_tokens", std::min<std::size_t>(pt, static_cast<std::size_t>(opts.cached_tokens))}};
+      if (!opts.send_usage) out.erase("usage");
       act.res = json_response(200, out, v);
     } else {
       Json data = Json::array();

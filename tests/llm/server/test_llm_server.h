@@ -87,6 +87,10 @@ struct ServerOptions {
   std::uint64_t big_content_bytes = std::uint64_t(200) << 20;
   std::string redirect_location = "http://example.invalid/v1/chat/completions";
   std::string other_model = "some-other-model-7b";
+  // Cost tests: answers carry `usage` (prompt and completion tokens: word counts) unless send_usage is false;
+  // cached_tokens > 0 adds usage.prompt_tokens_details.cached_tokens (at most the prompt tokens).
+  bool send_usage = true;
+  int cached_tokens = 0;
 };
 
 // Parses a fault name (fault_name's words, plus "429", "500", "503"); false if unknown.

@@ -1,0 +1,356 @@
+// evalgraph estimate: see estimate.h and docs/cost.md.
+#include "estimate/estimate.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <unordered_set>
+
+#include "exec/executor.h"
+#include "exec/host.h"
+#include "llm/tokens.h"
+
+namespace evalgraph::estimate {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// An answer of unknown length (no max_tokens, nothing cached to learn from) is taken as this many tokens.
+constexpr double kAssumedOutputTokens = 256;
+
+// What the dry run saw of one node's calls to one provider.
+struct Seen {
+  std::uint64_t calls = 0, cached = 0, to_call = 0, tainted_hits = 0;
+  std::uint64_t prompt_tokens = 0, prompt_tokens_to_call = 0;
+  std::uint64_t hit_completion_tokens = 0, hit_completion_n = 0;
+  double hit_latency_sum = 0;
+  std::uint64_t hit_latency_n = 0;
+  std::uint64_t max_tokens_sum = 0, max_tokens_n = 0;  // calls to make that set max_tokens
+  std::unordered_set<std::uint64_t> records;           // (record, replication) that made a call here
+};
+
+std::uint64_t record_key(const eg_call *c) {
+  return c == nullptr ? 0 : (static_cast<std::uint64_t>(c->record_index) << 10) | static_cast<std::uint64_t>(c->replication);
+}
+
+// The nodes an estimate runs: those that call an LLM and every node they read from (directly or not); the
+// others (and the sinks) make no call and change no request.
+Plan llm_part(const Plan &plan) {
+  std::vector<bool> keep(plan.nodes.size(), false);
+  for (std::size_t k = plan.nodes.size(); k-- > 0;) {
+    if (plan.nodes[k].type->has(EG_FLAG_USES_LLM)) keep[k] = true;
+    if (keep[k])
+      for (std::size_t u : plan.nodes[k].upstream) keep[u] = true;
+  }
+  Plan out;
+  std::vector<std::size_t> at(plan.nodes.size(), 0);
+  for (std::size_t k = 0; k < plan.nodes.size(); ++k) {
+    if (!keep[k]) continue;
+    at[k] = out.nodes.size();
+    PlannedNode pn = plan.nodes[k];
+    for (auto &u : pn.upstream) u = at[u];
+    out.nodes.push_back(std::move(pn));
+  }
+  out.dataset_columns = plan.dataset_columns;
+  out.group_by = plan.group_by;
+  out.order_by = plan.order_by;
+  out.described = plan.described;  // (what PlannedNode::type points to for nodes that describe themselves)
+  return out;
+}
+
+json num_or_null(double v) { return v >= 0 ? json(v) : json(nullptr); }
+
+}  // namespace
+
+json estimate(const Pipeline &p, const Plan &full_plan, const Options &opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Plan plan = llm_part(full_plan);
+  char tmpl[] = "/tmp/evalgraph-estimate-XXXXXX";
+  const char *tmp = mkdtemp(tmpl);
+  if (tmp == nullptr) throw std::runtime_error("estimate: cannot create a temporary folder");
+  const fs::path dir(tmp);
+  struct Cleanup {
+    fs::path d;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(d, ec);
+    }
+  } cleanup{dir};
+
+  auto llm = make_llm_service(p.providers, opt.no_cache, opt.cache_path, dir, /*dry_run=*/true);
+  HostServices host(llm, p.default_provider, p.embedding_provider);
+  host.set_min_stderr_level(EG_LOG_ERROR);
+  auto tc = llm ? llm->token_counter() : llm::TokenCounter::approximate();
+
+  std::mutex mu;
+  std::map<std::string, std::map<std::string, Seen>> seen;  // node -> provider
+  std::unordered_set<std::uint64_t> tainted;                 // records with an answer the cache did not have
+  host.set_call_observer([&](const eg_call *call, const std::string &provider, const json &req, const llm::CallResult &r) {
+    const std::string node = (call != nullptr && call->node_id != nullptr) ? *call->node_id : std::string("(host)");
+    const std::uint64_t rk = record_key(call);
+    std::uint64_t max_tokens = 0;
+    for (const char *k : {"max_tokens", "max_completion_tokens"})
+      if (auto it = req.find(k); it != req.end() && it->is_number_unsigned()) max_tokens = it->get<std::uint64_t>();
+    std::lock_guard lk(mu);
+    Seen &s = seen[node][provider];
+    ++s.calls;
+    s.records.insert(rk);
+    const bool from_cache = r.ok && r.cache_hit && tainted.count(rk) == 0;
+    // A hit's prompt tokens: what the server counted when it answered; else counted here.
+    std::uint64_t prompt = r.usage.prompt_tokens;
+    if (!r.dry && (!r.cache_hit || prompt == 0 || !from_cache))
+      prompt = req.contains("messages") ? tc->chat_prompt_tokens(req) : tc->embedding_tokens(req);
+    s.prompt_tokens += prompt;
+    if (from_cache) {
+      ++s.cached;
+      if (r.usage.completion_tokens > 0) {
+        s.hit_completion_tokens += r.usage.completion_tokens;
+        ++s.hit_completion_n;
+      }
+      if (r.fetched_latency_s >= 0) {
+        s.hit_latency_sum += r.fetched_latency_s;
+        ++s.hit_latency_n;
+      }
+      return;
+    }
+    if (r.cache_hit) ++s.tainted_hits;
+    ++s.to_call;
+    s.prompt_tokens_to_call += prompt;
+    if (max_tokens > 0) {
+      s.max_tokens_sum += max_tokens;
+      ++s.max_tokens_n;
+    }
+    if (r.dry) tainted.insert(rk);
+  });
+
+  RunOptions ro;
+  ro.run_dir = dir / "run";
+  ro.journal = false;
+  ro.jobs = std::max(1, opt.jobs);
+  ro.limit = opt.limit;
+  RunResult rr = run_plan(p, plan, host, ro);
+
+  // The error band of the prompt tokens: none when exact; otherwise the approximation's measured mean error
+  // per text (the error of a total over many texts was smaller: see approximation_error's total_pct).
+  const json err = tc->approximation_error();
+  const double band = err.is_object() ? err.value("mean_abs_pct", 0.0) / 100.0 : 0.0;
+
+  json nodes = json::object(), providers = json::object();
+  struct ProvTotals {
+    double to_call = 0, busy_s = 0;  // busy_s: calls x latency
+    bool latency_known = true;
+  };
+  std::map<std::string, ProvTotals> prov_tot;
+  double calls = 0, cached = 0, to_call = 0, prompt = 0, prompt_to_call = 0, out_low = 0, out_high = 0, cost_low = 0,
+         cost_high = 0;
+  bool all_priced = true;
+  std::map<std::string, json> observed;  // provider -> the cache's observed answers
+  for (const auto &pn : plan.nodes) {
+    if (!pn.type->has(EG_FLAG_USES_LLM)) continue;
+    const std::string &id = pn.decl->id;
+    const NodeStats &ns = rr.nodes[id];
+    json nj = {{"uses", pn.type->name}};
+    json per = json::object();
+    double n_calls = 0, n_cached = 0, n_to_call = 0, n_prompt = 0, n_prompt_to_call = 0, n_out_low = 0, n_out_high = 0,
+           n_cost_low = 0, n_cost_high = 0, n_extra = 0;
+    auto it = seen.find(id);
+    if (it == seen.end() || it->second.empty()) {
+      nj["note"] = "no call seen in the dry run (every record skipped or failed before its call)";
+      it = seen.emplace(id, std::map<std::string, Seen>{}).first;
+      if (!p.default_provider.empty()) it->second[p.default_provider];  // counted as one call per record below
+    }
+    std::size_t called_records = 0;
+    for (const auto &[prov, s] : it->second) called_records = std::max(called_records, s.records.size());
+    // Records whose node did not run in the dry run (an upstream answer the cache did not have made an
+    // upstream node fail or skip): they need calls too, as many as the records that ran.
+    const double missing_records =
+        std::min<double>(static_cast<double>(ns.failed + ns.skipped), static_cast<double>(rr.records) - called_records);
+    for (auto &[prov, s] : it->second) {
+      const llm::ProviderConfig *pc = llm ? llm->provider(prov) : nullptr;
+      const double per_record = s.records.empty() ? 1.0 : static_cast<double>(s.calls) / static_cast<double>(s.records.size());
+      const double extra = std::max(0.0, missing_records) * per_record;
+      const double mean_prompt = s.calls ? static_cast<double>(s.prompt_tokens) / static_cast<double>(s.calls) : 0.0;
+      const double c_to_call = static_cast<double>(s.to_call) + extra;
+      const double p_to_call = static_cast<double>(s.prompt_tokens_to_call) + extra * mean_prompt;
+      // Output tokens of the calls to make: the cache's mean for this node (else for the provider's model),
+      // bounded by max_tokens where the requests set it.
+      if (!observed.count(prov)) observed[prov] = llm ? llm->cache_observed(prov) : json{{"answers", 0}};
+      double mean_out = -1;
+      std::string out_basis;
+      if (s.hit_completion_n > 0) {
+        mean_out = static_cast<double>(s.hit_completion_tokens) / static_cast<double>(s.hit_completion_n);
+        out_basis = fmt::format("mean of this node's {} cached answers", s.hit_completion_n);
+      } else if (observed[prov]["mean_completion_tokens"].is_number()) {
+        mean_out = observed[prov]["mean_completion_tokens"].get<double>();
+        out_basis = fmt::format("mean of the cache's {} answers of {}", observed[prov]["answers"].get<long long>(), prov);
+      }
+      const double with_max = static_cast<double>(s.max_tokens_n) + (s.calls ? extra * static_cast<double>(s.max_tokens_n) / std::max<double>(1, static_cast<double>(s.to_call)) : 0);
+      const double mean_max = s.max_tokens_n ? static_cast<double>(s.max_tokens_sum) / static_cast<double>(s.max_tokens_n) : 0.0;
+      const double without_max = std::max(0.0, c_to_call - with_max);
+      double o_low = 0, o_high = 0;
+      if (mean_out >= 0) {
+        o_low = with_max * std::min(mean_out, mean_max) + without_max * mean_out;
+        o_high = with_max * mean_max + without_max * mean_out;
+      } else {
+        o_low = 0;
+        o_high = with_max * mean_max + without_max * kAssumedOutputTokens;
+        out_basis = without_max > 0 ? fmt::format("nothing cached and no max_tokens: {} tokens assumed per answer", kAssumedOutputTokens)
+                                    : "max_tokens (nothing cached: low bound 0)";
+      }
+      if (s.max_tokens_n > 0) out_basis += fmt::format("; max_tokens {} on {} calls", mean_max, s.max_tokens_n);
+      double lo = 0, hi = 0;
+      json price = nullptr;
+      if (pc != nullptr && pc->price.set) {
+        price = pc->price.to_json();
+        lo = (p_to_call * (1 - band) * pc->price.input_per_mtok + o_low * pc->price.output_per_mtok) / 1e6;
+        hi = (p_to_call * (1 + band) * pc->price.input_per_mtok + o_high * pc->price.output_per_mtok) / 1e6;
+      } else {
+        all_priced = false;
+      }
+      // Expected latency per call: this node's cached answers, else the provider's.
+      double lat = s.hit_latency_n ? s.hit_latency_sum / static_cast<double>(s.hit_latency_n)
+                                   : (observed[prov]["mean_latency_s"].is_number() ? observed[prov]["mean_latency_s"].get<double>() : -1);
+      auto &pt = prov_tot[prov];
+      pt.to_call += c_to_call;
+      if (lat >= 0) pt.busy_s += c_to_call * lat;
+      else if (c_to_call > 0) pt.latency_known = false;
+      per[prov] = {{"calls", static_cast<double>(s.calls) + extra},
+                   {"cached", s.cached},
+                   {"to_call", c_to_call},
+                   {"extrapolated_calls", extra},
+                   {"cache_hits_after_a_missing_answer", s.tainted_hits},
+                   {"prompt_tokens", static_cast<double>(s.prompt_tokens) + extra * mean_prompt},
+                   {"prompt_tokens_to_call", p_to_call},
+                   {"output_tokens_low", o_low},
+                   {"output_tokens_high", o_high},
+                   {"output_tokens_basis", out_basis},
+                   {"mean_latency_s", num_or_null(lat)},
+                   {"price", price},
+                   {"cost_usd_low", lo},
+                   {"cost_usd_high", hi}};
+      n_calls += static_cast<double>(s.calls) + extra;
+      n_cached += static_cast<double>(s.cached);
+      n_to_call += c_to_call;
+      n_prompt += static_cast<double>(s.prompt_tokens) + extra * mean_prompt;
+      n_prompt_to_call += p_to_call;
+      n_out_low += o_low;
+      n_out_high += o_high;
+      n_cost_low += lo;
+      n_cost_high += hi;
+      n_extra += extra;
+    }
+    nj.update({{"calls", n_calls},
+               {"cached", n_cached},
+               {"to_call", n_to_call},
+               {"extrapolated_calls", n_extra},
+               {"prompt_tokens", n_prompt},
+               {"prompt_tokens_to_call", n_prompt_to_call},
+               {"output_tokens_low", n_out_low},
+               {"output_tokens_high", n_out_high},
+               {"cost_usd_low", n_cost_low},
+               {"cost_usd_high", n_cost_high},
+               {"providers", per}});
+    nodes[id] = nj;
+    calls += n_calls;
+    cached += n_cached;
+    to_call += n_to_call;
+    prompt += n_prompt;
+    prompt_to_call += n_prompt_to_call;
+    out_low += n_out_low;
+    out_high += n_out_high;
+    cost_low += n_cost_low;
+    cost_high += n_cost_high;
+  }
+  // Wall time: each provider works through its calls max_in_flight at a time (and no faster than its
+  // requests_per_minute); providers work side by side, so the slowest one sets the time.
+  double wall = 0;
+  bool wall_known = true;
+  for (const auto &[prov, pt] : prov_tot) {
+    const llm::ProviderConfig *pc = llm ? llm->provider(prov) : nullptr;
+    const int mif = pc ? pc->max_in_flight : 8;
+    double w = pt.busy_s / std::max(1, mif);
+    if (pc != nullptr && pc->requests_per_minute > 0) w = std::max(w, pt.to_call * 60.0 / pc->requests_per_minute);
+    json pj = {{"to_call", pt.to_call}, {"max_in_flight", mif}, {"wall_time_s", pt.latency_known ? json(w) : json(nullptr)},
+               {"cache", observed.count(prov) ? observed[prov] : json(nullptr)}};
+    if (pc != nullptr) pj["price"] = pc->price.set ? pc->price.to_json() : json(nullptr);
+    providers[prov] = pj;
+    if (!pt.latency_known) wall_known = false;
+    wall = std::max(wall, w);
+  }
+  json out = {{"pipeline", p.name},
+              {"records", rr.records},
+              {"replications", p.replications},
+              {"calls", calls},
+              {"cached", cached},
+              {"to_call", to_call},
+              {"prompt_tokens", prompt},
+              {"prompt_tokens_to_call", prompt_to_call},
+              {"output_tokens_low", out_low},
+              {"output_tokens_high", out_high},
+              {"cost_usd_low", cost_low},
+              {"cost_usd_high", cost_high},
+              {"all_providers_priced", all_priced},
+              {"wall_time_s", wall_known ? json(wall) : json(nullptr)},
+              {"nodes", nodes},
+              {"providers", providers},
+              {"tokenizer", {{"counter", tc->describe()}, {"exact", tc->exact()}, {"approximation_error", err},
+                             {"prompt_band_pct", band * 100}}},
+              {"cache", llm && !llm->cache_path().empty() ? json(llm->cache_path()) : json(nullptr)},
+              {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
+  if (!wall_known) out["wall_time_note"] = "no latency known for a provider with calls to make (nothing of it cached with a latency)";
+  return out;
+}
+
+std::string format_table(const json &e) {
+  auto n = [](const json &v) { return v.is_number() ? fmt::format("{:.0f}", v.get<double>()) : std::string("?"); };
+  auto usd = [](const json &v) { return v.is_number() ? fmt::format("${:.4f}", v.get<double>()) : std::string("?"); };
+  std::string out = fmt::format("{:<20} {:>10} {:>10} {:>10} {:>14} {:>22} {:>24}\n", "node", "calls", "cached", "to call",
+                                "prompt tokens", "output tokens (lo-hi)", "cost USD (low-high)");
+  auto row = [&](const std::string &name, const json &v) {
+    out += fmt::format("{:<20} {:>10} {:>10} {:>10} {:>14} {:>22} {:>24}\n", name, n(v["calls"]), n(v["cached"]), n(v["to_call"]),
+                       n(v["prompt_tokens_to_call"]), n(v["output_tokens_low"]) + "-" + n(v["output_tokens_high"]),
+                       usd(v["cost_usd_low"]) + "-" + usd(v["cost_usd_high"]));
+  };
+  for (const auto &[id, v] : e["nodes"].items()) row(id, v);
+  row("total", e);
+  out += fmt::format("records: {} x {} replication(s); prompt tokens: {}", e["records"].get<long long>(),
+                     e["replications"].get<int>(), e["tokenizer"]["counter"].get<std::string>());
+  if (e["tokenizer"]["approximation_error"].is_object())
+    out += fmt::format(" (measured error: mean {}%, p95 {}%; the cost range allows ±{}% on prompt tokens)",
+                       e["tokenizer"]["approximation_error"]["mean_abs_pct"].get<double>(),
+                       e["tokenizer"]["approximation_error"]["p95_abs_pct"].get<double>(),
+                       e["tokenizer"]["prompt_band_pct"].get<double>());
+  out += "\n";
+  for (const auto &[prov, v] : e["providers"].items())
+    out += fmt::format("provider {}: {} calls to make, {} in flight at most, expected wall time {}{}\n", prov, n(v["to_call"]),
+                       v["max_in_flight"].get<int>(),
+                       v["wall_time_s"].is_number() ? fmt::format("{:.1f} s", v["wall_time_s"].get<double>()) : std::string("unknown (no latency cached)"),
+                       v.contains("price") && v["price"].is_null() ? "; no price: counted as free" : "");
+  out += fmt::format("expected wall time: {}\n",
+                     e["wall_time_s"].is_number() ? fmt::format("{:.1f} s", e["wall_time_s"].get<double>()) : std::string("unknown"));
+  return out;
+}
+
+}  // namespace evalgraph::estimate
+
+namespace evalgraph::estimate {
+
+int run_command(const std::string &pipeline_file, bool as_json, const Options &opt, const std::vector<std::string> &plugin_dirs) {
+  PluginRegistry reg;
+  for (const auto &d : plugin_search_path(plugin_dirs)) reg.load_directory(d);
+  Pipeline p = load_pipeline(pipeline_file);
+  Plan plan = build_plan(p, reg, read_dataset_columns(p));
+  json e = estimate(p, plan, opt);
+  if (as_json) std::printf("%s\n", e.dump(2).c_str());
+  else std::printf("%s", format_table(e).c_str());
+  return 0;
+}
+
+}  // namespace evalgraph::estimate
