@@ -780,6 +780,8 @@ void Engine::run_sequence_group(size_t k, Chunk &c, std::vector<size_t> idx, int
       fail(k, s, why, ST_FAILED);
     } else if (out[items[m].off] != '{') {
       fail(k, s, fmt::format("sequence plugin {} returned a non-object for item {}", pn.type->name, m), ST_FAILED);
+    } else if (pn.type->has(EG_FLAG_USES_LLM) && !output_within_limits(k, s, out.substr(items[m].off, items[m].len))) {
+      // (failed by output_within_limits: the record is over limits.field_bytes / record_bytes with it)
     } else {
       s.rec.set(pn.decl->id, out.substr(items[m].off, items[m].len));
       s.status[k] = ST_OK;
