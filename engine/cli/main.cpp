@@ -65,7 +65,8 @@ const char *kUsage =
     "  evalgraph --version | --help\n"
     "\n"
     "exit codes: 0 success, 1 run finished but some records failed, 2 usage or configuration error,\n"
-    "            3 runtime error (I/O, broken data), 130 stopped by a signal (resumable)\n";
+    "            3 runtime error (I/O, broken data), 5 cost budget reached (resumable), 130 stopped by a signal\n"
+    "            (resumable)\n";
 
 // First SIGINT/SIGTERM: the run's stop request (util/stop.h): nothing new starts, LLM calls waiting for a retry end,
 // calls in flight get --stop-grace seconds, the finished records are journaled and the run exits 130, resumable.
@@ -256,6 +257,10 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   set_stop_grace_s(vm["stop-grace"].as<double>());
+  // The budget (docs/cost.md): --max-cost, else the pipeline's, of which a shard gets its share.
+  opt.max_cost_usd = l.pipeline.budget.max_cost_usd;
+  if (opt.max_cost_usd > 0 && opt.shard_count > 0) opt.max_cost_usd /= opt.shard_count;
+  if (vm.count("max-cost")) opt.max_cost_usd = vm["max-cost"].as<double>();
   StopWatchdog watchdog(opt.run_dir.string());
   opt.jobs = vm["jobs"].as<int>();
   if (opt.jobs <= 0) opt.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -292,6 +297,16 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
   std::printf("%s\n", r.run_dir.string().c_str());
   if (r.interrupted) {
     std::string detail = stop_detail();
+    if (r.stop_reason == StopReason::budget) {  // what was spent, what is left, how to go on (docs/cost.md)
+      const double spent = r.summary.contains("cost") ? r.summary["cost"].value("cost_usd", 0.0) : 0.0;
+      std::fprintf(stderr,
+                   "evalgraph: budget reached: spent $%.4f of the $%.4g budget (%s); %zu records finished, %s remain; "
+                   "continue with a larger budget:\n  evalgraph run --resume %s --max-cost AMOUNT\n",
+                   spent, opt.max_cost_usd, detail.c_str(), r.records,
+                   r.remaining_records >= 0 ? fmt::format("{} records", r.remaining_records).c_str() : "the other records",
+                   r.run_dir.string().c_str());
+      return stop_exit_code(r.stop_reason);
+    }
     std::fprintf(stderr, "evalgraph: stopped (%s%s%s) after %zu records; finish the run with:\n  evalgraph run --resume %s\n",
                  stop_reason_name(r.stop_reason), detail.empty() ? "" : ": ", detail.c_str(), r.records,
                  r.run_dir.string().c_str());
@@ -369,6 +384,7 @@ int main(int argc, char **argv) {
       "cap on LLM calls in flight across providers (0: none; each provider's max_in_flight is its window)")(
       "window", po::value<std::size_t>()->default_value(0),
       "records read and not yet written at most (0: derived from the LLM windows and -j)")(
+      "max-cost", po::value<double>(), "run: stop when the LLM calls would cost more than this many USD (docs/cost.md)")(
       "stop-grace", po::value<double>()->default_value(5.0),
       "run: seconds LLM calls in flight may take to finish after SIGTERM/Ctrl-C (then they are cut)")(
       "no-journal", "run: keep no progress journal (faster; the run cannot be resumed)")(

@@ -278,7 +278,7 @@ Pipeline parse_pipeline(const std::string &text, const fs::path &file) {
   if (!root.IsMap()) throw ConfigError({{{ctx.file, 1, 1}, "a pipeline must be a YAML mapping with name, dataset, nodes and sinks"}});
   check_keys(ctx, root,
              {"name", "description", "dataset", "limits", "replications", "providers", "embeddings", "nodes", "sinks",
-              "output"},
+              "output", "budget"},
              "the pipeline");
   const fs::path base = file.has_parent_path() ? file.parent_path() : fs::path(".");
 
@@ -348,6 +348,19 @@ Pipeline parse_pipeline(const std::string &text, const fs::path &file) {
       p.providers.push_back(std::move(d));
     }
     if (p.default_provider.empty() && !p.providers.empty()) p.default_provider = p.providers.front().name;
+  }
+
+  if (auto b = root["budget"]; b && expect(ctx, b, YAML::NodeType::Map, "'budget' ({max_cost_usd: USD})")) {
+    check_keys(ctx, b, {"max_cost_usd"}, "'budget'");
+    p.budget.where = ctx.at(b);
+    if (auto m = b["max_cost_usd"]) {
+      json v = to_json(ctx, m, nullptr, "");
+      if (!v.is_number() || !(v.get<double>() > 0) || !(v.get<double>() < 1e12))
+        ctx.error(m, "budget 'max_cost_usd' must be a number of US dollars > 0, e.g. {max_cost_usd: 20}");
+      else p.budget.max_cost_usd = v.get<double>();
+    } else {
+      ctx.error(b, "'budget' needs 'max_cost_usd' (US dollars), e.g. budget: {max_cost_usd: 20}");
+    }
   }
 
   if (auto e = root["embeddings"]) {

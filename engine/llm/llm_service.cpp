@@ -352,6 +352,7 @@ struct LlmService::Impl {
   // The budget gate (set_budget): per provider the calls admitted and not finished, their reserves, and the
   // cost of the billed calls so far.
   mutable std::mutex gate_mu;
+  std::condition_variable gate_cv;
   double budget_max = -1, budget_spent = 0;
   bool budget_reached = false;
   std::function<void(const std::string&)> on_budget;
@@ -373,28 +374,50 @@ struct LlmService::Impl {
     return cost_of(cfg.price, u).total();
   }
 
-  // Admits a call to provider i or refuses it (and then every later one); `why` says what was spent.
-  bool admit(std::size_t i, const nlohmann::json& body, bool embed, double& reserve, std::string& why, bool& first) {
-    std::lock_guard lk(gate_mu);
+  // Admits a call to provider i, or refuses it (and then every later one) when it cannot fit: spent + the
+  // reserves of the calls in flight + its own reserve would pass the budget with no call in flight left to
+  // finish. While calls are in flight it waits for them instead (their answers turn estimated reserves into
+  // known costs), so the estimates before the first answers do not end a run early; before_wait (chat_batch:
+  // submit what it admitted so far) runs before the first wait. `why` says what was spent; `first` is true for
+  // the call that reached the budget. A stop request (util/stop.h) while waiting refuses too (why empty).
+  bool admit(std::size_t i, const nlohmann::json& body, bool embed, double& reserve, std::string& why, bool& first,
+             const std::function<void()>* before_wait) {
+    std::unique_lock lk(gate_mu);
     first = false;
-    if (budget_reached) {
-      why = fmt::format("the budget of ${:.4f} is reached (spent ${:.4f})", budget_max, budget_spent);
-      return false;
-    }
-    double held = 0;
-    int n_in_flight = 0;
-    for (std::size_t p = 0; p < provs.size(); ++p) {
-      held += gate_billed[p] > 0 ? gate_in_flight[p] * gate_cost[p] / static_cast<double>(gate_billed[p]) : gate_reserved[p];
-      n_in_flight += gate_in_flight[p];
-    }
-    reserve = call_reserve(i, body, embed);
-    if (budget_spent + held + reserve > budget_max) {
-      budget_reached = true;
-      first = true;
-      why = fmt::format("spent ${:.4f} of the ${:.4f} budget; {} call(s) in flight may cost ${:.4f} more, and the next "
-                        "would cost about ${:.4f}",
-                        budget_spent, budget_max, n_in_flight, held, reserve);
-      return false;
+    bool waited = false;
+    for (;;) {
+      if (budget_reached) {
+        why = fmt::format("the budget of ${:.4g} is reached (spent ${:.4f})", budget_max, budget_spent);
+        return false;
+      }
+      if (stop_requested()) {
+        why.clear();
+        return false;
+      }
+      double held = 0;
+      int n_in_flight = 0;
+      for (std::size_t p = 0; p < provs.size(); ++p) {
+        held += gate_billed[p] > 0 ? gate_in_flight[p] * gate_cost[p] / static_cast<double>(gate_billed[p]) : gate_reserved[p];
+        n_in_flight += gate_in_flight[p];
+      }
+      reserve = call_reserve(i, body, embed);
+      if (budget_spent + held + reserve <= budget_max) break;
+      if (n_in_flight == 0) {
+        budget_reached = true;
+        first = true;
+        why = fmt::format("at ${:.4f} spent, the next call (about ${:.4f}) would pass the ${:.4g} budget", budget_spent,
+                          reserve, budget_max);
+        return false;
+      }
+      if (!waited && before_wait != nullptr && *before_wait) {
+        lk.unlock();
+        (*before_wait)();
+        lk.lock();
+        waited = true;
+        continue;
+      }
+      waited = true;
+      gate_cv.wait_for(lk, std::chrono::milliseconds(100));  // release() notifies; the timeout sees a stop
     }
     ++gate_in_flight[i];
     gate_reserved[i] += reserve;
@@ -403,14 +426,17 @@ struct LlmService::Impl {
 
   void release(const Job& job, const CallResult& r) {
     if (!job.gated) return;
-    std::lock_guard lk(gate_mu);
-    --gate_in_flight[job.prov];
-    gate_reserved[job.prov] -= job.reserve;
-    if (r.ok && !r.merged) {
-      gate_cost[job.prov] += r.cost.total();
-      ++gate_billed[job.prov];
-      budget_spent += r.cost.total();
+    {
+      std::lock_guard lk(gate_mu);
+      --gate_in_flight[job.prov];
+      gate_reserved[job.prov] -= job.reserve;
+      if (r.ok && !r.merged) {
+        gate_cost[job.prov] += r.cost.total();
+        ++gate_billed[job.prov];
+        budget_spent += r.cost.total();
+      }
     }
+    gate_cv.notify_all();
   }
 
   CURLM* multi = nullptr;
@@ -964,7 +990,7 @@ struct LlmService::Impl {
 
   // Prepares a job; returns nullptr with `out` filled when the call is already answered (error or cache hit).
   JobPtr prepare(const std::string& provider, bool embed, nlohmann::json body, std::size_t n_inputs, int replication,
-                 CallResult& out) {
+                 CallResult& out, const std::function<void()>* before_wait = nullptr) {
     auto t0 = Clock::now();
     out = CallResult{};
     auto it = index.find(provider);
@@ -1033,13 +1059,13 @@ struct LlmService::Impl {
       }
       std::string why;
       bool first = false;
-      if (!shared && !admit(it->second, body, embed, reserve, why, first)) {
+      if (!shared && !admit(it->second, body, embed, reserve, why, first, before_wait)) {
         // The budget is reached: the run's stop (util/stop.h) with the budget as its reason; this call, like
         // every later one, is left for --resume.
         if (first && on_budget) on_budget(why);
         out.stopped = true;
-        out.budget_refused = true;
-        return fail_now(fmt::format("not sent: {}; --resume asks again", why));
+        out.budget_refused = !why.empty();
+        return fail_now(why.empty() ? stop_message() : fmt::format("not sent: {}; --resume asks again", why));
       }
       gated = !shared;
     }
@@ -1209,8 +1235,10 @@ std::vector<CallResult> LlmService::chat_batch(const std::string& provider, cons
   std::vector<CallResult> out(bodies.size());
   std::vector<JobPtr> jobs;
   std::vector<std::pair<std::size_t, std::future<CallResult>>> futs;
+  // (a call that waits for the budget first lets the calls admitted before it go)
+  const std::function<void()> submit_admitted = [&] { impl_->submit(jobs); };
   for (std::size_t i = 0; i < bodies.size(); ++i) {
-    auto job = impl_->prepare(provider, false, bodies[i], 0, replication, out[i]);
+    auto job = impl_->prepare(provider, false, bodies[i], 0, replication, out[i], &submit_admitted);
     if (!job) continue;
     futs.emplace_back(i, job->promise.get_future());
     jobs.push_back(std::move(job));

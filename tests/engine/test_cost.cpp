@@ -114,7 +114,7 @@ TEST_CASE("cost: a server without usage gets counted tokens, marked estimated", 
   CHECK_THAT(c["tokenizer"].get<std::string>(), Catch::Contains("approximate"));
 }
 
-TEST_CASE("cost: price errors say where", "[cost]") {
+TEST_CASE("cost: price and budget errors say where", "[cost]") {
   TestLlmServer srv;
   TempDir d;
   d.write("data.csv", data(1));
@@ -130,7 +130,17 @@ TEST_CASE("cost: price errors say where", "[cost]") {
   check("{input_per_mtok: 1, output_per_mtok: 2, input: 3}", "8:52", "unknown key 'input' in 'price'");
   check("{input_per_mtok: 1}", "8:12", "'price' needs 'output_per_mtok'");
   check("12", "8:12", "'price' must be a mapping");
+  d.write("p.yaml", "budget: {max_cost_usd: -3}\n" + priced_pipeline(srv, "out", "{input_per_mtok: 1, output_per_mtok: 2}"));
+  auto r = run_cmd(evalgraph_cmd("validate " + (d.path / "p.yaml").string()));
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("p.yaml:1:24: error: budget 'max_cost_usd' must be a number of US dollars > 0"));
+  d.write("p.yaml", "budget: {max_usd: 3}\n" + priced_pipeline(srv, "out", "{input_per_mtok: 1, output_per_mtok: 2}"));
+  r = run_cmd(evalgraph_cmd("validate " + (d.path / "p.yaml").string()));
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("p.yaml:1:"));
+  CHECK_THAT(r.output, Catch::Contains("max_usd"));
 }
+
 
 TEST_CASE("estimate: before a run every call is to make; after a complete cached run none, at no cost", "[estimate][llm]") {
   ServerOptions o;

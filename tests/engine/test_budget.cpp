@@ -1,0 +1,111 @@
+// The budget (docs/cost.md) against the loopback server, counting its requests: a run stops at its budget
+// with exit code 5 having used most of it and overshot it by no more than its calls in flight; resumed with a
+// larger budget it finishes without repeating a call, and run.json's cost covers both sessions.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <regex>
+#include <set>
+
+#include "llm_fixture.h"
+#include "test_llm_server.h"
+#include "test_support.h"
+
+using namespace testsupport;
+using nlohmann::json;
+using evalgraph::testing::ServerOptions;
+using evalgraph::testing::TestLlmServer;
+namespace fs = std::filesystem;
+
+namespace {
+class Server : public TestLlmServer {
+ public:
+  explicit Server(ServerOptions o) : TestLlmServer(o) { setenv("EG_TEST_SECRET_KEY", "k", 1); }
+  ~Server() { unsetenv("EG_TEST_SECRET_KEY"); }
+};
+fs::path last_line(const std::string &out) {
+  std::string s = out;
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s.substr(s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
+}
+std::size_t lines(const std::string &s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
+}  // namespace
+
+TEST_CASE("budget: the run stops at its budget (exit 5) and resumes with a larger one, repeating no call", "[budget][llm]") {
+  ServerOptions o;
+  o.latency_ms = 30;
+  o.default_reply = "w1 w2 w3 w4";  // 4 completion tokens; every prompt is 6 words: each call costs $1.00
+  Server srv(o);
+  TempDir d;
+  std::string data = "text\n";
+  for (int i = 0; i < 40; ++i) data += "question number " + std::to_string(i) + " about many things\n";
+  d.write("data.csv", data);
+  const int in_flight = 4;
+  d.write("p.yaml", "name: budget\ndataset: {path: data.csv}\nbudget: {max_cost_usd: 100}\n"
+                    "providers:\n  judge:\n    base_url: " + srv.base_url() + "\n    model: m\n    api_key_env: EG_TEST_SECRET_KEY\n"
+                    "    max_in_flight: " + std::to_string(in_flight) + "\n"
+                    "    price: {input_per_mtok: 100000, output_per_mtok: 100000}\n"
+                    "nodes:\n  - {id: j, uses: test.needs_llm}\n"
+                    "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n"
+                    "output: {dir: out}\n");
+  const std::string cache = (d.path / "cache.sqlite").string();
+  // --max-cost wins over the pipeline's budget
+  auto r = run_cmd(evalgraph_cmd("run -j 1 --chunk-size 4 --cache " + cache + " --max-cost 12.5 " + (d.path / "p.yaml").string()));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 5);
+  CHECK_THAT(r.output, Catch::Contains("budget"));
+  CHECK(std::regex_search(r.output, std::regex("spent \\$[0-9.]+ of the \\$12\\.5")));
+  CHECK(std::regex_search(r.output, std::regex("[0-9]+ records? remain")));
+  const std::size_t first = srv.request_count();
+  fs::path run_dir = last_line(r.output);
+  json interrupted = json::parse(read_file(run_dir / "progress" / "cost.json"));
+  const double spent = interrupted["cost_usd"].get<double>();
+  INFO("spent " << spent << " in " << first << " requests");
+  CHECK(spent == Approx(static_cast<double>(first)));  // every answered request cost $1
+  CHECK(spent >= 0.8 * 12.5);                          // calls alike: most of the budget used
+  CHECK(spent <= 12.5 + in_flight * 1.0);              // overshoot: at most the calls in flight
+  CHECK(first < 40);
+
+  // A larger budget: the run finishes; no request is made twice.
+  auto resumed = run_cmd(evalgraph_cmd("run --cache " + cache + " --resume " + run_dir.string() + " --max-cost 100"));
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(srv.request_count() == 40);
+  std::set<std::string> bodies;
+  for (const auto &req : srv.requests()) bodies.insert(req.body);
+  CHECK(bodies.size() == 40);
+  CHECK(lines(read_file(run_dir / "out.jsonl")) == 40);
+  json c = json::parse(read_file(run_dir / "run.json"))["cost"];
+  CHECK(c["cost_usd"].get<double>() == Approx(40.0));  // both sessions
+  CHECK(c["earlier_sessions"]["cost_usd"].get<double>() == Approx(spent));
+}
+
+TEST_CASE("budget: a shard gets its share of the pipeline's budget, or its own --max-cost", "[budget][shard][llm]") {
+  ServerOptions o;
+  o.default_reply = "w1 w2 w3 w4";
+  Server srv(o);
+  TempDir d;
+  std::string data = "text\n";
+  for (int i = 0; i < 40; ++i) data += "question number " + std::to_string(i) + " about many things\n";
+  d.write("data.csv", data);
+  d.write("p.yaml", "name: budget\ndataset: {path: data.csv}\nbudget: {max_cost_usd: 12.5}\n"
+                    "providers:\n  judge:\n    base_url: " + srv.base_url() + "\n    model: m\n    api_key_env: EG_TEST_SECRET_KEY\n"
+                    "    max_in_flight: 2\n    price: {input_per_mtok: 100000, output_per_mtok: 100000}\n"
+                    "nodes:\n  - {id: j, uses: test.needs_llm}\n"
+                    "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n"
+                    "output: {dir: out}\n");
+  auto r = run_cmd(evalgraph_cmd("run --no-cache --shard 1/2 " + (d.path / "p.yaml").string()));
+  INFO(r.output);
+  CHECK(r.exit_code == 5);
+  CHECK_THAT(r.output, Catch::Contains("of the $6.25 budget"));  // 12.5 / 2 shards
+  CHECK(srv.request_count() == 6);                              // $1 a call: the 7th would pass $6.25
+  // the shard's 20 records: one chunk, not journaled (its later records' calls were not sent); the 6 answers
+  // are in the run's call log, so --resume does not ask them again
+  CHECK_THAT(r.output, Catch::Contains("20 records remain"));
+  srv.reset_counters();
+  auto own = run_cmd(evalgraph_cmd("run --no-cache --shard 2/2 --max-cost 3 " + (d.path / "p.yaml").string()));
+  INFO(own.output);
+  CHECK(own.exit_code == 5);
+  CHECK_THAT(own.output, Catch::Contains("of the $3 budget"));
+  CHECK(srv.request_count() == 3);
+}
