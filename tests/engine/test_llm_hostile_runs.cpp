@@ -138,7 +138,7 @@ TEST_CASE("another model answering: the run goes on, with one warning in run.log
   CHECK(log.find("someone-else-70b") == log.rfind("someone-else-70b"));  // once
 }
 
-TEST_CASE("an LLM answer over limits.field_bytes or record_bytes fails its record; nothing of it goes on", "[llm][hostile]") {
+TEST_CASE("an LLM answer over limits.field_bytes or record_bytes fails its record, and nothing of it goes on", "[llm][hostile]") {
   ServerOptions so;
   so.big_content_bytes = std::uint64_t(2) << 20;  // within max_response_bytes (8 MiB), over field_bytes (1 MiB)
   TestLlmServer srv(so);

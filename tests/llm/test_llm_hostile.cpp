@@ -143,7 +143,7 @@ TEST_CASE("stop: calls sleeping in a long Retry-After end at once, stopped, and 
   CHECK(again.ok);
 }
 
-TEST_CASE("stop: a trickling answer gets the grace, then is cut; a hard stop cuts at once", "[llm][stop]") {
+TEST_CASE("stop: a trickling answer gets the grace, then is cut, and a hard stop cuts at once", "[llm][stop]") {
   StopReset guard;
   ServerOptions so;
   so.trickle_ms = 100;
