@@ -233,7 +233,17 @@ TEST_CASE("SIGTERM while calls wait in connect, or on a trickling body: cut afte
     INFO(run.output());
     CHECK(rc == 130);
     CHECK(since(t0) < 6.0);
-    check_resumable(only_run_dir(d.path / "out"));
+    fs::path run_dir = only_run_dir(d.path / "out");
+    check_resumable(run_dir);
+    // The server heals: --resume finishes every record.
+    srv.clear_rules();
+    srv.add_rule(Rule{.reply = "fine"});
+    auto resumed = run_cmd(evalgraph_cmd("run -q --no-cache --resume " + run_dir.string()));
+    INFO(resumed.output);
+    CHECK(resumed.exit_code == 0);
+    auto lines = read_jsonl(run_dir / "out.jsonl");
+    CHECK(lines.size() == 12);
+    for (const auto &l : lines) CHECK(l["j"]["answer"] == "fine");
   }
   SECTION("a second signal stops at once") {
     ServerOptions so;
