@@ -135,6 +135,9 @@ json estimate(const Pipeline &p, const Plan &full_plan, const Options &opt) {
   ro.journal = false;
   ro.jobs = std::max(1, opt.jobs);
   ro.limit = opt.limit;
+  // A dry call returns at once: no thread waits on the network, so a few LLM threads keep the CPUs busy (the
+  // run's windows of max_in_flight threads would only add switches between them).
+  ro.llm_concurrency = std::max(2, ro.jobs);
   RunResult rr = run_plan(p, plan, host, ro);
 
   // The error band of the prompt tokens: none when exact; otherwise the approximation's measured mean error

@@ -44,6 +44,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::size_t kSnippetBytes = 200;
+// What a dry run (estimate) answers a call the cache does not hold: one short token, not empty, so that a node
+// that refuses an empty answer still hands it on and the nodes after it build (and count) their requests.
+constexpr const char* kDryAnswer = "-";
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -1018,8 +1021,9 @@ struct LlmService::Impl {
         return fail_now(fmt::format("provider '{}': streaming responses are not supported", ps.cfg.name));
     }
     body["model"] = model;
-    std::string text = dump(body);
-    std::string key = key_for(ps, embed ? "embeddings" : "chat", model, text, replication);
+    // (a dry run without a cache sends nothing and looks nothing up: no text, no key)
+    std::string text = dry_run && !cache ? std::string() : dump(body);
+    std::string key = dry_run && !cache ? std::string() : key_for(ps, embed ? "embeddings" : "chat", model, text, replication);
     if (cache) {
       double fetched_latency = -1;
       if (auto hit = cache->get(key, &fetched_latency)) {
@@ -1079,7 +1083,7 @@ struct LlmService::Impl {
       out.dry = true;
       out.http_status = 0;
       out.response = embed ? nlohmann::json{{"data", nlohmann::json::array()}}
-                           : nlohmann::json{{"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", ""}}}}}}};
+                           : nlohmann::json{{"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", kDryAnswer}}}}}}};
       if (embed) {
         for (std::size_t i = 0; i < n_inputs; ++i) out.response["data"].push_back({{"index", i}, {"embedding", {0.0}}});
       }

@@ -87,7 +87,7 @@ Price price_from_json(const std::string& name, const nlohmann::json& j);
 struct CacheOptions {
   bool enabled = true;
   std::string path;  // empty: $XDG_CACHE_HOME/evalgraph/llm-cache.sqlite or ~/.cache/evalgraph/llm-cache.sqlite
-  // `evalgraph estimate`: nothing is sent. A call the cache does not answer gets at once an empty answer
+  // `evalgraph estimate`: nothing is sent. A call the cache does not answer gets at once the answer "-"
   // (CallResult::dry), with its prompt tokens counted; nothing is written to the cache.
   bool dry_run = false;
 };

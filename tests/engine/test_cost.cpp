@@ -72,8 +72,16 @@ TEST_CASE("cost: tokens from the server's usage, cached tokens at their price, h
   CHECK(c["providers"]["judge"]["price"]["cached_input_per_mtok"] == 1.25);
   CHECK(c["nodes"]["j"]["cost_usd"].get<double>() == Approx(expect));
   CHECK(c["nodes"]["j"]["providers"]["judge"]["billed_calls"] == 10);
-  // the report shows it
-  CHECK_THAT(read_file(last_line(r.output) / "run.json"), Catch::Contains("\"cost_usd\""));
+  // the report has it (eg-final: what the host said at the end of the run) and the table that shows it
+  const std::string html = read_file(last_line(r.output) / "report.html");
+  const std::string open = "id=\"eg-final\">";
+  const auto at = html.find(open);
+  REQUIRE(at != std::string::npos);
+  const auto from = at + open.size();
+  json fin = json::parse(html.substr(from, html.find("</script>", from) - from));
+  CHECK(fin["cost"]["cost_usd"].get<double>() == Approx(expect));
+  CHECK(fin["cost"]["nodes"]["j"]["billed_calls"] == 10);
+  CHECK_THAT(html, Catch::Contains("function renderCost"));
 
   // The same run again: every answer from the cache, nothing spent, the hits counted apart.
   auto again = run_cmd(evalgraph_cmd("run -q --cache " + cache + " " + (d.path / "p.yaml").string()));
