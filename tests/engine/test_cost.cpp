@@ -150,7 +150,7 @@ TEST_CASE("cost: price and budget errors say where", "[cost]") {
 }
 
 
-TEST_CASE("estimate: before a run every call is to make; after a complete cached run none, at no cost", "[estimate][llm]") {
+TEST_CASE("estimate: before a run every call is to make, after a complete cached run none, at no cost", "[estimate][llm]") {
   ServerOptions o;
   o.latency_ms = 20;
   Server srv(o);
