@@ -10,6 +10,8 @@ build=${1:-$root/build}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --build "$build" --target eg-token-count >/dev/null
+counter=$build/eg-token-count
+[ -x "$counter" ] || counter=$build/tests/llm/eg-token-count
 (cd "$work" && npm install --silent --no-audit --no-fund js-tiktoken@1 >/dev/null)
 python3 "$here/corpus.py" "$root" > "$work/corpus.jsonl"
 echo "corpus: $(wc -l < "$work/corpus.jsonl") texts, $(wc -c < "$work/corpus.jsonl") bytes"
@@ -18,7 +20,7 @@ for enc in cl100k_base o200k_base; do
   NODE_PATH="$work/node_modules" node "$here/make_tiktoken.js" $enc "$work/$enc.tiktoken" 2>/dev/null
   for mode in approximate exact; do
     arg=$enc; [ $mode = exact ] && arg="$work/$enc.tiktoken"
-    "$build/tests/llm/eg-token-count" "$arg" < "$work/corpus.jsonl" > "$work/got" 2> "$work/speed"
+    "$counter" "$arg" < "$work/corpus.jsonl" > "$work/got" 2> "$work/speed"
     python3 - "$work/ref.$enc" "$work/got" "$enc $mode" "$(cat "$work/speed")" <<'PY'
 import sys
 ref = [int(x) for x in open(sys.argv[1])]
