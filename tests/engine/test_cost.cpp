@@ -264,3 +264,34 @@ TEST_CASE("tokens: the split follows the encodings' patterns, byte-pair merges f
   CHECK(ap->count("The quick brown fox jumps over the lazy dog.") <= 12);
   CHECK(ap->approximation_error()["mean_abs_pct"].get<double>() > 0);
 }
+
+TEST_CASE("estimate: what it says before a run against what the run then spends", "[estimate][cost][llm]") {
+  // A server without usage: the run counts tokens with the same counter as the estimate, so the first node's
+  // prompt tokens must agree exactly and the run's cost must lie within the estimate's range.
+  ServerOptions o;
+  o.send_usage = false;
+  Server srv(o);
+  evalgraph::testing::Rule echo;
+  echo.reply = "reply: {last_user}";
+  srv.add_rule(echo);
+  TempDir d;
+  d.write("data.csv", data(20));
+  const std::string nodes =
+      "  - {id: a, uses: test.needs_llm}\n  - {id: b, uses: test.needs_llm, inputs: {text: a.answer}}\n";
+  d.write("p.yaml", priced_pipeline(srv, "out", "{input_per_mtok: 3, output_per_mtok: 15}", "", nodes));
+  auto e = run_cmd(evalgraph_cmd("estimate --json --no-cache " + (d.path / "p.yaml").string()));
+  INFO(e.output);
+  REQUIRE(e.exit_code == 0);
+  json est = json::parse(e.output);
+  auto r = run_cmd(evalgraph_cmd("run -q --no-cache " + (d.path / "p.yaml").string()));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  json spent = json::parse(read_file(last_line(r.output) / "run.json"))["cost"];
+  CHECK(spent["billed_calls"] == 40);
+  CHECK(est["to_call"] == 40.0);
+  CHECK(spent["nodes"]["a"]["prompt_tokens"].get<double>() == est["nodes"]["a"]["prompt_tokens_to_call"].get<double>());
+  CHECK(spent["cost_usd"].get<double>() >= est["cost_usd_low"].get<double>());
+  CHECK(spent["cost_usd"].get<double>() <= est["cost_usd_high"].get<double>());
+  // b's prompts held a's answers, which the estimate could not know: it counted fewer tokens
+  CHECK(spent["nodes"]["b"]["prompt_tokens"].get<double>() > est["nodes"]["b"]["prompt_tokens_to_call"].get<double>());
+}
