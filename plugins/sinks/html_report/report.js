@@ -194,6 +194,9 @@ function renderRun() {
       `<td class="mono">${esc(JSON.stringify(nd.with || {}))}</td><td class="bad">${esc(S.firstErr[nd.id] || '')}</td></tr>`;
   }
   h += '</table>';
+  // A node described by its plugin (a python node: its script, SHA-256, signature, parameters, docstring).
+  for (const nd of S.nodes)
+    if (nd.described) h += `<details><summary>${esc(nd.id)}: <code>${esc(nd.described.script || '')}</code> ${esc(nd.described.signature || '')}</summary>${json(nd.described)}</details>`;
   if (RUN.sinks) h += '<h3>Sinks</h3><p>' + RUN.sinks.map((s) => `<code>${esc(s.uses)}</code> ${esc(JSON.stringify(s.with || {}))}`).join(' · ') + '</p>';
   sec.innerHTML = h;
   sec.appendChild(renderDag());
