@@ -288,7 +288,7 @@ json estimate(const Pipeline &p, const Plan &full_plan, const Options &opt) {
     wall = std::max(wall, w);
   }
   json out = {{"pipeline", p.name},
-              {"records", rr.records},
+              {"records", rr.records},  // replications counted
               {"replications", p.replications},
               {"calls", calls},
               {"cached", cached},
@@ -323,8 +323,10 @@ std::string format_table(const json &e) {
   };
   for (const auto &[id, v] : e["nodes"].items()) row(id, v);
   row("total", e);
-  out += fmt::format("records: {} x {} replication(s); prompt tokens: {}", e["records"].get<long long>(),
-                     e["replications"].get<int>(), e["tokenizer"]["counter"].get<std::string>());
+  const long long runs = e["records"].get<long long>();
+  const int reps = std::max(1, e["replications"].get<int>());
+  out += fmt::format("records: {} ({} x {} replication{}); prompt tokens: {}", runs, runs / reps, reps, reps == 1 ? "" : "s",
+                     e["tokenizer"]["counter"].get<std::string>());
   if (e["tokenizer"]["approximation_error"].is_object())
     out += fmt::format(" (measured error: mean {}%, p95 {}%; the cost range allows ±{}% on prompt tokens)",
                        e["tokenizer"]["approximation_error"]["mean_abs_pct"].get<double>(),

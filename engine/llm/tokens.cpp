@@ -381,8 +381,13 @@ std::shared_ptr<const TokenCounter> TokenCounter::from_file(const std::string& p
 
 std::shared_ptr<const TokenCounter> TokenCounter::from_environment() {
   const char* f = std::getenv("EVALGRAPH_TIKTOKEN_FILE");
-  if (f != nullptr && *f != '\0') return from_file(f);
-  return approximate();
+  if (f == nullptr || *f == '\0') return approximate();
+  try {
+    return from_file(f);
+  } catch (const std::exception &e) {
+    throw std::runtime_error(fmt::format("EVALGRAPH_TIKTOKEN_FILE: {}; point it at a cl100k_base or o200k_base "
+                                         ".tiktoken file (docs/cost.md#token-counts) or unset it", e.what()));
+  }
 }
 
 std::string TokenCounter::describe() const {

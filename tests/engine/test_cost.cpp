@@ -258,6 +258,13 @@ TEST_CASE("tokens: the split follows the encodings' patterns, byte-pair merges f
   CHECK(tc->count("bcab") == 2);  // bc, ab
   d.write("bad.tiktoken", "QQ== 0\nnot base64! 1\n");
   CHECK_THROWS_WITH(TokenCounter::from_file((d.path / "bad.tiktoken").string()), Catch::Contains("bad.tiktoken:2: not a .tiktoken line"));
+  setenv("EVALGRAPH_TIKTOKEN_FILE", (d.path / "bad.tiktoken").string().c_str(), 1);
+  CHECK_THROWS_WITH(TokenCounter::from_environment(),
+                    Catch::Contains("EVALGRAPH_TIKTOKEN_FILE: ") && Catch::Contains("bad.tiktoken:2: not a .tiktoken line"));
+  setenv("EVALGRAPH_TIKTOKEN_FILE", (d.path / "tiny.tiktoken").string().c_str(), 1);
+  CHECK(TokenCounter::from_environment()->exact());
+  unsetenv("EVALGRAPH_TIKTOKEN_FILE");
+  CHECK(!TokenCounter::from_environment()->exact());
   // the approximation is within its measured error on plain English
   auto ap = TokenCounter::approximate();
   CHECK(ap->count("The quick brown fox jumps over the lazy dog.") >= 9);
