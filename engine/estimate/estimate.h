@@ -4,7 +4,8 @@
 // The pipeline's LLM nodes, and the nodes they read from, run over the data set as in a run, with an LLM
 // service in dry-run mode (llm::CacheOptions::dry_run): each request a plugin builds is looked up in the cache
 // under the key the run would use, and a request the cache does not answer is not sent but answered at once
-// with "-" (a one-token text: a node that refuses an empty answer still hands it on). A host call observer (HostServices::set_call_observer) sees every request and its result.
+// with "-" (a one-token text: a node that refuses an empty answer still hands it on). A host call observer
+// (HostServices::set_call_observer) sees every request and its result.
 // So the requests are exactly the plugins' own, and a node that reads an upstream answer gets the cached one
 // where there is one; where there is none its calls count as not cached.
 #include <string>
