@@ -218,7 +218,7 @@ def check(n):
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   INFO(r.output);
   CHECK(r.exit_code == 1);
-  CHECK(s < 5);
+  CHECK(s < 60);  // the loops never end by themselves; (the interpreter's start can take seconds on a loaded machine)
   auto out = read_jsonl(r.dir / "out.jsonl");
   REQUIRE(out.size() == 5);
   for (int i : {0, 2, 4}) CHECK(out[i]["c"]["n"] == out[i]["n"].get<int>() * 10);

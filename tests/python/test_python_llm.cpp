@@ -63,7 +63,9 @@ TEST_CASE("python: evalgraph.chat keeps the provider's window full with one work
   REQUIRE(r.exit_code == 0);
   CHECK(srv.request_count() == 64);
   CHECK(srv.max_concurrency() == 16);  // 16 calls waited at once: the GIL was not held while they waited
-  CHECK(s < 64 * 0.05);                // a serial judge could not take less than 3.2 s
+  // (No bound on the wall time here: the interpreter's start alone took up to 10 s on a loaded build machine;
+  // bench/python_bench.sh measures the judge against N*L/C.)
+  INFO("wall " << s << " s");
   std::filesystem::path dir = r.output.substr(0, r.output.size() - 1);
   auto out = read_jsonl(dir / "out.jsonl");
   REQUIRE(out.size() == 64);
