@@ -238,7 +238,7 @@ const COST_COLS = [['cost_usd', 'cost (USD)'], ['billed_calls', 'billed calls'],
 function renderCost() {
   const c = FINAL.cost && typeof FINAL.cost === 'object' && !Array.isArray(FINAL.cost) ? FINAL.cost : null;
   if (!c || !c.calls) return '';
-  const usd = (v) => typeof v === 'number' ? '$' + v.toFixed(v >= 100 ? 2 : 4) : '–';
+  const usd = (v) => typeof v === 'number' ? '$' + v.toFixed(v >= 100 ? 2 : v >= 0.01 || v === 0 ? 4 : 6) : '–';
   const cell = (k, v) => `<td class="n" data-k="${esc(k)}">${k.endsWith('_usd') ? usd(v) : fmt(v)}</td>`;
   const row = (label, o, extra) => `<tr><td><b>${esc(label)}</b></td>` + COST_COLS.map(([k]) => cell(k, o[k])).join('') + `<td>${extra || ''}</td></tr>`;
   const head = (first, last) => `<tr><th>${first}</th>` + COST_COLS.map(([, t]) => `<th class="n">${esc(t)}</th>`).join('') + `<th>${last}</th></tr>`;
