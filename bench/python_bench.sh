@@ -22,7 +22,7 @@ command -v /usr/bin/time >/dev/null || { echo "python_bench: needs /usr/bin/time
 work=$(mktemp -d)
 # shellcheck source=bench/test_server.sh
 . "$repo/bench/test_server.sh"
-trap 'stop_test_server; rm -rf "$work"' EXIT
+trap 'stop_test_server; if [ -n "${KEEP:-}" ]; then echo "kept $work"; else rm -rf "$work"; fi' EXIT
 export CI=true
 eg="$build/evalgraph"
 
@@ -118,6 +118,10 @@ else
   if ! (cd "$pf" && timeout 600 npm install --silent --no-audit --no-fund "promptfoo@${PROMPTFOO_VERSION:-0.120.0}" >"$pf/npm.log" 2>&1); then
     echo "promptfoo: skipped (npm could not install promptfoo@${PROMPTFOO_VERSION:-0.120.0}: registry unreachable? $(tail -1 "$pf/npm.log"))"
   else
+    # promptfoo 0.120.0 looks for its database migrations in <package>/drizzle, npm installs them in dist/drizzle
+    # ("Database migration failed: Can't find meta/_journal.json"): point the one at the other.
+    pkg="$pf/node_modules/promptfoo"
+    [ -e "$pkg/drizzle" ] || [ ! -d "$pkg/dist/drizzle" ] || ln -s dist/drizzle "$pkg/drizzle"
     "$py" - "$work" <<'PY'
 import json, sys
 w = sys.argv[1]

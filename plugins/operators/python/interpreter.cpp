@@ -149,9 +149,11 @@ struct Deadline::Entry {
 };
 
 namespace {
-std::mutex g_wd_mu;
-std::condition_variable g_wd_cv;
-std::vector<Deadline::Entry *> g_active;  // under g_wd_mu
+// Never destroyed: the watchdog waits on them for the life of the process, and glibc's pthread_cond_destroy at
+// exit would wait for it to leave its wait (it polls every 100 ms and re-enters: exits took up to a minute).
+std::mutex &g_wd_mu = *new std::mutex;
+std::condition_variable &g_wd_cv = *new std::condition_variable;
+std::vector<Deadline::Entry *> &g_active = *new std::vector<Deadline::Entry *>;  // under g_wd_mu
 Clock::time_point g_wd_next = Clock::time_point::max();  // when the watchdog wakes next
 
 Deadline::Why due(const Deadline::Entry &e, Clock::time_point now) {
