@@ -229,7 +229,7 @@ def check(n):
   }
 }
 
-TEST_CASE("python: print() goes to run.log with the node and the record; the terminal stays quiet", "[python]") {
+TEST_CASE("python: print() goes to run.log with the node and the record, the terminal stays quiet", "[python]") {
   TempDir d;
   d.write("data.jsonl", "{\"n\": 1}\n{\"n\": 2}\n");
   d.write("checks.py", R"(import evalgraph, sys

@@ -91,7 +91,7 @@ TEST_CASE("python: evalgraph.chat keeps the provider's window full with one work
   CHECK(json::parse(read_file(dir2 / "run.json"))["llm"]["judge"]["cache_hits"] == 64);
 }
 
-TEST_CASE("python: a failed chat fails its record with ChatError; other records go on", "[python][llm][errors]") {
+TEST_CASE("python: a failed chat fails its record with ChatError, other records go on", "[python][llm][errors]") {
   LlmServer srv(0);
   Rule bad;
   bad.match = "answer 2";
