@@ -111,6 +111,13 @@ std::shared_ptr<NodeTypeInfo> describe_node(const NodeDecl &d, const NodeTypeInf
   }
   if (r.contains("flags")) info->flags = r["flags"].get<uint32_t>();
   if (r.contains("params_schema")) info->params_schema = r["params_schema"];
+  if (r.contains("outputs")) {
+    if (std::string why = check_output_declaration(r["outputs"]); !why.empty()) {
+      report("", fmt::format("the plugin's description of this node {}", why));
+      return nullptr;
+    }
+    info->outputs = r["outputs"];
+  }
   info->info = r.value("info", json());
   return info;
 }

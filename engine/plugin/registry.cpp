@@ -41,6 +41,37 @@ bool plain_field_name(const std::string &f) {
   return plain && f[0] != '_';
 }
 
+std::string check_output_declaration(const nlohmann::json &outputs) {
+  if (!outputs.is_object()) return "the declaration of outputs is not a JSON object";
+  static const std::set<std::string> types{"number", "integer", "boolean", "string", "array", "object"};
+  for (const auto &[field, decl] : outputs.items()) {
+    if (!plain_field_name(field)) return fmt::format("declares output '{}', which is not a plain field name", field);
+    if (!decl.is_object()) return fmt::format("output '{}': its declaration is not an object", field);
+    if (decl.contains("type") && (!decl["type"].is_string() || types.count(decl["type"].get<std::string>()) == 0))
+      return fmt::format("output '{}': type must be one of number, integer, boolean, string, array, object", field);
+    if (decl.contains("better") &&
+        (!decl["better"].is_string() || (decl["better"] != "higher" && decl["better"] != "lower")))
+      return fmt::format("output '{}': better must be \"higher\" or \"lower\"", field);
+  }
+  return {};
+}
+
+std::string NodeTypeInfo::output_type(const std::string &field) const {
+  auto it = outputs.find(field);
+  if (it == outputs.end() || !it->is_object()) return {};
+  return it->value("type", std::string());
+}
+
+bool NodeTypeInfo::lower_is_better(const std::string &field) const {
+  auto it = outputs.find(field);
+  return it != outputs.end() && it->is_object() && it->value("better", std::string()) == "lower";
+}
+
+// Whether a node type of this descriptor has the member ending at `end` (added in ABI minor `minor`).
+static bool covers(const eg_plugin *d, uint16_t minor, size_t end) {
+  return d->abi_minor >= minor && d->node_type_size >= end;
+}
+
 std::string PluginRegistry::check_descriptor(const eg_plugin *d) const {
   if (d == nullptr) return "its entry evalgraph_plugin_v1() returned NULL";
   if (d->magic != EG_MAGIC)
@@ -78,6 +109,11 @@ std::string PluginRegistry::check_descriptor(const eg_plugin *d) const {
     if (t->params_schema != nullptr && *t->params_schema != '\0' &&
         !nlohmann::json::accept(t->params_schema))
       return fmt::format("node type '{}' publishes a parameter schema that is not valid JSON", t->name);
+    if (covers(d, 3, offsetof(eg_node_type, outputs) + sizeof(t->outputs)) && t->outputs != nullptr) {
+      auto decl = nlohmann::json::parse(t->outputs, nullptr, false);
+      if (std::string why = check_output_declaration(decl); !why.empty())
+        return fmt::format("node type '{}' {}", t->name, why);
+    }
   }
   return {};
 }
@@ -129,8 +165,9 @@ bool PluginRegistry::load_file(const fs::path &file) {
     info.reads_optional = string_list(t->reads_optional);
     info.writes = string_list(t->writes);
     info.flags = t->flags;
-    if (d->abi_minor >= 2 && d->node_type_size >= offsetof(eg_node_type, describe) + sizeof(t->describe))
-      info.describe = t->describe;
+    if (covers(d, 2, offsetof(eg_node_type, describe) + sizeof(t->describe))) info.describe = t->describe;
+    if (covers(d, 3, offsetof(eg_node_type, outputs) + sizeof(t->outputs)) && t->outputs != nullptr)
+      info.outputs = nlohmann::json::parse(t->outputs);
     info.params_schema = (t->params_schema != nullptr && *t->params_schema != '\0')
                              ? nlohmann::json::parse(t->params_schema)
                              : nlohmann::json::object();

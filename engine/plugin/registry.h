@@ -31,8 +31,18 @@ struct NodeTypeInfo {
   // ABI 1.2: the type's describe(), NULL when it has none (or its plugin was built for an older ABI).
   eg_status (*describe)(const char *, size_t, eg_buffer *) = nullptr;
   nlohmann::json info;  // a described node: what describe() said about it ("info"), recorded in run.json
+  // ABI 1.3: what the plugin declares about its outputs, {"field": {"type": "number", "better": "lower"}, ...};
+  // an empty object when it declares nothing (expect: and compare then go by the values they see).
+  nlohmann::json outputs = nlohmann::json::object();
+  // The declared type of an output ("" when not declared) and whether lower values are the better ones.
+  std::string output_type(const std::string &field) const;
+  bool lower_is_better(const std::string &field) const;
   bool has(uint32_t flag) const { return (flags & flag) != 0; }
 };
+
+// Checks a declaration of outputs (eg_node_type.outputs or describe()'s "outputs"): "" when it is well formed,
+// else what is wrong with it.
+std::string check_output_declaration(const nlohmann::json &outputs);
 
 // Whether a port or output name is plain: letters, digits, '_' and '-' (or '*'), not starting with '_'.
 bool plain_field_name(const std::string &f);

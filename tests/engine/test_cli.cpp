@@ -90,13 +90,13 @@ TEST_CASE("plugins lists node types as a table and as JSON, --version, unknown c
       if (nt["name"] == "test.params") {
         found = true;
         CHECK(nt["kind"] == "operator");
-        CHECK(p["abi"] == "1.2");
+        CHECK(p["abi"] == "1.3");
         CHECK(nt["params_schema"]["properties"]["mode"]["enum"][0] == "fast");
       }
   CHECK(found);
   auto v = run_cmd(std::string(EVALGRAPH_EXE) + " --version");
   CHECK(v.exit_code == 0);
-  CHECK_THAT(v.output, Catch::StartsWith("evalgraph 0.1.0 (plugin ABI 1.2)"));
+  CHECK_THAT(v.output, Catch::StartsWith("evalgraph 0.1.0 (plugin ABI 1.3)"));
   auto u = run_cmd(std::string(EVALGRAPH_EXE) + " rn x.yaml");
   CHECK(u.exit_code == 2);
   CHECK_THAT(u.output, Catch::Contains("unknown command 'rn' (did you mean 'run'?)"));

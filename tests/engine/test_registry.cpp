@@ -31,10 +31,11 @@ TEST_CASE("broken libraries are refused with the file and the reason", "[registr
       {"not_a_plugin.so", "not an evalgraph plugin: it does not export evalgraph_plugin_v1()"},
       {"v2_entry_only.so", "does not export evalgraph_plugin_v1()"},
       {"wrong_magic.so", "wrong magic number 0xDEADBEEF"},
-      {"abi_major.so", "built for plugin ABI 2.2, this engine speaks ABI 1.2; rebuild the plugin"},
-      {"abi_minor_newer.so", "built for plugin ABI 1.3, newer than this engine's 1.2; upgrade evalgraph"},
+      {"abi_major.so", "built for plugin ABI 2.3, this engine speaks ABI 1.3; rebuild the plugin"},
+      {"abi_minor_newer.so", "built for plugin ABI 1.4, newer than this engine's 1.3; upgrade evalgraph"},
       {"unresolved_symbol.so", "evalgraph_symbol_that_does_not_exist"},
       {"duplicate_type.so", "node type 'test.passthrough' is already provided by"},
+      {"bad_outputs.so", "node type 'broken.node' output 'score': type must be one of number, integer, boolean"},
   };
   for (const auto &c : cases) {
     DYNAMIC_SECTION(c.file) {
@@ -59,12 +60,12 @@ TEST_CASE("a folder with broken libraries still yields the good ones", "[registr
   reg.load_directory(BROKEN_DIR);
   CHECK(reg.find("test.passthrough") != nullptr);
   CHECK(reg.find("broken.node") == nullptr);
-  CHECK(reg.errors().size() == 7);
+  CHECK(reg.errors().size() == 8);
 }
 
-TEST_CASE("a plugin built for ABI 1.0 (the shorter host table) still loads into this 1.2 host (and has no describe)", "[registry]") {
+TEST_CASE("a plugin built for ABI 1.0 (the shorter host table) still loads into this 1.3 host (and has no describe or outputs)", "[registry]") {
   STATIC_REQUIRE(EG_ABI_MAJOR == 1);
-  STATIC_REQUIRE(EG_ABI_MINOR == 2);
+  STATIC_REQUIRE(EG_ABI_MINOR == 3);
   PluginRegistry reg;
   CHECK(reg.load_file(std::string(ABI10_DIR) + "/test_abi_1_0.so"));
   INFO((reg.errors().empty() ? "" : reg.errors().front()));
@@ -75,5 +76,6 @@ TEST_CASE("a plugin built for ABI 1.0 (the shorter host table) still loads into 
   CHECK(t->plugin->descriptor->host_size < sizeof(eg_host));
   CHECK(t->plugin->descriptor->node_type_size < sizeof(eg_node_type));
   CHECK(t->describe == nullptr);
+  CHECK(t->outputs.empty());
   CHECK(t->has(EG_FLAG_THREAD_SAFE));
 }

@@ -42,6 +42,9 @@ class K0Node : public evalgraph::RawNode {
   ksodi::InputLimits limits_;
 };
 
+// What expect: and compare need to know about the outputs: types, and which direction is better.
+constexpr const char *kOutputs = R"({"K0": {"type": "number"}, "not_interpretable": {"type": "boolean"}, "label": {"type": "string"}, "n_docs": {"type": "integer"}})";
+
 }  // namespace
 
 EVALGRAPH_PLUGIN("ksodi_k0", "1.0.0", "KSODI-Standard K0: observable context completeness",
@@ -53,4 +56,4 @@ EVALGRAPH_PLUGIN("ksodi_k0", "1.0.0", "KSODI-Standard K0: observable context com
                                                {"K0", "context_map", "context_evidence", "not_interpretable", "label",
                                                 "n_docs", "context_scope_id", "chunk_range", "system_prompt_id",
                                                 "tool_profile_id", "detector_version", "dimension_weights", "parameters"},
-                                               EG_FLAG_THREAD_SAFE}))
+                                               EG_FLAG_THREAD_SAFE, kOutputs}))

@@ -46,6 +46,9 @@ class O0Node : public ksodi::EmbeddingNode {
   const ksodi::O0OutputOptions out_;  // what the output states besides the result
 };
 
+// What expect: and compare need to know about the outputs: types, and which direction is better.
+constexpr const char *kOutputs = R"({"O0": {"type": "number"}, "A_ret": {"type": "number"}, "T": {"type": "number"}, "U": {"type": "number", "better": "lower"}, "computed": {"type": "boolean"}, "n_sent": {"type": "integer"}, "n_attrib": {"type": "integer"}, "n_unsupported": {"type": "integer", "better": "lower"}})";
+
 }  // namespace
 
 EVALGRAPH_PLUGIN("ksodi_o0", "1.0.0", "KSODI-Standard O0: grounding relative to retrieval",
@@ -56,4 +59,4 @@ EVALGRAPH_PLUGIN("ksodi_o0", "1.0.0", "KSODI-Standard O0: grounding relative to 
                                                 "n_unsupported", "retrieval_doc_ids", "tool_output_ids", "doc_alignment",
                                                 "best_doc_id", "empty_docs_skipped", "marker_kinds", "sentences",
                                                 "embedding_model_id", "tau", "weights", "parameters"},
-                                               EG_FLAG_THREAD_SAFE | EG_FLAG_USES_EMBEDDINGS}))
+                                               EG_FLAG_THREAD_SAFE | EG_FLAG_USES_EMBEDDINGS, kOutputs}))

@@ -41,6 +41,9 @@ class S0Node : public ksodi::EmbeddingNode {
   const ksodi::S0Params p_;
 };
 
+// What expect: and compare need to know about the outputs: types, and which direction is better.
+constexpr const char *kOutputs = R"({"S0": {"type": "number"}, "F": {"type": "number"}, "G_str": {"type": "number"}, "R_red": {"type": "number", "better": "lower"}, "no_explicit_format": {"type": "boolean"}, "n_paragraphs": {"type": "integer"}, "n_bullets": {"type": "integer"}, "n_numbered": {"type": "integer"}, "n_headings": {"type": "integer"}, "n_sentences": {"type": "integer"}})";
+
 }  // namespace
 
 EVALGRAPH_PLUGIN("ksodi_s0", "1.0.0", "KSODI-Standard S0: observable structure",
@@ -52,4 +55,4 @@ EVALGRAPH_PLUGIN("ksodi_s0", "1.0.0", "KSODI-Standard S0: observable structure",
                                                 "expectation_evidence", "format_passed_map", "format_evidence", "format_items", "format_counts",
                                                 "n_paragraphs", "n_bullets", "n_numbered", "n_headings", "n_sentences",
                                                 "short_answer_guardrail", "paragraph_similarities", "parameters"},
-                                               EG_FLAG_THREAD_SAFE | EG_FLAG_USES_EMBEDDINGS}))
+                                               EG_FLAG_THREAD_SAFE | EG_FLAG_USES_EMBEDDINGS, kOutputs}))

@@ -19,6 +19,8 @@
  * table shorter than the plugin expects is never read past its end.
  *   1.0  the first stable ABI.
  *   1.1  eg_host.run_info: what the run has done so far (records, failures, LLM usage per provider).
+ *   1.2  eg_node_type.describe: ports, outputs and parameters known only from a node's own parameters.
+ *   1.3  eg_node_type.outputs: each output's type and which direction is better (for expect: and compare).
  */
 #ifndef EVALGRAPH_PLUGIN_H
 #define EVALGRAPH_PLUGIN_H
@@ -32,7 +34,7 @@ extern "C" {
 
 #define EG_MAGIC 0x4556414CU /* "EVAL" */
 #define EG_ABI_MAJOR 1
-#define EG_ABI_MINOR 2
+#define EG_ABI_MINOR 3
 #define EG_ENTRY_SYMBOL "evalgraph_plugin_v1"
 
 #if defined(_WIN32)
@@ -176,6 +178,14 @@ typedef struct eg_node_type {
    *   {"errors": [{"param": "<the with: key it concerns, or \"\">", "message": "..."}]}
    * (or a plain message) in `out`; the host reports each at the parameter's line. */
   eg_status (*describe)(const char *params_json, size_t params_len, eg_buffer *out);
+
+  /* ---- ABI 1.3 (read only when the plugin's node_type_size covers it and its abi_minor >= 3) ---- */
+  /* May be NULL. A JSON object naming some or all of `writes` with what the host cannot guess:
+   *   {"O0": {"type": "number", "better": "higher"}, "not_interpretable": {"type": "boolean"}}
+   * "type": number | integer | boolean | string | array | object (expect: refuses a stat the type cannot
+   * take, e.g. the mean of a string); "better": higher | lower (compare --fail-if-worse calls a change worse in
+   * that direction; higher when not said). describe() may answer "outputs" in the same form for one node. */
+  const char *outputs;
 } eg_node_type;
 
 /* The size of eg_node_type in ABI 1.0 and 1.1 (before describe): the smallest node_type_size a host accepts. */

@@ -272,6 +272,8 @@ struct NodeSpec {
   std::vector<const char *> reads_optional;
   std::vector<const char *> writes;
   uint32_t flags;
+  // Optional (ABI 1.3): each output's type and better direction, as JSON; see eg_node_type.outputs.
+  const char *outputs = nullptr;
 };
 
 namespace detail {
@@ -345,6 +347,7 @@ template <class T> eg_node_type node_type(const NodeSpec &spec) {
   t.reads_optional = st->reads_optional.data();
   t.writes = st->writes.data();
   t.flags = spec.flags;
+  t.outputs = spec.outputs;
   t.create = &detail::Adapter<T>::create;
   t.destroy = &detail::Adapter<T>::destroy;
   if constexpr (std::is_base_of_v<RawNode, T>) {

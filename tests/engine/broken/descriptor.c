@@ -1,7 +1,8 @@
 /* One source, several deliberately broken plugins, chosen by BROKEN_CASE at compile time:
  *   1 wrong magic   2 ABI major 2 in a v1 entry   3 newer ABI minor (EG_ABI_MINOR + 1: 1.2 against a 1.1 host)
  *   4 duplicate node type name
- *   5 unresolved symbol (links with undefined references allowed)   6 only a v2 entry symbol */
+ *   5 unresolved symbol (links with undefined references allowed)   6 only a v2 entry symbol
+ *   7 an output declared with a type the host does not know (ABI 1.3's outputs) */
 #include <stddef.h>
 
 #include "evalgraph/plugin.h"
@@ -23,8 +24,14 @@ static eg_status b_process(void *inst, eg_call *c, const char *in, size_t len, e
 #define TYPE_NAME "broken.node"
 #endif
 
+#if BROKEN_CASE == 7
+#define OUTPUTS "{\"score\": {\"type\": \"float\"}}"
+#else
+#define OUTPUTS NULL
+#endif
+
 static const eg_node_type types[] = {{sizeof(eg_node_type), EG_KIND_OPERATOR, TYPE_NAME, "broken", "{}", NULL, NULL, NULL,
-                                      0, b_create, b_destroy, b_process, NULL, NULL}};
+                                      0, b_create, b_destroy, b_process, NULL, NULL, OUTPUTS}};
 
 #if BROKEN_CASE == 1
 #define MAGIC 0xDEADBEEFU

@@ -43,7 +43,7 @@ static const char *const writes[] = {"text", NULL};
 
 static const eg_node_type types[] = {{sizeof(eg_node_type), EG_KIND_OPERATOR, "test.passthrough",
                                       "Returns its input unchanged", "{\"type\":\"object\",\"additionalProperties\":false}",
-                                      reads, NULL, writes, EG_FLAG_THREAD_SAFE, pt_create, pt_destroy, pt_process, NULL, NULL}};
+                                      reads, NULL, writes, EG_FLAG_THREAD_SAFE, pt_create, pt_destroy, pt_process, NULL, NULL, NULL}};
 
 static const eg_plugin plugin = {EG_MAGIC,          EG_ABI_MAJOR, EG_ABI_MINOR, sizeof(eg_plugin), sizeof(eg_node_type),
                                  sizeof(eg_host),   "test-passthrough", "1.0.0", "pass-through operator in C", 1, types};

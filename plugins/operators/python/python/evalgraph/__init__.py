@@ -28,7 +28,7 @@ class OutsideRun(RuntimeError):
 _JSON_TYPES = (bool, int, float, str, list, dict, type(None))
 
 
-def node(outputs, calls_llm=False):
+def node(outputs, calls_llm=False, lower_is_better=()):
     """Declares a function as a check: ``@evalgraph.node(outputs={"ok": bool, "score": float})``.
 
     outputs: a dict from output name to its type: bool, int, float, str, list, dict, None, typing.Any/object,
@@ -36,6 +36,8 @@ def node(outputs, calls_llm=False):
     must return a dict with exactly these keys. Names are letters, digits, '_' and '-', not starting with '_'.
     calls_llm: True when the function calls evalgraph.chat: the engine then runs it as it runs transform.llm
     (many records waiting for the LLM at once, up to the providers' max_in_flight).
+    lower_is_better: names of outputs where a lower value is the better one (an error rate, a latency), so that
+    ``evalgraph compare --fail-if-worse`` calls a rise a regression; every other output: higher is better.
     Raises TypeError (at import, so ``evalgraph validate`` names the line) when outputs is not such a dict."""
     if not isinstance(outputs, dict) or not outputs:
         raise TypeError("evalgraph.node(outputs=...) takes a non-empty dict of output name -> type, "
@@ -46,11 +48,14 @@ def node(outputs, calls_llm=False):
                             "not starting with '_'")
     if not isinstance(calls_llm, bool):
         raise TypeError("evalgraph.node(calls_llm=...) takes True or False")
+    if isinstance(lower_is_better, str) or any(n not in outputs for n in lower_is_better):
+        raise TypeError("evalgraph.node(lower_is_better=...) takes a list of names declared in outputs")
 
     def declare(fn):
         if not callable(fn):
             raise TypeError("@evalgraph.node(...) decorates a function")
-        fn.__evalgraph__ = {"outputs": dict(outputs), "calls_llm": calls_llm}
+        fn.__evalgraph__ = {"outputs": dict(outputs), "calls_llm": calls_llm,
+                           "lower_is_better": list(lower_is_better)}
         return fn
 
     return declare

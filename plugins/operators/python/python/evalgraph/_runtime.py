@@ -120,6 +120,32 @@ _KINDS = {bool: K_BOOL, int: K_INT, float: K_FLOAT | K_INT, str: K_STR, list: K_
           dict: K_DICT, type(None): K_NULL}
 
 
+def _output_type(h):
+    """The engine's type of an output declared with hint h (ABI 1.3's outputs), None where it is not one type:
+    Optional[X] is X (a record may give None), int | float is a number."""
+    args = _union_args(h)
+    ts = {_output_type(a) for a in args if a is not None and a is not type(None)} if args is not None else None
+    if ts is not None:
+        if ts <= {"integer", "number"} and ts:
+            return "number" if "number" in ts else "integer"
+        return ts.pop() if len(ts) == 1 else None
+    t = _SCHEMA_TYPES.get(typing.get_origin(h) or h) if isinstance(typing.get_origin(h) or h, type) else None
+    return None if t == "null" else t
+
+
+def _engine_outputs(decl_outputs, lower):
+    out = {}
+    for k, h in decl_outputs.items():
+        d = {}
+        t = _output_type(h)
+        if t:
+            d["type"] = t
+        if k in lower:
+            d["better"] = "lower"
+        out[k] = d
+    return out
+
+
 def _schema(h):
     """A JSON Schema for a parameter's type hint ({} where the hint says nothing the engine can check)."""
     if h is inspect.Parameter.empty or h is typing.Any or h is object:
@@ -236,6 +262,7 @@ def _describe(params):
                 optional.append(c)
         writes, calls_llm = ["pass", "score", "reason"], bool(decl and decl.get("calls_llm"))
         outputs = {"pass": "bool", "score": "float", "reason": "str"}
+        engine_outputs = _engine_outputs({"pass": bool, "score": float, "reason": str}, ())
         additional = True
     else:
         if decl is None:
@@ -291,6 +318,7 @@ def _describe(params):
         except TypeError as e:
             raise ScriptError("function", f"{at}: @evalgraph.node of '{fname}': {e}") from None
         writes, calls_llm = list(decl["outputs"]), decl["calls_llm"]
+        engine_outputs = _engine_outputs(decl["outputs"], decl.get("lower_is_better", ()))
     schema = {"type": "object", "properties": props, "additionalProperties": additional}
     if required:
         schema["required"] = required
@@ -300,7 +328,7 @@ def _describe(params):
             "outputs": outputs, "calls_llm": calls_llm,
             "timeout_s": params.get("timeout_s", DEFAULT_TIMEOUT_S), "python": sys.version.split()[0]}
     return {"reads": reads, "reads_optional": optional, "writes": writes, "calls_llm": calls_llm,
-            "params_schema": schema, "info": info}
+            "params_schema": schema, "outputs": engine_outputs, "info": info}
 
 
 def describe(params_json):
