@@ -25,7 +25,7 @@ static eg_status a_process(void *instance, eg_call *call, const char *input, siz
 
 static const eg_node_type types[] = {{EG_NODE_TYPE_SIZE_1_0, EG_KIND_OPERATOR, "test.abi_1_0", "built for ABI 1.0",
                                       "{\"type\":\"object\"}", NULL, NULL, NULL, EG_FLAG_THREAD_SAFE, a_create, a_destroy,
-                                      a_process, NULL, NULL /* describe: past the 1.0 size, never read */}};
+                                      a_process, NULL, NULL, NULL /* describe, outputs: past the 1.0 size, never read */}};
 
 static const eg_plugin plugin = {EG_MAGIC, 1, 0, sizeof(eg_plugin), EG_NODE_TYPE_SIZE_1_0, offsetof(eg_host, run_info),
                                  "test-abi-1-0", "1.0.0", "a plugin built for ABI 1.0", 1, types};
