@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <thread>
 
+#include "graph/plan.h"
 #include "llm/sha256.h"
 #include "python_fixture.h"
+#include "test_registry.h"
 
 using namespace testsupport;
 using nlohmann::json;
@@ -101,6 +103,66 @@ TEST_CASE("python: `with` keys are keyword arguments, defaults apply, inputs are
   CHECK(desc["params"][2]["default"] == 10);
   CHECK(desc["params"][2]["kind"] == "parameter");
   CHECK(info["nodes"]["len"]["with"]["min_len"] == 23);
+}
+
+TEST_CASE("python: describe tells the engine each output's type and lower_is_better (ABI 1.3)", "[python][validate]") {
+  TempDir d;
+  d.write("data.jsonl", "{\"text\": \"an answer\"}\n");
+  d.write("m.py", R"(import typing
+from typing import Optional
+import evalgraph
+
+@evalgraph.node(outputs={"ok": bool, "length": int, "error_rate": float, "latency_s": Optional[float],
+                         "size": int | float, "tags": list[str], "meta": dict, "note": str, "extra": typing.Any},
+                lower_is_better=["error_rate", "latency_s"])
+def measure(text: str):
+    return {"ok": True, "length": len(text), "error_rate": 0.5, "latency_s": None, "size": 1, "tags": [],
+            "meta": {}, "note": "", "extra": None}
+)");
+  d.write("p.yaml", pytest::pipeline("  - id: m\n    uses: python\n    with: {file: m.py, function: measure}\n"));
+  // Through the engine's own planning (what `evalgraph validate` and `run` do): the registry keeps what
+  // describe() answered beside the node's type.
+  auto p = evalgraph::load_pipeline(d.path / "p.yaml");
+  evalgraph::Plan plan = evalgraph::build_plan(p, registry(), evalgraph::read_dataset_columns(p));
+  REQUIRE(plan.nodes.size() == 1);
+  const evalgraph::NodeTypeInfo &t = *plan.nodes[0].type;
+  INFO(t.outputs.dump(2));
+  CHECK(t.outputs == json::parse(R"({"ok": {"type": "boolean"}, "length": {"type": "integer"},
+    "error_rate": {"type": "number", "better": "lower"}, "latency_s": {"type": "number", "better": "lower"},
+    "size": {"type": "number"}, "tags": {"type": "array"}, "meta": {"type": "object"}, "note": {"type": "string"},
+    "extra": {}})"));
+  CHECK(t.lower_is_better("error_rate"));
+  CHECK(t.lower_is_better("latency_s"));
+  CHECK_FALSE(t.lower_is_better("ok"));
+  CHECK(t.output_type("length") == "integer");
+  CHECK(t.output_type("extra").empty());
+  // run.json's record of the node names them too.
+  auto r = pytest::run(d, "p.yaml");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  auto desc = json::parse(read_file(r.dir / "run.json"))["nodes"]["m"]["described"];
+  CHECK(desc["lower_is_better"] == json({"error_rate", "latency_s"}));
+
+  // The promptfoo interface's outputs: pass (boolean), score (number), reason (string); higher is better.
+  d.write("a.py", "def get_assert(output, context):\n    return True\n");
+  d.write("q.yaml", pytest::pipeline("  - id: a\n    uses: python\n    inputs: {output: text}\n"
+                                     "    with: {file: a.py, function: get_assert, interface: promptfoo}\n"));
+  auto q = evalgraph::load_pipeline(d.path / "q.yaml");
+  evalgraph::Plan qplan = evalgraph::build_plan(q, registry(), evalgraph::read_dataset_columns(q));
+  REQUIRE(qplan.nodes.size() == 1);
+  CHECK(qplan.nodes[0].type->outputs ==
+        json::parse(R"({"pass": {"type": "boolean"}, "score": {"type": "number"}, "reason": {"type": "string"}})"));
+
+  // lower_is_better must name declared outputs, as a list: exit 2 at the script's line.
+  for (const char *bad : {"[\"nope\"]", "\"length\""}) {
+    d.write("m.py", std::string("import evalgraph\n\n@evalgraph.node(outputs={\"length\": int}, lower_is_better=") + bad +
+                        ")\ndef measure(text: str):\n    return {\"length\": len(text)}\n");
+    auto v = pytest::validate(d, "p.yaml");
+    INFO(bad << ": " << v.output);
+    CHECK(v.exit_code == 2);
+    CHECK_THAT(v.output, Catch::Contains("m.py:3") && Catch::Contains("lower_is_better") &&
+                             Catch::Contains("list of names declared in outputs"));
+  }
 }
 
 TEST_CASE("python: an exception fails its record only, with type, message and the script's line", "[python][errors]") {

@@ -325,7 +325,8 @@ def _describe(params):
     doc = inspect.getdoc(fn)
     info = {"script": shown, "script_path": path, "sha256": sha, "function": fname, "line": line,
             "interface": interface, "signature": f"{fname}{sig}", "doc": doc, "params": described,
-            "outputs": outputs, "calls_llm": calls_llm,
+            "outputs": outputs, "lower_is_better": [k for k, d in engine_outputs.items() if d.get("better") == "lower"],
+            "calls_llm": calls_llm,
             "timeout_s": params.get("timeout_s", DEFAULT_TIMEOUT_S), "python": sys.version.split()[0]}
     return {"reads": reads, "reads_optional": optional, "writes": writes, "calls_llm": calls_llm,
             "params_schema": schema, "outputs": engine_outputs, "info": info}
