@@ -9,6 +9,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "evalgraph/plugin.h"
 
@@ -86,9 +88,16 @@ class Deadline {
   Deadline(const Deadline &) = delete;
   Deadline &operator=(const Deadline &) = delete;
 
-  struct Entry;
+  struct Entry {  // in the watchdog's list while the call runs (under its mutex)
+    unsigned long thread_id = 0;
+    std::chrono::steady_clock::time_point deadline;
+    const eg_host *host = nullptr;
+    eg_call *call = nullptr;
+    Why fired = none;
+  };
 
  private:
+  Entry entry_;
   Entry *e_ = nullptr;
   Why why_ = none;
 };
@@ -99,6 +108,28 @@ PyObject *to_python(const nlohmann::json &v);
 // A Python value -> JSON. Throws std::runtime_error naming the path of what is not JSON ("score: float nan is
 // not a JSON number", "details.tags[2]: set is not a JSON type"). (GIL held.)
 nlohmann::json to_json(PyObject *o, const std::string &path);
+
+// The fast paths of a record (plugin.cpp falls back to to_python / to_json when they decline, which also words
+// the errors): no intermediate JSON tree either way.
+//
+// One top-level field of a node's input: its name and its value as a new Python object.
+struct Field {
+  std::string_view name;  // points into the input text
+  PyObject *value = nullptr;
+};
+// Parses a JSON object straight into Python values, skipping keys that start with '_' (the engine's own).
+// Returns false, with nothing left allocated and no Python error pending, on anything it does not convert
+// exactly as nlohmann + to_python would: malformed JSON, a string that is not valid UTF-8, an escaped or
+// repeated top-level key, an integer beyond 18 digits, nesting deeper than max_depth. (GIL held.) On true the
+// caller owns the values in `fields`.
+bool parse_fields(std::string_view text, int max_depth, std::vector<Field> &fields);
+// Appends a Python value as compact JSON, byte for byte what to_json(o).dump() writes (keys sorted, floats in
+// nlohmann's shortest form, strings escaped as its serializer does). Returns false, leaving `out` as it was
+// up to `mark` to the caller, on anything to_json would refuse or word differently (then call to_json for
+// the message). (GIL held.)
+bool append_json(PyObject *o, std::string &out, int depth = 0);
+// Appends a UTF-8 string as a JSON string literal (quotes included), escaped as nlohmann's serializer does.
+void append_json_string(std::string &out, const char *s, size_t n);
 
 // What kind of JSON value a Python value is, as the bits evalgraph._runtime.kinds() uses (0: not JSON).
 enum Kind : unsigned { K_NULL = 1, K_BOOL = 2, K_INT = 4, K_FLOAT = 8, K_STR = 16, K_LIST = 32, K_DICT = 64 };

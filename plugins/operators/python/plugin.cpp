@@ -4,6 +4,7 @@
 #include <evalgraph/plugin.hpp>
 
 #include <map>
+#include <vector>
 
 #include "interpreter.h"
 
@@ -36,6 +37,12 @@ std::string str_of(PyObject *o) {
   return c != nullptr ? c : "";
 }
 
+// A record's fields as Python values, the arguments of its call, and the names of fields the general path
+// parsed: per thread, kept from one record to the next (no allocation per record).
+thread_local std::vector<pynode::Field> t_fields;
+thread_local std::vector<PyObject *> t_args;
+thread_local std::vector<std::string> t_names;
+
 class PythonNode {
  public:
   PythonNode(const eg_host *host, const std::string &params) : host_(host) {
@@ -62,59 +69,95 @@ class PythonNode {
     format_error_ = Ref(PyObject_GetAttrString(pynode::runtime_module(), "format_error"));
     call_promptfoo_ = Ref(PyObject_GetAttrString(pynode::runtime_module(), "call_promptfoo"));
     if (!format_error_ || !call_promptfoo_) throw std::runtime_error(pynode::take_error());
+    for (const auto &[name, kinds] : outputs_) {
+      PyObject *k = PyUnicode_FromStringAndSize(name.data(), static_cast<Py_ssize_t>(name.size()));
+      if (k == nullptr) throw std::runtime_error(pynode::take_error());
+      PyUnicode_InternInPlace(&k);
+      output_keys_.emplace_back(k);
+      output_kinds_.push_back(kinds);
+      std::string prefix;
+      pynode::append_json_string(prefix, name.data(), name.size());
+      output_prefix_.push_back(prefix + ":");
+    }
+    PyObject *k = nullptr, *v = nullptr;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(fixed_.get(), &pos, &k, &v)) {
+      PyObject *name = Py_NewRef(k);
+      PyUnicode_InternInPlace(&name);
+      fixed_names_.emplace_back(name);
+      fixed_values_.push_back(v);
+    }
   }
 
   ~PythonNode() {
     Gil gil;
-    for (Ref *r : {&fn_, &fixed_, &path_, &shown_, &threshold_, &config_, &format_error_, &call_promptfoo_}) *r = Ref();
+    for (Ref *r : {&fn_, &fixed_, &path_, &shown_, &threshold_, &config_, &format_error_, &call_promptfoo_, &kwnames_}) *r = Ref();
+    output_keys_.clear();
+    fixed_names_.clear();
   }
 
   // One record: its ports as keyword arguments (promptfoo: output and context), the result checked against
   // the declaration. A failure is the record's: EG_ERROR with the exception, its script line, or what is wrong.
+  // The usual record takes the fast paths (pynode::parse_fields, append_json: no JSON tree either way, and a
+  // vectorcall with the keyword names of the previous record); whatever they decline takes the general path
+  // (nlohmann + to_python / to_json), which also words the errors.
   eg_status process(eg_call *call, std::string_view input, std::string &out) {
-    json in;
-    std::string why;
-    if (!evalgraph::parse_bounded(input, in, evalgraph::kMaxInputDepth, &why) || !in.is_object()) {
-      out = "python: the input is " + (why.empty() ? std::string("not an object") : why);
-      return EG_INVALID_INPUT;
-    }
+    std::vector<pynode::Field> &fields = t_fields;
     Gil gil;
+    struct Drop {  // the field values are ours (GIL held: declared after gil, so released before it)
+      ~Drop() {
+        for (auto &f : t_fields) Py_XDECREF(f.value);
+        t_fields.clear();
+      }
+    } drop;
+    if (!pynode::parse_fields(input, evalgraph::kMaxInputDepth, fields)) {
+      eg_status st = general_fields(input, out);
+      if (st != EG_OK) return st;
+    }
     pynode::CallScope scope(host_, call);
     Ref result;
     pynode::Deadline::Why fired = pynode::Deadline::none;
-    try {
-      if (promptfoo_) {
-        Ref output, vars(PyDict_New());
-        for (const auto &[k, v] : in.items()) {
-          if (!k.empty() && k[0] == '_') continue;
-          Ref val(pynode::to_python(v));
-          if (k == "output") output = std::move(val);
-          else PyDict_SetItemString(vars.get(), k.c_str(), val.get());
+    if (promptfoo_) {
+      Ref output, vars(PyDict_New());
+      for (auto &f : fields) {
+        if (f.name == "output") {
+          output = Ref(f.value);
+          f.value = nullptr;
+        } else if (!set_item(vars.get(), f)) {
+          out = pynode::take_error();
+          return EG_INVALID_INPUT;
         }
-        if (!output) output = Ref(Py_NewRef(Py_None));
-        PyObject *args[] = {fn_.get(), output.get(), vars.get(), config_.get(), threshold_.get()};
-        pynode::Deadline deadline(timeout_s_, host_, call);
-        result = Ref(PyObject_Vectorcall(call_promptfoo_.get(), args, 5, nullptr));
-        fired = deadline.end();
-      } else {
-        Ref kwargs(PyDict_Copy(fixed_.get()));
-        for (const auto &[k, v] : in.items()) {
-          if (!k.empty() && k[0] == '_') continue;
-          Ref val(pynode::to_python(v));
-          PyDict_SetItemString(kwargs.get(), k.c_str(), val.get());
-        }
-        pynode::Deadline deadline(timeout_s_, host_, call);
-        result = Ref(PyObject_VectorcallDict(fn_.get(), nullptr, 0, kwargs.get()));
-        fired = deadline.end();
       }
-    } catch (const std::exception &e) {
-      out = e.what();
-      return EG_INVALID_INPUT;
+      if (!output) output = Ref(Py_NewRef(Py_None));
+      PyObject *a[] = {fn_.get(), output.get(), vars.get(), config_.get(), threshold_.get()};
+      pynode::Deadline deadline(timeout_s_, host_, call);
+      result = Ref(PyObject_Vectorcall(call_promptfoo_.get(), a, 5, nullptr));
+      fired = deadline.end();
+    } else if (Ref kwnames = keyword_names(); kwnames) {
+      std::vector<PyObject *> &args = t_args;
+      args.assign(fixed_values_.begin(), fixed_values_.end());
+      for (const auto &f : fields) args.push_back(f.value);
+      pynode::Deadline deadline(timeout_s_, host_, call);
+      result = Ref(PyObject_Vectorcall(fn_.get(), args.data(), 0, kwnames.get()));
+      fired = deadline.end();
+    } else {  // an input repeats a `with:` key (possible with **kwargs): the input's value wins, as in a dict
+      Ref kwargs(PyDict_Copy(fixed_.get()));
+      for (const auto &f : fields) {
+        if (!set_item(kwargs.get(), f)) {
+          out = pynode::take_error();
+          return EG_INVALID_INPUT;
+        }
+      }
+      pynode::Deadline deadline(timeout_s_, host_, call);
+      result = Ref(PyObject_VectorcallDict(fn_.get(), nullptr, 0, kwargs.get()));
+      fired = deadline.end();
     }
     if (!result) {
       out = exception_text(fired);
       return EG_ERROR;
     }
+    out.clear();
+    if (fast_result(result.get(), out)) return EG_OK;
     try {
       out = check(result.get()).dump(-1, ' ', false, json::error_handler_t::replace);
     } catch (const std::exception &e) {
@@ -125,6 +168,95 @@ class PythonNode {
   }
 
  private:
+  // The input the fast parser declined: parsed by nlohmann (its words for what is wrong) and converted.
+  eg_status general_fields(std::string_view input, std::string &out) {
+    json in;
+    std::string why;
+    if (!evalgraph::parse_bounded(input, in, evalgraph::kMaxInputDepth, &why) || !in.is_object()) {
+      out = "python: the input is " + (why.empty() ? std::string("not an object") : why);
+      return EG_INVALID_INPUT;
+    }
+    std::vector<std::string> &names = t_names;  // the fields' names point here until the next record
+    names.clear();
+    names.reserve(in.size());
+    std::vector<PyObject *> values;
+    try {
+      for (const auto &[k, v] : in.items()) {
+        if (!k.empty() && k[0] == '_') continue;
+        values.push_back(pynode::to_python(v));
+        names.push_back(k);
+      }
+    } catch (const std::exception &e) {
+      for (PyObject *v : values) Py_DECREF(v);
+      out = e.what();
+      return EG_INVALID_INPUT;
+    }
+    t_fields.clear();
+    for (size_t i = 0; i < values.size(); ++i) t_fields.push_back({names[i], values[i]});
+    return EG_OK;
+  }
+
+  static bool set_item(PyObject *dict, const pynode::Field &f) {
+    Ref key(PyUnicode_DecodeUTF8(f.name.data(), static_cast<Py_ssize_t>(f.name.size()), nullptr));
+    return key && PyDict_SetItem(dict, key.get(), f.value) == 0;
+  }
+
+  // The keyword names of a call: the `with:` keys, then the record's fields, as a tuple kept from one record
+  // to the next (the same fields each time, as a rule). A new reference; none when a field repeats a `with:`
+  // key (the caller then calls with a dict). (GIL held: the cache is shared by the engine's threads.)
+  Ref keyword_names() {
+    const auto &fields = t_fields;
+    bool same = kwnames_ && !kw_repeats_ && kw_fields_.size() == fields.size();
+    for (size_t i = 0; same && i < fields.size(); ++i) same = kw_fields_[i] == fields[i].name;
+    if (!same) {
+      kw_fields_.clear();
+      kw_repeats_ = false;
+      kwnames_ = Ref(PyTuple_New(static_cast<Py_ssize_t>(fixed_names_.size() + fields.size())));
+      if (!kwnames_) {
+        PyErr_Clear();
+        return Ref();
+      }
+      Py_ssize_t i = 0;
+      for (const Ref &n : fixed_names_) PyTuple_SET_ITEM(kwnames_.get(), i++, Py_NewRef(n.get()));
+      for (const auto &f : fields) {
+        PyObject *n = PyUnicode_DecodeUTF8(f.name.data(), static_cast<Py_ssize_t>(f.name.size()), nullptr);
+        if (n == nullptr) {
+          PyErr_Clear();
+          kwnames_ = Ref();
+          return Ref();
+        }
+        PyUnicode_InternInPlace(&n);
+        for (const Ref &fixed : fixed_names_)
+          if (PyUnicode_Compare(fixed.get(), n) == 0) kw_repeats_ = true;
+        PyTuple_SET_ITEM(kwnames_.get(), i++, n);
+        kw_fields_.emplace_back(f.name);
+      }
+    }
+    if (kw_repeats_) return Ref();
+    return Ref(Py_NewRef(kwnames_.get()));  // held for the call: another thread may replace kwnames_ meanwhile
+  }
+
+  // The result as the node's output, written straight from the Python values when it is what the
+  // declaration says (false otherwise: check() then says what is wrong).
+  bool fast_result(PyObject *r, std::string &out) {
+    if (promptfoo_) return pynode::append_json(r, out);
+    if (!PyDict_Check(r) || PyDict_GET_SIZE(r) != static_cast<Py_ssize_t>(output_keys_.size())) return false;
+    out += '{';
+    for (size_t i = 0; i < output_keys_.size(); ++i) {  // the declared names in std::map's order, as dump() writes
+      PyObject *v = PyDict_GetItemWithError(r, output_keys_[i].get());
+      if (v == nullptr) {
+        PyErr_Clear();
+        return false;
+      }
+      if ((pynode::kind_of(v) & output_kinds_[i]) == 0) return false;
+      if (i > 0) out += ',';
+      out += output_prefix_[i];
+      if (!pynode::append_json(v, out)) return false;
+    }
+    out += '}';
+    return true;
+  }
+
   // The pending exception as one line: its type, message and the script's file:line.
   std::string exception_text(pynode::Deadline::Why fired) {
     PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
@@ -192,6 +324,17 @@ class PythonNode {
   const eg_host *host_;
   Ref fn_, fixed_, path_, shown_, threshold_, config_, format_error_, call_promptfoo_;
   std::map<std::string, unsigned> outputs_;
+  // The fast paths' view of the declaration and the `with:` keys (set in the constructor).
+  std::vector<Ref> output_keys_;            // the declared names as str, in outputs_'s order
+  std::vector<unsigned> output_kinds_;      // their kinds
+  std::vector<std::string> output_prefix_;  // "\"name\":"
+  std::vector<Ref> fixed_names_;            // the `with:` keyword names (interned)
+  std::vector<PyObject *> fixed_values_;    // and their values (borrowed from fixed_)
+  // The keyword names of the last call (GIL held): the record's field names, the tuple, whether one repeats
+  // a `with:` key.
+  std::vector<std::string> kw_fields_;
+  Ref kwnames_;
+  bool kw_repeats_ = false;
   bool promptfoo_ = false;
   double timeout_s_ = 30;
 };
