@@ -7,6 +7,7 @@
 
 #include "embed/tfidf.h"
 #include "llm/tokens.h"
+#include "util/json_build.h"
 #include "util/raw_json.h"
 #include "util/stop.h"
 
@@ -306,8 +307,7 @@ eg_status HostServices::c_chat(const eg_host *h, eg_call *call, const char *prov
   std::string name;
   if (eg_status st = s->chat_provider(provider, name, out); st != EG_OK) return st;
   // (checked without recursion first: a request nested deeper than rawjson::kMaxDepth is refused, not dumped)
-  json body = rawjson::valid(std::string_view(req, len)) ? json::parse(req, req + len, nullptr, false)
-                                                          : json(json::value_t::discarded);
+  json body = rawjson::parse(std::string_view(req, len));
   if (body.is_discarded() || !body.is_object()) {
     fill_host_buffer(out, "chat request is not a JSON object (or nests deeper than 512 levels)");
     return EG_INVALID_INPUT;
@@ -337,8 +337,7 @@ eg_status HostServices::c_chat_batch(const eg_host *h, eg_call *call, const char
   HostServices *s = self(h);
   std::string name;
   if (eg_status st = s->chat_provider(provider, name, out); st != EG_OK) return st;
-  json arr = rawjson::valid(std::string_view(req, len)) ? json::parse(req, req + len, nullptr, false)
-                                                         : json(json::value_t::discarded);
+  json arr = rawjson::parse(std::string_view(req, len));
   if (arr.is_discarded() || !arr.is_array()) {
     fill_host_buffer(out, "chat_batch request is not a JSON array (or nests deeper than 512 levels)");
     return EG_INVALID_INPUT;

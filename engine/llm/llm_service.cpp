@@ -992,7 +992,7 @@ struct LlmService::Impl {
   }
 
   // Prepares a job; returns nullptr with `out` filled when the call is already answered (error or cache hit).
-  JobPtr prepare(const std::string& provider, bool embed, nlohmann::json body, std::size_t n_inputs, int replication,
+  JobPtr prepare(const std::string& provider, bool embed, const nlohmann::json& request, std::size_t n_inputs, int replication,
                  CallResult& out, const std::function<void()>* before_wait = nullptr) {
     auto t0 = Clock::now();
     out = CallResult{};
@@ -1013,17 +1013,24 @@ struct LlmService::Impl {
     std::string model = embed ? (ps.cfg.embedding_model.empty() ? ps.cfg.model : ps.cfg.embedding_model) : ps.cfg.model;
     if (model.empty())
       return fail_now(fmt::format("provider '{}' has no {} model", ps.cfg.name, embed ? "embedding" : "chat"));
-    if (!body.is_object()) return fail_now(fmt::format("provider '{}': request body must be a JSON object", ps.cfg.name));
+    if (!request.is_object()) return fail_now(fmt::format("provider '{}': request body must be a JSON object", ps.cfg.name));
     if (!embed) {
-      if (!body.contains("messages") || !body["messages"].is_array())
+      if (!request.contains("messages") || !request["messages"].is_array())
         return fail_now(fmt::format("provider '{}': chat request needs a 'messages' array", ps.cfg.name));
-      if (body.contains("stream") && body["stream"] == true)
+      if (request.contains("stream") && request["stream"] == true)
         return fail_now(fmt::format("provider '{}': streaming responses are not supported", ps.cfg.name));
     }
-    body["model"] = model;
-    // (a dry run without a cache sends nothing and looks nothing up: no text, no key)
-    std::string text = dry_run && !cache ? std::string() : dump(body);
-    std::string key = dry_run && !cache ? std::string() : key_for(ps, embed ? "embeddings" : "chat", model, text, replication);
+    // (a dry run without a cache sends nothing and looks nothing up: no text, no key, and no copy of the
+    // request to name the model in)
+    const bool bare = dry_run && !cache;
+    nlohmann::json with_model;
+    if (!bare) {
+      with_model = request;
+      with_model["model"] = model;
+    }
+    const nlohmann::json& body = bare ? request : with_model;
+    std::string text = bare ? std::string() : dump(body);
+    std::string key = bare ? std::string() : key_for(ps, embed ? "embeddings" : "chat", model, text, replication);
     if (cache) {
       double fetched_latency = -1;
       if (auto hit = cache->get(key, &fetched_latency)) {
