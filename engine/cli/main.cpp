@@ -24,6 +24,7 @@
 #include "io/dataset.h"
 #include "plugin/registry.h"
 #include "report/default_report.h"
+#include "run_folder/run_folder.h"
 #include "shard/shard.h"
 #include "util/version.h"
 
@@ -230,7 +231,7 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
     if (spec.count > 0) {
       if (vm.count("no-journal"))
         throw ConfigError({{{"--no-journal", 0, 0}, "a shard keeps its records for `evalgraph merge`; drop --no-journal"}});
-      opt.run_dir += fmt::format("__shard-{}-of-{}", spec.index + 1, spec.count);
+      opt.run_dir += run_folder::shard_suffix(spec.index, spec.count);
       char host[256] = {};
       gethostname(host, sizeof host - 1);
       opt.extra_summary["shard"] = {{"index", spec.index}, {"count", spec.count}, {"label", spec.label()},
@@ -250,7 +251,7 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
     opt.extra_summary["fingerprint"] = shard::fingerprint(l.pipeline, l.plan, opt.extra_summary["shard"]["limit"].get<long long>());
   // SQLite on a network file system is not safe to share: a shard has its own cache unless --cache names one.
   std::string cache = vm["cache"].as<std::string>();
-  if (opt.shard_count > 0 && cache.empty()) cache = (opt.run_dir / "llm-cache.sqlite").string();
+  if (opt.shard_count > 0 && cache.empty()) cache = run_folder::shard_cache(opt.run_dir).string();
   auto llm = make_llm_service(l.pipeline.providers, vm.count("no-cache") != 0, cache, opt.run_dir);
   HostServices host(llm, l.pipeline.default_provider, l.pipeline.embedding_provider);
   g_host = &host;

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "compare/stats.h"
+#include "run_folder/run_folder.h"
 #include "util/atomic_file.h"
 #include "util/json_file.h"
 #include "util/raw_json.h"
@@ -120,9 +121,9 @@ Run load_run(const fs::path &dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     throw CompareError(2, fmt::format("{}: no such folder (give two results folders of `evalgraph run`)", dir.string()));
-  fs::path rj = dir / "run.json";
+  fs::path rj = run_folder::summary(dir);
   if (!fs::exists(rj)) {
-    std::string why = fs::exists(dir / "progress")
+    std::string why = run_folder::resumable(dir)
                           ? fmt::format("the run did not finish; finish it with `evalgraph run --resume {}`", dir.string())
                           : "a results folder of `evalgraph run` holds run.json, pipeline.yaml and the sinks' files";
     throw CompareError(2, fmt::format("{}: not a results folder: no run.json in it ({})", dir.string(), why));

@@ -23,6 +23,7 @@
 #include "exec/raw_record.h"
 #include "io/dataset.h"
 #include "report/default_report.h"
+#include "run_folder/run_folder.h"
 #include "util/atomic_file.h"
 #include "util/named_thread.h"
 #include "util/stop.h"
@@ -213,7 +214,7 @@ class Engine {
   // What the run has spent so far, in progress/cost.json: a resumed run starts from it (its budget too).
   void save_cost() {
     if (host_.llm() != nullptr && journal_ != nullptr)
-      write_file_atomically(run_dir_ / "progress" / "cost.json", host_.cost_json().dump(2) + "\n");
+      write_file_atomically(run_folder::cost(run_dir_), host_.cost_json().dump(2) + "\n");
   }
 
   const Pipeline &p_;
@@ -268,7 +269,7 @@ class Engine {
 // journal stays about as small as the results. A record whose dataset fields a node replaced is stored whole:
 // "F<index>\t<record>". Only lines up to the last marker count; a resumed run truncates anything after it.
 std::size_t Engine::replay_journal() {
-  fs::path path = run_dir_ / "progress" / "journal.jsonl";
+  fs::path path = run_folder::journal(run_dir_);
   std::ifstream in(path, std::ios::binary);
   std::string line;
   std::vector<std::string> pending;
@@ -1082,8 +1083,8 @@ RunResult Engine::run() {
   const bool merging = !opt_.merge_journals.empty();
   if (merging) merge_shards();
   if (opt_.journal && !merging) {
-    fs::create_directories(run_dir_ / "progress");
-    journal_ = std::fopen((run_dir_ / "progress" / "journal.jsonl").c_str(), "ab");
+    fs::create_directories(run_folder::progress_dir(run_dir_));
+    journal_ = std::fopen(run_folder::journal(run_dir_).c_str(), "ab");
     if (journal_ == nullptr) throw std::runtime_error("cannot write the progress journal in " + run_dir_.string());
     // A chunk's records in a few large writes, not several small ones per record (fflush ends each chunk).
     journal_buffer_ = std::make_unique<char[]>(kJournalBuffer);
@@ -1095,8 +1096,8 @@ RunResult Engine::run() {
   long long limit = opt_.limit >= 0 ? opt_.limit : p_.dataset.limit;
   if (opt_.progress) {
     std::size_t lines = count_lines(p_.dataset.path);
-    bool csv = p_.dataset.format == "csv" || (p_.dataset.format.empty() && p_.dataset.path.extension() != ".jsonl");
-    if (csv && lines > 0) --lines;
+    // (the format as the reader takes it: .ndjson and .json are JSON lines, not CSV with a header line)
+    if (run_folder::has_header_line(run_folder::data_format(p_.dataset.path, p_.dataset.format)) && lines > 0) --lines;
     if (limit >= 0) lines = std::min<std::size_t>(lines, static_cast<std::size_t>(limit));
     expected_total_ = lines * static_cast<std::size_t>(p_.replications);
     if (opt_.shard_count > 0) expected_total_ /= static_cast<std::size_t>(opt_.shard_count);
@@ -1321,18 +1322,14 @@ int shard_of_group(const std::string &group_key, int count) {
 
 
 fs::path new_run_dir(const Pipeline &p, const fs::path &root_override) {
-  fs::path root = root_override.empty() ? p.output_dir : root_override;
-  std::string stamp = fmt::format("{:%Y%m%d-%H%M%S}", fmt::localtime(std::time(nullptr)));
-  fs::path dir = root / (p.name + "__" + stamp);
-  for (int k = 2; fs::exists(dir); ++k) dir = root / fmt::format("{}__{}-{}", p.name, stamp, k);
-  return dir;
+  return run_folder::new_run_dir(p.name, root_override.empty() ? p.output_dir : root_override);
 }
 
 RunState read_run_state(const fs::path &run_dir) {
   Location at{run_dir.string(), 0, 0};
-  fs::path state_file = run_dir / "progress" / "state.json";
+  fs::path state_file = run_folder::state(run_dir);
   if (!fs::exists(state_file)) {
-    std::string why = fs::exists(run_dir / "run.json")
+    std::string why = run_folder::finished(run_dir)
                           ? "this run already finished (run.json is there); start a new run instead"
                           : "it has no progress/state.json; is this a results folder of evalgraph run?";
     throw ConfigError({{at, "cannot resume: " + why}});
@@ -1343,7 +1340,7 @@ RunState read_run_state(const fs::path &run_dir) {
   if (rs.state.is_discarded() || !rs.state.contains("pipeline_file"))
     throw ConfigError({{{state_file.string(), 0, 0}, "cannot resume: the state file is damaged"}});
   rs.pipeline_file = rs.state["pipeline_file"].get<std::string>();
-  std::ifstream pin(run_dir / "pipeline.yaml", std::ios::binary);
+  std::ifstream pin(run_folder::pipeline_copy(run_dir), std::ios::binary);
   std::stringstream ss;
   ss << pin.rdbuf();
   rs.pipeline_text = ss.str();
@@ -1383,13 +1380,13 @@ RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, cons
       throw ConfigError({{{p.dataset.path.string(), 0, 0},
                           "cannot resume: the dataset changed since the run started (its size differs); start a new run"}});
     // What the earlier sessions spent (docs/cost.md): run.json's cost covers the whole run.
-    std::ifstream cin(run_dir / "progress" / "cost.json");
+    std::ifstream cin(run_folder::cost(run_dir));
     json earlier = cin ? json::parse(cin, nullptr, false) : json();
     if (earlier.is_object()) host.set_earlier_cost(std::move(earlier));
   } else {
-    write_file_atomically(run_dir / "pipeline.yaml", p.source_text);
+    write_file_atomically(run_folder::pipeline_copy(run_dir), p.source_text);
     if (opt.journal) {
-      fs::create_directories(run_dir / "progress");
+      fs::create_directories(run_folder::progress_dir(run_dir));
       std::error_code ec;
       json state = {{"pipeline_file", fs::absolute(p.file).string()},
                     {"dataset", fs::absolute(p.dataset.path).string()},
@@ -1397,7 +1394,7 @@ RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, cons
                     {"engine_version", version_string()}};
       if (opt.shard_count > 0) state["shard"] = {{"index", opt.shard_index}, {"count", opt.shard_count}};
       if (!opt.extra_summary.empty()) state["extra_summary"] = opt.extra_summary;
-      write_file_atomically(run_dir / "progress" / "state.json", state.dump(2));
+      write_file_atomically(run_folder::state(run_dir), state.dump(2));
     }
   }
   // The budget (docs/cost.md): what earlier sessions spent counts; reaching it stops the run like a signal does,
@@ -1411,7 +1408,7 @@ RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, cons
       }
       request_stop(StopReason::budget, why.c_str());
     });
-  std::FILE *log = std::fopen((run_dir / "run.log").c_str(), opt.resume ? "a" : "w");
+  std::FILE *log = std::fopen(run_folder::log_file(run_dir).c_str(), opt.resume ? "a" : "w");
   host.set_log_file(log);
   RunResult r;
   try {
@@ -1432,15 +1429,15 @@ RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, cons
   if (r.budget_stop) r.summary["budget"] = host.llm()->budget_json();
   if (r.interrupted) r.remaining_records = count_remaining(p, opt, r.records);
   if (!r.interrupted) {
-    write_file_atomically(run_dir / "run.json", r.summary.dump(2) + "\n");
+    write_file_atomically(run_folder::summary(run_dir), r.summary.dump(2) + "\n");
     std::error_code ec;
     if (opt.shard_count > 0 && opt.journal) {  // a shard keeps its records for `evalgraph merge`
-      fs::create_directories(shard_journal_path(run_dir).parent_path());
-      fs::rename(run_dir / "progress" / "journal.jsonl", shard_journal_path(run_dir));
+      fs::create_directories(run_folder::shard_journal(run_dir).parent_path());
+      fs::rename(run_folder::journal(run_dir), run_folder::shard_journal(run_dir));
     }
-    fs::remove_all(run_dir / "progress", ec);  // finished: nothing left to resume
+    fs::remove_all(run_folder::progress_dir(run_dir), ec);  // finished: nothing left to resume
   } else {
-    write_file_atomically(run_dir / "progress" / "interrupted.json", r.summary.dump(2) + "\n");
+    write_file_atomically(run_folder::interrupted(run_dir), r.summary.dump(2) + "\n");
   }
   return r;
 }

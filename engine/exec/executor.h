@@ -50,12 +50,8 @@ std::size_t default_window(int jobs, int llm_threads, std::size_t chunk_size);
 
 // The shard (0-based) that a sequence group goes to: FNV-1a 64 of its group key (as JSON text) mod count.
 int shard_of_group(const std::string &group_key, int count);
-// Where a finished shard run keeps its records for the merge.
-inline std::filesystem::path shard_journal_path(const std::filesystem::path &run_dir) {
-  return run_dir / "shard" / "records.journal";
-}
 
-// The run folder a new run of `p` gets: <root>/<name>__<YYYYmmdd-HHMMSS>[-k]. Does not create it.
+// The run folder a new run of `p` gets (run_folder::new_run_dir under --output or the pipeline's output.dir).
 std::filesystem::path new_run_dir(const Pipeline &p, const std::filesystem::path &root_override);
 
 // What a run folder remembers about how it was started (progress/state.json), for --resume.

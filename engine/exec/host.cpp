@@ -7,6 +7,7 @@
 
 #include "embed/tfidf.h"
 #include "llm/tokens.h"
+#include "run_folder/run_folder.h"
 #include "util/json_build.h"
 #include "util/raw_json.h"
 #include "util/stop.h"
@@ -59,8 +60,8 @@ std::shared_ptr<llm::LlmService> make_llm_service(const std::vector<ProviderDecl
     c.enabled = !no_cache && std::filesystem::exists(c.path);
     return std::make_shared<llm::LlmService>(std::move(cfgs), c);
   }
-  c.path = no_cache ? (run_dir / "progress" / "llm-calls.sqlite").string() : cache_path;
-  if (no_cache) std::filesystem::create_directories(run_dir / "progress");
+  c.path = no_cache ? run_folder::llm_call_log(run_dir).string() : cache_path;
+  if (no_cache) std::filesystem::create_directories(run_folder::progress_dir(run_dir));
   return std::make_shared<llm::LlmService>(std::move(cfgs), c);
 }
 

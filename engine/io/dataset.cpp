@@ -6,15 +6,9 @@
 
 #include "io/byte_source.h"
 #include "io/readers.h"
+#include "run_folder/run_folder.h"
 
 namespace evalgraph::io {
-
-namespace {
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-}  // namespace
 
 std::string DataError::format(const std::filesystem::path &file, std::size_t line, std::size_t column,
                               const std::string &problem, const std::string &hint) {
@@ -114,23 +108,16 @@ bool ByteSource::refill() {
 
 std::unique_ptr<RecordReader> open_dataset(const std::filesystem::path &file, const std::string &format,
                                            const nlohmann::json &options, const RecordLimits &limits) {
-  std::string fmt = lower(format);
-  if (fmt.empty()) {
-    std::string ext = lower(file.extension().string());
-    if (ext == ".csv") fmt = "csv";
-    else if (ext == ".tsv" || ext == ".tab") fmt = "tsv";
-    else if (ext == ".jsonl" || ext == ".ndjson" || ext == ".json") fmt = "jsonl";
-    else
-      throw DataError(file, 0,
-                      "cannot tell the dataset format from the extension '" + file.extension().string() + "'",
-                      "name the file .csv/.tsv/.jsonl or set the format (csv, tsv or jsonl)");
-  }
+  const std::string fmt = run_folder::data_format(file, format);  // the one rule: also the progress total's
+  if (fmt.empty())
+    throw DataError(file, 0, "cannot tell the dataset format from the extension '" + file.extension().string() + "'",
+                    "name the file .csv/.tsv/.jsonl or set the format (csv, tsv or jsonl)");
   if (!options.is_null() && !options.is_object())
     throw DataError(file, 0, "dataset options must be a mapping, got " + std::string(options.type_name()),
                     "write them as key: value pairs");
   const nlohmann::json opts = options.is_null() ? nlohmann::json::object() : options;
   if (fmt == "csv" || fmt == "tsv") return detail::open_csv(file, opts, fmt == "tsv", limits);
-  if (fmt == "jsonl" || fmt == "ndjson") return detail::open_jsonl(file, opts, limits);
+  if (fmt == "jsonl") return detail::open_jsonl(file, opts, limits);
   throw DataError(file, 0, "unknown dataset format '" + format + "'", "use csv, tsv or jsonl");
 }
 

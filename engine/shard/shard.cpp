@@ -21,6 +21,7 @@
 #include "llm/response_cache.h"
 #include "llm/sha256.h"
 #include "report/default_report.h"
+#include "run_folder/run_folder.h"
 #include "util/version.h"
 
 namespace evalgraph::shard {
@@ -168,19 +169,19 @@ struct ShardFolder {
 ShardFolder read_shard(const fs::path &dir) {
   ShardFolder f{dir, {}, {}};
   if (!fs::is_directory(dir)) refuse(dir.string(), "not a folder");
-  if (!fs::exists(dir / "run.json")) {
-    if (fs::exists(dir / "progress"))
+  if (!run_folder::finished(dir)) {
+    if (run_folder::resumable(dir))
       refuse(dir.string(), fmt::format("this shard has not finished; finish it with `evalgraph run --resume {}`", dir.string()));
     refuse(dir.string(), "no run.json: not a results folder of evalgraph run");
   }
-  f.run = read_json(dir / "run.json");
-  if (f.run.is_discarded() || !f.run.is_object()) refuse((dir / "run.json").string(), "damaged run.json");
+  f.run = read_json(run_folder::summary(dir));
+  if (f.run.is_discarded() || !f.run.is_object()) refuse(run_folder::summary(dir).string(), "damaged run.json");
   if (!f.run.contains("shard") || !f.run.contains("fingerprint"))
     refuse(dir.string(), "not a shard: run.json has no \"shard\" (run it with --shard I/N)");
   f.shard = f.run["shard"];
   if (f.run.value("interrupted", false)) refuse(dir.string(), "this shard was interrupted; finish it with evalgraph run --resume");
-  if (!fs::exists(shard_journal_path(dir)))
-    refuse(shard_journal_path(dir).string(), "the shard's records are missing (was it run with --no-journal?)");
+  if (!fs::exists(run_folder::shard_journal(dir)))
+    refuse(run_folder::shard_journal(dir).string(), "the shard's records are missing (was it run with --no-journal?)");
   return f;
 }
 
@@ -291,7 +292,7 @@ int run_merge(const std::vector<std::string> &folders, const std::string &out_di
   opt.run_dir = out;
   opt.journal = false;
   opt.jobs = 1;
-  for (const auto &s : shards) opt.merge_journals.push_back(shard_journal_path(s.dir));
+  for (const auto &s : shards) opt.merge_journals.push_back(run_folder::shard_journal(s.dir));
   opt.extra_summary = {{"fingerprint", fp},
                        {"merged", {{"count", n}, {"merged_at", now_iso()}, {"shard_seconds_total", cpu_seconds}, {"shards", provenance}}}};
   if (!llm.empty()) opt.extra_summary["llm"] = llm;
@@ -315,7 +316,7 @@ int run_merge(const std::vector<std::string> &folders, const std::string &out_di
     discard_out();
     throw;
   }
-  fs::remove_all(out / "progress", ec);  // the no-cache call log of the merge (it makes no calls)
+  fs::remove_all(run_folder::progress_dir(out), ec);  // the no-cache call log of the merge (it makes no calls)
   // Every record a shard counted in its run.json must have come out of its journal: a journal that lost or
   // gained lines (a damaged or partly copied shard folder) would otherwise merge into a silently different run.
   long long expected = 0;
@@ -323,7 +324,7 @@ int run_merge(const std::vector<std::string> &folders, const std::string &out_di
   if (static_cast<long long>(r.records) != expected) {
     std::vector<std::string> bad;
     for (const auto &s : shards) {
-      std::ifstream jin(shard_journal_path(s.dir), std::ios::binary);
+      std::ifstream jin(run_folder::shard_journal(s.dir), std::ios::binary);
       std::string line;
       long long lines = 0;
       while (std::getline(jin, line))
@@ -331,7 +332,7 @@ int run_merge(const std::vector<std::string> &folders, const std::string &out_di
       const long long counted = s.run.value("records", 0LL);
       if (lines != counted)
         bad.push_back(fmt::format("shard {} ({}) has {} records in {} but its run.json counts {}", s.shard.value("label", std::string()),
-                                  s.dir.string(), lines, shard_journal_path(s.dir).filename().string(), counted));
+                                  s.dir.string(), lines, run_folder::shard_journal(s.dir).filename().string(), counted));
     }
     discard_out();
     throw std::runtime_error(fmt::format(

@@ -1,6 +1,10 @@
 // The streaming executor: order, parallelism, errors stored per record, skipped dependents, retries,
 // sequence nodes, replications, and the sinks' files.
 #include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include "exec/executor.h"
 #include "test_registry.h"
@@ -9,6 +13,7 @@
 using namespace evalgraph;
 using nlohmann::json;
 using testsupport::TempDir;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -186,4 +191,50 @@ TEST_CASE("a record nested deeper than limits.nesting_depth fails alone, the oth
                                                                  "limit limits.nesting_depth = 64"));
   CHECK(r.result.failed_records == 1);
   CHECK(r.result.nodes["pt"].failed == 1);
+}
+
+namespace {
+// The progress line's expected total ("/~N records") of a run over `data` saved as `file`, read from stderr.
+std::string progress_total(const std::string &file, const std::string &data, const std::string &format = "") {
+  TempDir d;
+  d.write(file, data);
+  auto p_file = d.write("p.yaml", "name: t\ndataset: {path: " + file + (format.empty() ? "" : ", format: " + format) +
+                                      "}\nnodes:\n  - id: pt\n    uses: test.passthrough\n"
+                                      "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n");
+  Pipeline p = load_pipeline(p_file);
+  Plan plan = build_plan(p, registry(), read_dataset_columns(p));
+  HostServices host(nullptr, "", "");
+  host.set_min_stderr_level(EG_LOG_ERROR);
+  RunOptions opt;
+  opt.run_dir = d.path / "run";
+  opt.progress = true;
+  const fs::path err = d.path / "stderr.txt";
+  std::fflush(stderr);
+  int saved = dup(STDERR_FILENO);
+  int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  dup2(fd, STDERR_FILENO);
+  ::close(fd);
+  RunResult r = run_plan(p, plan, host, opt);
+  std::fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  ::close(saved);
+  REQUIRE(r.records == 3);
+  std::string text = testsupport::read_file(err);
+  auto at = text.find("/~");
+  REQUIRE(at != std::string::npos);
+  return text.substr(at + 2, text.find(' ', at) - at - 2);
+}
+}  // namespace
+
+// The progress total counts a data file's records the way its reader reads it: an .ndjson or .json file is JSON
+// lines (no header line), a .csv or .tsv file has one.
+TEST_CASE("the progress total reads a data file like its reader does: .ndjson and .json have no header line", "[executor]") {
+  const std::string lines = numbered(3);
+  CHECK(progress_total("data.jsonl", lines) == "3");
+  CHECK(progress_total("data.ndjson", lines) == "3");
+  CHECK(progress_total("data.json", lines) == "3");
+  CHECK(progress_total("data.csv", "i,text\n0,a\n1,b\n2,c\n") == "3");
+  CHECK(progress_total("data.tsv", "i\ttext\n0\ta\n1\tb\n2\tc\n") == "3");
+  CHECK(progress_total("data.txt", "i,text\n0,a\n1,b\n2,c\n", "csv") == "3");
+  CHECK(progress_total("data.txt", lines, "jsonl") == "3");
 }
