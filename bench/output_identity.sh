@@ -5,8 +5,9 @@
 # against the loopback test server eg-test-llm-server of the NEW build, same seed and replies for both), then
 # compares every file of the results folders byte for byte — detailed.jsonl, detailed.csv, the summaries,
 # the reports' data — except what names the run (run.json, run.log, report.html, pipeline.yaml, progress/).
-# (`--config-dir pipelines/chatbot/config` is left out: it needs an API key file and its own server; it runs
-# the plugins of chatbot-eval.yaml.)
+# The seed-004 configuration run (`evalgraph run --config-dir pipelines/chatbot/config`) is compared too: a copy
+# of pipelines/chatbot whose judge, model and chatbot URLs point at the same loopback server, with a temporary
+# key file in secrets/llm_api.secret (what the configuration names); the run folder's dataset.jsonl is compared.
 #   bash bench/output_identity.sh REF_BUILD_DIR NEW_BUILD_DIR     exit 0: identical; 1: a file differs
 #   (KEEP=1 keeps the results folders and says where)
 # A build dir is what `cmake --build` made (evalgraph and plugins/ in it), or a copy of those two.
@@ -47,6 +48,13 @@ for name, fmt in (("ascii.jsonl", "jsonl"), ("cells.csv", "csv")):
     open(os.path.join(out, name.split(".")[0] + ".yaml"), "w", encoding="utf-8").write(p)
 PY
 
+# The seed-004 project (config/, data/) with every URL on the loopback server and a throwaway key.
+cp -r "$repo/pipelines/chatbot" "$work/chatbot-project"
+mkdir -p "$work/chatbot-project/secrets"
+echo "sk-output-identity" >"$work/chatbot-project/secrets/llm_api.secret"
+sed -i -e "s#https://api.openai.com/v1#$url#g" -e "s#http://127.0.0.1:8080/v1#$url#g" \
+  "$work/chatbot-project/config/"*.yaml
+
 run() {  # $1 build $2 ref|new $3 label $4... evalgraph run arguments; prints the results folder
   local out="$work/$3/$2"
   mkdir -p "$out"
@@ -57,7 +65,8 @@ run() {  # $1 build $2 ref|new $3 label $4... evalgraph run arguments; prints th
 status=0
 for spec in "ksodi-standard|pipelines/ksodi-standard.yaml" "ksodi-full|pipelines/ksodi-full.yaml" \
             "chatbot-eval|pipelines/chatbot-eval.yaml" "compression-eval|pipelines/compression-eval.yaml" \
-            "ksodi-standard-ascii|$work/variants/ascii.yaml" "ksodi-standard-csv|$work/variants/cells.yaml"; do
+            "ksodi-standard-ascii|$work/variants/ascii.yaml" "ksodi-standard-csv|$work/variants/cells.yaml" \
+            "chatbot-config-dir|--config-dir $work/chatbot-project/config"; do
   label=${spec%%|*}
   # shellcheck disable=SC2086
   a=$(run "$ref" ref "$label" ${spec#*|})
