@@ -241,7 +241,7 @@ int run_merge(const std::vector<std::string> &folders, const std::string &out_di
   const bool out_existed = fs::exists(out);
 
   // The pipeline as the shards ran it, with the same sinks (the default report included when they had it).
-  std::ifstream pin(first.dir / "pipeline.yaml", std::ios::binary);
+  std::ifstream pin(run_folder::pipeline_copy(first.dir), std::ios::binary);
   std::stringstream ss;
   ss << pin.rdbuf();
   Pipeline p = parse_pipeline(ss.str(), first.shard.value("pipeline_file", std::string()));
