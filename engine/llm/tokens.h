@@ -51,10 +51,12 @@ class TokenCounter {
   std::size_t embedding_tokens(const nlohmann::json& body) const;
 
  private:
-  explicit TokenCounter(Encoding enc) : enc_(enc) {}
-  std::size_t piece_tokens(std::string_view piece) const;
+  explicit TokenCounter(Encoding enc);
+  std::size_t piece_tokens(std::string_view piece) const;      // through a per-thread memo of recent pieces
+  std::size_t piece_tokens_bpe(std::string_view piece) const;  // the byte-pair merges
 
   Encoding enc_;
+  std::uint64_t memo_id_;  // unique per counter, never reused (piece_tokens' memo is keyed by it, not by address)
   std::string file_;
   std::string storage_;  // every token's bytes, back to back (ranks_ keys point into it)
   std::unordered_map<std::string_view, std::uint32_t> ranks_;

@@ -256,6 +256,22 @@ TEST_CASE("tokens: the split follows the encodings' patterns, byte-pair merges f
   CHECK(tc->count("abcd") == 2);  // a+b (rank 256) first, then ab+c (258): abc, d
   CHECK(tc->count("xbc") == 2);   // x, bc
   CHECK(tc->count("bcab") == 2);  // bc, ab
+  {
+    // the counts of recent pieces are kept per thread (piece_tokens' memo): two encodings that split "abc"
+    // differently, counted in turn, and one made after the other is freed (maybe at its address), keep their own
+    std::string f2 = f.substr(0, f.find(b64("abc")));  // without the rank of "abc"
+    d.write("tiny2.tiktoken", f2);
+    auto other = TokenCounter::from_file((d.path / "tiny2.tiktoken").string());
+    for (int i = 0; i < 3; ++i) {
+      CHECK(tc->count("abc") == 1);
+      CHECK(other->count("abc") == 2);  // ab, c
+    }
+    auto first = TokenCounter::from_file((d.path / "tiny.tiktoken").string());
+    CHECK(first->count("abc") == 1);
+    first.reset();
+    auto second = TokenCounter::from_file((d.path / "tiny2.tiktoken").string());
+    CHECK(second->count("abc") == 2);
+  }
   d.write("bad.tiktoken", "QQ== 0\nnot base64! 1\n");
   CHECK_THROWS_WITH(TokenCounter::from_file((d.path / "bad.tiktoken").string()), Catch::Contains("bad.tiktoken:2: not a .tiktoken line"));
   setenv("EVALGRAPH_TIKTOKEN_FILE", (d.path / "bad.tiktoken").string().c_str(), 1);
