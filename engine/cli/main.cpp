@@ -15,10 +15,11 @@
 #include <optional>
 #include <thread>
 
-#include "chatbot/experiment.h"
+#include "chatbot_config/experiment.h"
 #include "compare/compare.h"
 #include "config/pipeline.h"
 #include "estimate/estimate.h"
+#include "entry/run_entry.h"
 #include "exec/executor.h"
 #include "graph/plan.h"
 #include "io/dataset.h"
@@ -245,16 +246,6 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
         if (const char *v = std::getenv(e); v != nullptr && spec.source != "--shard") opt.extra_summary["shard"]["env"][e] = v;
     }
   }
-  if (vm.count("no-report") == 0) add_default_report(l.pipeline, reg);
-  l.plan = build_plan(l.pipeline, reg, read_dataset_columns(l.pipeline));
-  if (opt.shard_count > 0 && !vm.count("resume"))
-    opt.extra_summary["fingerprint"] = shard::fingerprint(l.pipeline, l.plan, opt.extra_summary["shard"]["limit"].get<long long>());
-  // SQLite on a network file system is not safe to share: a shard has its own cache unless --cache names one.
-  std::string cache = vm["cache"].as<std::string>();
-  if (opt.shard_count > 0 && cache.empty()) cache = run_folder::shard_cache(opt.run_dir).string();
-  auto llm = make_llm_service(l.pipeline.providers, vm.count("no-cache") != 0, cache, opt.run_dir);
-  HostServices host(llm, l.pipeline.default_provider, l.pipeline.embedding_provider);
-  g_host = &host;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   set_stop_grace_s(vm["stop-grace"].as<double>());
@@ -273,9 +264,10 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
   const bool quiet = vm.count("quiet") != 0;
   const char *ci = std::getenv("CI");
   opt.progress = !quiet && isatty(STDERR_FILENO) && (ci == nullptr || std::string(ci).empty());
-  host.set_min_stderr_level(quiet ? EG_LOG_ERROR : EG_LOG_WARN);
-  RunResult r = run_plan(l.pipeline, l.plan, host, opt);
-  g_host = nullptr;
+  RunRequest req{opt, vm.count("no-report") == 0, vm.count("no-cache") != 0, vm["cache"].as<std::string>(),
+                 quiet ? EG_LOG_ERROR : EG_LOG_WARN, [](HostServices *h) { g_host = h; }};
+  RunResult r = run_pipeline(l.pipeline, reg, req);  // engine/entry/run_entry.h (front ends run here too)
+  opt = req.opt;
 
   if (!quiet) {
     std::fprintf(stderr, "evalgraph: %s: %zu records in %.2f s (%.0f records/s), %zu with failures\n",
@@ -316,7 +308,7 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
   return r.failed_records > 0 ? kExitRecordFailures : kExitOk;
 }
 
-// ---- the chatbot evaluation of seed 004 (engine/chatbot/) ----
+// ---- the chatbot evaluation of seed 004 (frontends/chatbot_config/) ----
 int cmd_chatbot_run(const po::variables_map &vm, const std::vector<std::string> &dirs) {
   PluginRegistry reg;
   load_plugins(reg, dirs);

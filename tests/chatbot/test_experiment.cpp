@@ -6,8 +6,8 @@
 #include <fstream>
 #include <regex>
 
-#include "chatbot/experiment.h"
-#include "chatbot/xlsx_reader.h"
+#include "chatbot_config/experiment.h"
+#include "chatbot_config/xlsx_reader.h"
 #include "test_llm_server.h"
 #include "csv_cells.h"
 #include "test_registry.h"

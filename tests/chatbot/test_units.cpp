@@ -5,9 +5,9 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "chatbot/config.h"
-#include "chatbot/experiment.h"
-#include "chatbot/xlsx_reader.h"
+#include "chatbot_config/config.h"
+#include "chatbot_config/experiment.h"
+#include "chatbot_config/xlsx_reader.h"
 #include "content.hpp"
 #include "readability.hpp"
 #include "report.hpp"

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <optional>
 
-#include "chatbot/xlsx_reader.h"
+#include "chatbot_config/xlsx_reader.h"
 #include "test_support.h"
 
 using testsupport::TempDir;

@@ -5,7 +5,7 @@
 
 #include <chrono>
 
-#include "chatbot/experiment.h"
+#include "chatbot_config/experiment.h"
 #include "config/yaml_guard.h"
 #include "evalgraph/json_bounded.hpp"
 #include "test_llm_server.h"

@@ -1,4 +1,4 @@
-// fuzz_config_dir: the `--config-dir` configuration reader (engine/chatbot/config.*): evaluation.yaml,
+// fuzz_config_dir: the `--config-dir` configuration reader (frontends/chatbot_config/config.*): evaluation.yaml,
 // llm_parameters.yaml, the prompt file, llm_tasks.yaml, evalgraph_models.yaml and the data file they name,
 // checked against the bundled plugins (index names) as `evalgraph run --config-dir` does before any call.
 //
@@ -8,7 +8,7 @@
 // <tmp>/secrets/llm_api.secret) for each input.
 #include <fstream>
 
-#include "chatbot/config.h"
+#include "chatbot_config/config.h"
 #include "fuzz_support.h"
 
 namespace {

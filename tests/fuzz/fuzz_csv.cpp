@@ -1,7 +1,7 @@
 // fuzz_csv: the CSV/TSV dataset reader with its options (separator incl. auto-sniffing, quote, json_columns),
 // the engine's text path and the parsed path, and the chatbot configuration's table reader (read_table).
 // The last byte of the input picks the options, so seeds are plain CSV files with one extra byte.
-#include "chatbot/config.h"
+#include "chatbot_config/config.h"
 #include "fuzz_support.h"
 #include "io/dataset.h"
 

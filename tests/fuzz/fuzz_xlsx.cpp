@@ -1,8 +1,8 @@
-// fuzz_xlsx: the .xlsx reader of the chatbot data files (engine/chatbot/xlsx_reader.h): ZIP container,
+// fuzz_xlsx: the .xlsx reader of the chatbot data files (frontends/chatbot_config/xlsx_reader.h): ZIP container,
 // shared strings, the first worksheet.
 #include <stdexcept>
 
-#include "chatbot/xlsx_reader.h"
+#include "chatbot_config/xlsx_reader.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {

@@ -1,4 +1,4 @@
-#include "chatbot/xlsx_reader.h"
+#include "chatbot_config/xlsx_reader.h"
 
 #include <expat.h>
 #include <zip.h>

@@ -1,14 +1,15 @@
 #pragma once
-// Seed 004's chatbot evaluation run by the engine: the configuration folder becomes a dataset (data rows ×
-// transformations, JSONL) and a native pipeline (transformations → judges and indices → score → report sink),
-// both saved in the run folder (dataset.jsonl, pipeline.yaml), then planned and run like any pipeline.
-// Also combine-experiments and create-dataset.
+// Seed 004's chatbot evaluation, a front end above the engine: the configuration folder becomes a dataset (data
+// rows × transformations, JSONL) and a native pipeline (transformations → judges and indices → score → report
+// sink), both saved in the run folder (dataset.jsonl, pipeline.yaml), then run through the entry of `evalgraph
+// run` (engine/entry/run_entry.h). combine-experiments runs the same way (the folders' rows through
+// chatbot.report); create-dataset asks a model once.
 #include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "chatbot/config.h"
+#include "chatbot_config/config.h"
 #include "exec/executor.h"
 #include "plugin/registry.h"
 
@@ -33,12 +34,15 @@ std::string generate_pipeline_yaml(const Experiment &e, const PluginRegistry &re
 // Writes the dataset (rows × transformations) as JSONL; returns the number of records.
 std::size_t write_dataset(const Experiment &e, const std::filesystem::path &file);
 
-// Validates everything, then runs. Throws ConfigError (nothing was run), io::DataError, std::runtime_error.
+// Validates everything, then runs through run_pipeline. Throws ConfigError (nothing was run; no results folder
+// left behind), io::DataError, std::runtime_error.
 RunResult run_experiment(const RunSettings &s, const PluginRegistry &reg);
 
 // Merges result folders (all folders under results_root with a detailed_results.jsonl when `folders` is
-// empty) into <results_root>/combined_experiments/<timestamp>/ with the same report files. Refuses folders
-// whose input/output column names differ. Returns the new folder.
+// empty) into <results_root>/combined_experiments/<timestamp>/ with the same report files: their rows
+// (combined_rows.jsonl) are the dataset of a pipeline whose one sink is chatbot.report in rows mode, run through
+// run_pipeline, so the folder is a results folder (pipeline.yaml, run.json, run.log) plus sources.json.
+// Refuses folders whose input/output column names differ. Returns the new folder.
 std::filesystem::path combine_experiments(const std::vector<std::filesystem::path> &folders,
                                           const std::filesystem::path &results_root, const PluginRegistry &reg);
 
