@@ -8,6 +8,7 @@
 # The seed-004 configuration run (`evalgraph run --config-dir pipelines/chatbot/config`) is compared too: a copy
 # of pipelines/chatbot whose judge, model and chatbot URLs point at the same loopback server, with a temporary
 # key file in secrets/llm_api.secret (what the configuration names); the run folder's dataset.jsonl is compared.
+# Then combine-experiments of those two run folders, with each build.
 #   bash bench/output_identity.sh REF_BUILD_DIR NEW_BUILD_DIR     exit 0: identical; 1: a file differs
 #   (KEEP=1 keeps the results folders and says where)
 # A build dir is what `cmake --build` made (evalgraph and plugins/ in it), or a copy of those two.
@@ -107,5 +108,23 @@ for spec in "ksodi-standard|pipelines/ksodi-standard.yaml" "ksodi-full|pipelines
   done
   echo "checked $label: $n files ($(cd "$a" && du -ch $files | tail -1 | cut -f1))"
 done
+# combine-experiments over the two seed-004 run folders above, with each build: the combined report's files
+# (a newer build's folder also holds what every results folder holds: pipeline.yaml, run.json, run.log, its rows).
+combined() {  # $1 build $2 ref|new; prints the combined folder
+  "$1/evalgraph" combine-experiments "$(ls -d "$work/chatbot-config-dir/ref"/*/ | head -1)" \
+    "$(ls -d "$work/chatbot-config-dir/new"/*/ | head -1)" -o "$work/combine/$2" >/dev/null 2>"$work/combine-$2.err" || true
+  ls -d "$work/combine/$2/combined_experiments"/*/ | head -1
+}
+a=$(combined "$ref" ref)
+b=$(combined "$new" new)
+n=0
+for f in $(cd "$a" && find . -type f ! -name run.json ! -name run.log ! -name pipeline.yaml ! -name report.html \
+             ! -name '*.jsonl' -o -name detailed_results.jsonl | sort); do
+  n=$((n + 1))
+  if ! cmp -s "$a/$f" "$b/$f" && ! { [ "${f##*.}" = xlsx ] && xlsx_same "$a/$f" "$b/$f"; }; then
+    echo "DIFFER combine-experiments: $f"; status=1
+  fi
+done
+echo "checked combine-experiments: $n files"
 [ "$status" = 0 ] && echo "IDENTICAL: every output of the shipped pipelines"
 exit "$status"
