@@ -338,6 +338,14 @@ TEST_CASE("combine-experiments merges result folders and refuses differing colum
   for (const char *f : {"detailed_results.csv", "detailed_results.xlsx", "summary.md", "summary.csv", "summary.xlsx", "summary.png",
                         "summary_statistics_replications.csv", "summary_statistics_replications.xlsx"})
     CHECK(fs::exists(c / f));
+  // The combination is a run of the engine (no sink driven by hand): a results folder with its summary, whose
+  // one sink, chatbot.report, got every row of both experiments (2 x 8).
+  auto run = json::parse(testsupport::read_file(c / "run.json"));
+  CHECK(run["records"] == 16);
+  REQUIRE(run["sinks"].size() == 1);
+  CHECK(run["sinks"].begin().value()["uses"] == "chatbot.report");
+  CHECK(run["sinks"].begin().value()["errors"] == 0);
+  CHECK(testsupport::read_jsonl(c / "combined_rows.jsonl").size() == 16);
   auto s = read_csv(c / "summary.csv", ';');
   REQUIRE(s.size() == 5);
   CHECK(s[1][0] == "example: GPT 4");
