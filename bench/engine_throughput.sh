@@ -2,6 +2,8 @@
 # Engine throughput: a pass-through operator plus the JSONL sink over generated records.
 # Prints records/s and peak RSS for 100k and 1M records (memory must not grow with the record count).
 #   bash bench/engine_throughput.sh [build-dir]
+#   EXPECT=1 bash bench/engine_throughput.sh   also runs each case with three expect: entries (docs/ci.md), side by
+#                                              side: the 'expect' column says which (the cost of gathering them)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$repo/build}
@@ -26,18 +28,28 @@ sinks:
     with: {file: out.jsonl}
 output: {dir: out}
 YAML
-printf "%-10s %-8s %12s %14s %12s\n" records jobs seconds records/s peak_RSS_MB
+{ cat "$work/p.yaml"; cat <<YAML; } > "$work/p_expect.yaml"
+expect:
+  - {metric: pt.text, stat: share, equals: "record number 7 with some words to carry along", max: 0.5}
+  - {metric: pt.text, stat: share, equals: "no such text", max: 0, where: {id: [1, 2, 3]}}
+  - {metric: pt.text, stat: share, equals: "x", max: 1, confidence: 0.95}
+YAML
+variants=(p)
+[ -n "${EXPECT:-}" ] && variants=(p p_expect)
+printf "%-10s %-8s %-8s %12s %14s %12s\n" records jobs expect seconds records/s peak_RSS_MB
 for n in 100000 1000000; do
   gen "$n"
   for j in 1 2; do
-    rm -rf "$work/out"
-    sync  # the previous run's output is flushed now, not while this run is timed
-    start=$(date +%s.%N)
-    /usr/bin/time -f "%M" -o "$work/rss" "$build/evalgraph" run -q --no-report -j "$j" --plugin-dir "$build/tests/engine/plugins" "$work/p.yaml" >/dev/null
-    end=$(date +%s.%N)
-    lines=$(wc -l < "$work"/out/throughput__*/out.jsonl)
-    [ "$lines" -eq "$n" ] || { echo "expected $n records, got $lines"; exit 1; }
-    awk -v n="$n" -v j="$j" -v s="$start" -v e="$end" -v rss="$(cat "$work/rss")" \
-      'BEGIN { t = e - s; printf "%-10d %-8d %12.2f %14.0f %12.1f\n", n, j, t, n / t, rss / 1024 }'
+    for v in "${variants[@]}"; do
+      rm -rf "$work/out"
+      sync  # the previous run's output is flushed now, not while this run is timed
+      start=$(date +%s.%N)
+      /usr/bin/time -f "%M" -o "$work/rss" "$build/evalgraph" run -q --no-report -j "$j" --plugin-dir "$build/tests/engine/plugins" "$work/$v.yaml" >/dev/null
+      end=$(date +%s.%N)
+      lines=$(wc -l < "$work"/out/throughput__*/out.jsonl)
+      [ "$lines" -eq "$n" ] || { echo "expected $n records, got $lines"; exit 1; }
+      awk -v n="$n" -v j="$j" -v x="$([ "$v" = p ] && echo no || echo yes)" -v s="$start" -v e="$end" -v rss="$(cat "$work/rss")" \
+        'BEGIN { t = e - s; printf "%-10d %-8d %-8s %12.2f %14.0f %12.1f\n", n, j, x, t, n / t, rss / 1024 }'
+    done
   done
 done

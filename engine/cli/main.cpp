@@ -20,6 +20,7 @@
 #include "config/pipeline.h"
 #include "estimate/estimate.h"
 #include "entry/run_entry.h"
+#include "expect/expectations.h"
 #include "exec/executor.h"
 #include "graph/plan.h"
 #include "io/dataset.h"
@@ -61,13 +62,15 @@ const char *kUsage =
     "  evalgraph estimate PIPELINE.yaml [--json] what a run will call and cost (docs/cost.md)\n"
     "  evalgraph plugins [--json]                list the loaded plugins and node types\n"
     "  evalgraph compare RUN_A RUN_B [--json] [-o DIR]   paired statistics of two results folders\n"
+    "  evalgraph compare RUN_A RUN_B --fail-if-worse NODE.FIELD [--alpha A] [--min-diff D]   the regression gate\n"
     "  evalgraph run --config-dir DIR [--only-transform]   a chatbot evaluation from seed-004 config files\n"
     "  evalgraph combine-experiments [FOLDER...] [-o RESULTS]   merge chatbot evaluation results\n"
     "  evalgraph create-dataset --config-dir DIR   generate a data set from create_dataset.yaml\n"
     "  evalgraph --version | --help\n"
     "\n"
     "exit codes: 0 success, 1 run finished but some records failed, 2 usage or configuration error,\n"
-    "            3 runtime error (I/O, broken data), 5 cost budget reached (resumable), 130 stopped by a signal\n"
+    "            3 runtime error (I/O, broken data), 4 an expectation (expect:) or a --fail-if-worse gate failed,\n"
+    "            5 cost budget reached (resumable), 130 stopped by a signal\n"
     "            (resumable)\n";
 
 // First SIGINT/SIGTERM: the run's stop request (util/stop.h): nothing new starts, LLM calls waiting for a retry end,
@@ -305,6 +308,17 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
                  r.run_dir.string().c_str());
     return r.stop_reason == StopReason::none ? kExitInterrupted : stop_exit_code(r.stop_reason);
   }
+  // expect: (docs/ci.md): a failed expectation is the CI gate, exit 4 even when records failed too (both said).
+  if (auto v = r.summary.find("expectations"); v != r.summary.end()) {
+    if (v->contains("deferred") && !quiet)
+      std::fprintf(stderr, "evalgraph: expect: %s\n", (*v)["deferred"].get<std::string>().c_str());
+    if (!announce_expectations(*v, l.pipeline.name, quiet)) {
+      std::fprintf(stderr, "evalgraph: %zu of %zu expectations failed (junit.xml in the results folder)%s\n",
+                   (*v)["failed"].get<std::size_t>(), (*v)["total"].get<std::size_t>(),
+                   r.failed_records > 0 ? fmt::format("; {} records failed too", r.failed_records).c_str() : "");
+      return kExitExpectationFailed;
+    }
+  }
   return r.failed_records > 0 ? kExitRecordFailures : kExitOk;
 }
 
@@ -389,6 +403,11 @@ int main(int argc, char **argv) {
       "shard", po::value<std::string>(), "run: only shard I of N (1-based, e.g. 2/3); default: the scheduler's array index")(
       "shard-count", po::value<int>()->default_value(0), "run: the shard count for JOB_COMPLETION_INDEX (or EVALGRAPH_SHARD_COUNT)")(
       "quiet,q", "no progress and no summary on stderr")("json", "plugins: print JSON")(
+      "fail-if-worse", po::value<std::vector<std::string>>()->composing(),
+      "compare: exit 4 when RUN_B is significantly worse than RUN_A on this metric (node.field; repeatable)")(
+      "alpha", po::value<double>()->default_value(0.05), "compare --fail-if-worse: the paired test's significance level")(
+      "min-diff", po::value<double>()->default_value(0.0),
+      "compare --fail-if-worse: tolerate a worsening up to this size (the metric's units)")(
       "config-dir", po::value<std::string>(), "run/create-dataset: a chatbot evaluation's config folder (seed 004 format)")(
       "only-transform", "run --config-dir: run the transformations only");
   po::options_description hidden;
@@ -432,7 +451,13 @@ int main(int argc, char **argv) {
       return cmd_chatbot_run(vm, dirs);
     }
     if (cmd == "combine-experiments") return cmd_combine(args, vm, dirs);
-    if (cmd == "compare") return compare::run_compare(args, vm.count("json") != 0, vm.count("output") ? vm["output"].as<std::string>() : "");
+    if (cmd == "compare") {  // docs/ci.md for the gate
+      compare::Gate g;
+      if (vm.count("fail-if-worse")) g.metrics = vm["fail-if-worse"].as<std::vector<std::string>>();
+      g.alpha = vm["alpha"].as<double>();
+      g.min_diff = vm["min-diff"].as<double>();
+      return compare::run_compare(args, vm.count("json") != 0, vm.count("output") ? vm["output"].as<std::string>() : "", g);
+    }
     if (cmd == "create-dataset") return cmd_create_dataset(vm);
     if (cmd == "estimate") {  // docs/cost.md
       if (args.size() != 1) {

@@ -14,9 +14,11 @@
 #include <unordered_map>
 
 #include "compare/stats.h"
+#include "config/diagnostics.h"
 #include "run_folder/run_folder.h"
 #include "util/atomic_file.h"
 #include "util/json_file.h"
+#include "util/junit.h"
 #include "util/raw_json.h"
 
 namespace evalgraph::compare {
@@ -212,6 +214,22 @@ std::vector<std::string> choose_key(const Run &a, const Run &b, std::string &nam
   return {};
 }
 
+// Which direction of a metric is better: what the node's plugin declares for the output (run.json's
+// nodes.<id>.outputs, ABI 1.3), the new run's declaration first; higher when nothing is declared.
+std::string better_direction(const Run &first, const Run &second, const std::string &node, const std::string &field) {
+  for (const Run *r : {&first, &second}) {
+    const json *decl = &r->info;
+    for (const char *k : {"nodes"}) decl = decl->is_object() && decl->contains(k) ? &(*decl)[k] : nullptr;
+    if (decl == nullptr || !decl->is_object() || !decl->contains(node)) continue;
+    const json &n = (*decl)[node];
+    if (!n.is_object() || !n.contains("outputs") || !n["outputs"].is_object()) continue;
+    const json &o = n["outputs"];
+    if (auto it = o.find(field); it != o.end() && it->is_object() && it->contains("better") && (*it)["better"].is_string())
+      return (*it)["better"].get<std::string>();
+  }
+  return "higher";
+}
+
 json run_summary(const Run &r) {
   return {{"path", r.dir.string()},
           {"pipeline", r.info.value("pipeline", "")},
@@ -379,6 +397,7 @@ json compare_runs(const fs::path &pa, const fs::path &pb) {
       }
     }
     json m = {{"node", ma.node}, {"field", ma.field}, {"type", boolean ? "boolean" : "number"}, {"n", d.size()}};
+    m["better"] = better_direction(b, a, ma.node, ma.field);
     // One value in every record of both runs (a weight, a threshold): kept in the JSON, left out of the table.
     m["constant"] = !va.empty() && std::all_of(va.begin(), va.end(), [&](double x) { return x == va[0]; }) &&
                     std::all_of(vb.begin(), vb.end(), [&](double x) { return x == va[0]; });
@@ -604,13 +623,62 @@ th{background:#f0f2f5;font-weight:600}td.n{text-align:right;font-variant-numeric
   return o;
 }
 
-int run_compare(const std::vector<std::string> &args, bool as_json, const std::string &out_dir) {
+json gate(const json &c, const Gate &g) {
+  json results = json::array();
+  std::size_t failed = 0;
+  std::vector<std::string> known;
+  for (const auto &m : c["metrics"]) known.push_back(m["node"].get<std::string>() + "." + m["field"].get<std::string>());
+  for (const auto &name : g.metrics) {
+    const json *m = nullptr;
+    for (const auto &x : c["metrics"])
+      if (x["node"].get<std::string>() + "." + x["field"].get<std::string>() == name) m = &x;
+    if (m == nullptr) {
+      std::string one;
+      for (const auto &x : c["metrics_in_one_run_only"])
+        if (x["node"].get<std::string>() + "." + x["field"].get<std::string>() == name)
+          one = fmt::format(" (only run {} has it)", x["in"].get<std::string>() == "a" ? "A" : "B");
+      throw CompareError(2, fmt::format("--fail-if-worse {}: no such metric in both runs{}{}; give node.field, e.g. {}",
+                                        name, one, did_you_mean(name, known), known.empty() ? "o0.O0" : known.front()));
+    }
+    if ((*m)["n"].get<std::size_t>() == 0)
+      throw CompareError(2, fmt::format("--fail-if-worse {}: no paired record has a value in both runs; nothing to judge",
+                                        name));
+    const std::string better = m->value("better", std::string("higher"));
+    const double diff = (*m)["diff"].get<double>(), p = (*m)["p_value"].get<double>();
+    const double worse_by = better == "lower" ? diff : -diff;  // > 0: B is worse than A
+    const bool significant = p < g.alpha;
+    const bool fail = significant && worse_by > 0 && worse_by > g.min_diff;
+    std::string verdict;
+    const std::string detail = fmt::format(
+        "mean {} → {} (B − A = {:+.4g}, 95 % interval [{:+.4g}, {:+.4g}], {} p = {}, n = {}; {} is better)",
+        num((*m)["mean_a"].get<double>()), num((*m)["mean_b"].get<double>()), diff, (*m)["ci_low"].get<double>(),
+        (*m)["ci_high"].get<double>(), (*m)["test"].get<std::string>(), pval(p), (*m)["n"].get<std::size_t>(), better);
+    if (fail) verdict = fmt::format("worse by {:.4g}, significant at alpha {}", worse_by, g.alpha);
+    else if (worse_by > 0 && significant) verdict = fmt::format("worse by {:.4g}, within --min-diff {}", worse_by, g.min_diff);
+    else if (worse_by > 0) verdict = fmt::format("worse by {:.4g}, not significant (p ≥ alpha {})", worse_by, g.alpha);
+    else verdict = worse_by == 0 ? "unchanged" : "not worse";
+    failed += fail ? 1 : 0;
+    results.push_back({{"metric", name}, {"better", better}, {"worse_by", worse_by}, {"p_value", p}, {"alpha", g.alpha},
+                       {"min_diff", g.min_diff}, {"passed", !fail}, {"verdict", verdict}, {"detail", detail}});
+  }
+  return {{"passed", failed == 0}, {"failed", failed}, {"results", results}};
+}
+
+int run_compare(const std::vector<std::string> &args, bool as_json, const std::string &out_dir, const Gate &g) {
   if (args.size() != 2) {
-    std::fprintf(stderr, "evalgraph compare: give two results folders: evalgraph compare RUN_A RUN_B [--json] [-o DIR]\n");
+    std::fprintf(stderr, "evalgraph compare: give two results folders: evalgraph compare RUN_A RUN_B [--json] [-o DIR] "
+                         "[--fail-if-worse node.field ...]\n");
+    return 2;
+  }
+  if (!(g.alpha > 0 && g.alpha < 1) || !(g.min_diff >= 0)) {
+    std::fprintf(stderr, "evalgraph compare: --alpha is a probability between 0 and 1 (e.g. 0.05), --min-diff a "
+                         "difference >= 0 in the metric's units\n");
     return 2;
   }
   try {
     json c = compare_runs(args[0], args[1]);
+    json verdict;
+    if (!g.metrics.empty()) c["gate"] = verdict = gate(c, g);
     if (as_json) std::cout << c.dump(2) << "\n";
     else std::cout << text_report(c);
     if (!out_dir.empty()) {
@@ -619,6 +687,25 @@ int run_compare(const std::vector<std::string> &args, bool as_json, const std::s
       write_file_atomically(fs::path(out_dir) / "compare.html", html_report(c));
       std::fprintf(stderr, "evalgraph compare: wrote %s and %s\n", (fs::path(out_dir) / "compare.html").c_str(),
                    (fs::path(out_dir) / "compare.json").c_str());
+      if (!verdict.is_null()) {
+        std::vector<junit::Case> cases;
+        for (const auto &r : verdict["results"])
+          cases.push_back({"evalgraph.compare", r["metric"].get<std::string>() + " not worse",
+                           !r["passed"].get<bool>(), r["metric"].get<std::string>() + ": " + r["verdict"].get<std::string>(),
+                           r["verdict"].get<std::string>() + "\n" + r["detail"].get<std::string>()});
+        write_file_atomically(fs::path(out_dir) / "junit.xml",
+                              junit::document("evalgraph compare --fail-if-worse", cases));
+      }
+    }
+    if (verdict.is_null()) return 0;
+    for (const auto &r : verdict["results"])
+      std::fprintf(stderr, "evalgraph compare: %s %s: %s; %s\n", r["passed"].get<bool>() ? "PASS" : "FAIL",
+                   r["metric"].get<std::string>().c_str(), r["verdict"].get<std::string>().c_str(),
+                   r["detail"].get<std::string>().c_str());
+    if (!verdict["passed"].get<bool>()) {
+      std::fprintf(stderr, "evalgraph compare: B is significantly worse than A on %zu of %zu gated metric%s\n",
+                   verdict["failed"].get<std::size_t>(), verdict["results"].size(), verdict["results"].size() == 1 ? "" : "s");
+      return 4;
     }
     return 0;
   } catch (const CompareError &e) {

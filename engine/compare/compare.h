@@ -26,8 +26,21 @@ nlohmann::json compare_runs(const std::filesystem::path &a, const std::filesyste
 std::string text_report(const nlohmann::json &c);  // the table printed by default
 std::string html_report(const nlohmann::json &c);  // compare.html
 
-// The command: prints the table (or the JSON), writes compare.html and compare.json into out_dir when it
-// is not empty. Returns the exit code; messages go to stderr.
-int run_compare(const std::vector<std::string> &args, bool as_json, const std::string &out_dir);
+// --fail-if-worse (docs/ci.md): B fails the gate on a metric when it is worse than A (lower, or higher where
+// the plugin declares lower is better) by more than min_diff, with the paired test's p below alpha.
+struct Gate {
+  std::vector<std::string> metrics;  // node.field
+  double alpha = 0.05;
+  double min_diff = 0;
+};
+
+// The gate's verdict over a comparison (compare_runs' JSON): {"passed", "failed", "results": [...]}. Throws
+// CompareError(2) for a metric the runs do not both have.
+nlohmann::json gate(const nlohmann::json &comparison, const Gate &g);
+
+// The command: prints the table (or the JSON), writes compare.html and compare.json (and with a gate,
+// junit.xml) into out_dir when it is not empty. Returns the exit code (4: the gate failed); messages go to
+// stderr.
+int run_compare(const std::vector<std::string> &args, bool as_json, const std::string &out_dir, const Gate &g = {});
 
 }  // namespace evalgraph::compare

@@ -23,7 +23,8 @@ struct SplitMix64 {
   }
 };
 
-// Linear interpolation between order statistics (R's type 7, numpy's default).
+}  // namespace
+
 double quantile_sorted(const std::vector<double> &s, double q) {
   if (s.empty()) return 0;
   double h = (static_cast<double>(s.size()) - 1) * q;
@@ -34,7 +35,86 @@ double quantile_sorted(const std::vector<double> &s, double q) {
 
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
 
-}  // namespace
+// Acklam's rational approximation (relative error < 1.2e-9), refined by one Newton step on erfc.
+double normal_quantile(double p) {
+  if (!(p > 0 && p < 1)) return p <= 0 ? -INFINITY : INFINITY;
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                             1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                             6.680131188771972e+01,  -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                             -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                             3.754408661907416e+00};
+  double x;
+  if (p < 0.02425) {
+    double q = std::sqrt(-2 * std::log(p));
+    x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  } else if (p > 1 - 0.02425) {
+    double q = std::sqrt(-2 * std::log(1 - p));
+    x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  } else {
+    double q = p - 0.5, r = q * q;
+    x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+  }
+  double e = normal_cdf(x) - p;
+  double u = e * std::sqrt(2 * M_PI) * std::exp(x * x / 2);
+  return x - u / (1 + x * u / 2);
+}
+
+Interval mean_interval(const std::vector<double> &v, double level) {
+  if (v.empty()) return {0, 0};
+  const double m = mean(v);
+  if (v.size() < 2) return {m, m};
+  double ss = 0;
+  for (double x : v) ss += (x - m) * (x - m);
+  const double se = std::sqrt(ss / static_cast<double>(v.size() - 1) / static_cast<double>(v.size()));
+  const double z = normal_quantile(0.5 + level / 2);
+  return {m - z * se, m + z * se};
+}
+
+Interval wilson_interval(std::uint64_t k, std::uint64_t n, double level) {
+  if (n == 0) return {0, 1};
+  const double z = normal_quantile(0.5 + level / 2), nn = static_cast<double>(n);
+  const double ph = static_cast<double>(k) / nn;
+  const double centre = (ph + z * z / (2 * nn)) / (1 + z * z / nn);
+  const double half = z / (1 + z * z / nn) * std::sqrt(ph * (1 - ph) / nn + z * z / (4 * nn * nn));
+  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
+Interval quantile_interval(const std::vector<double> &s, double q, double level) {
+  if (s.empty()) return {0, 0};
+  const std::size_t n = s.size();
+  const double alpha = 1 - level;
+  // P(X <= k) for X ~ Binomial(n, q), accumulated from the pmf in log space (lgamma): exact for any n.
+  const double lq = std::log(q), l1q = std::log1p(-q);
+  auto pmf = [&](std::size_t k) {
+    if (q <= 0) return k == 0 ? 1.0 : 0.0;
+    if (q >= 1) return k == n ? 1.0 : 0.0;
+    double kk = static_cast<double>(k), nn = static_cast<double>(n);
+    return std::exp(std::lgamma(nn + 1) - std::lgamma(kk + 1) - std::lgamma(nn - kk + 1) + kk * lq + (nn - kk) * l1q);
+  };
+  // lower: the largest l (1-based rank) with P(X < l) <= alpha/2; upper: the smallest u with P(X >= u) <= alpha/2.
+  std::size_t lo = 0, hi = n + 1;
+  double cdf = 0;
+  for (std::size_t k = 0; k <= n; ++k) {
+    if (cdf <= alpha / 2) lo = k;  // P(X <= k - 1) = cdf: the k-th order statistic is still a lower bound
+    else break;
+    cdf += pmf(k);
+  }
+  double tail = 0;
+  for (std::size_t k = n + 1; k-- > 0;) {
+    tail += pmf(k);  // P(X >= k)
+    if (tail <= alpha / 2) hi = k;
+    else break;
+  }
+  const double low = lo == 0 ? -INFINITY : s[lo - 1];
+  const double high = hi > n ? INFINITY : s[hi - 1];
+  return {low, high};
+}
 
 double mean(const std::vector<double> &v) {
   if (v.empty()) return 0;

@@ -33,4 +33,18 @@ double mcnemar_exact_p(std::uint64_t b, std::uint64_t c);
 
 double mean(const std::vector<double> &v);
 
+// ---- one sample (expect: in a pipeline, the report's intervals) ----
+
+// The q-quantile of sorted values, linear between order statistics (R's type 7, numpy's default).
+double quantile_sorted(const std::vector<double> &sorted, double q);
+double normal_cdf(double z);
+double normal_quantile(double p);  // the inverse of normal_cdf
+// mean ± z·sd/√n (sd with n − 1), the report's interval of a mean; one value gives [x, x].
+Interval mean_interval(const std::vector<double> &v, double level);
+// Wilson's score interval of a share k/n (the report's for booleans); n = 0 gives [0, 1].
+Interval wilson_interval(std::uint64_t k, std::uint64_t n, double level);
+// A distribution-free interval of the q-quantile from the order statistics of sorted values (exact binomial
+// ranks); too few values for the level leave an end unbounded (-inf or +inf).
+Interval quantile_interval(const std::vector<double> &sorted, double q, double level);
+
 }  // namespace evalgraph::stats

@@ -144,6 +144,93 @@ std::string scalar(Ctx &ctx, const YAML::Node &n, const std::string &what) {
   return n.Scalar();
 }
 
+// One entry of `expect:`: its shape here; whether its node, field and stat fit the plugins is checked with the
+// plan (expect/expectations.cpp).
+void parse_expect(Ctx &ctx, const YAML::Node &n, std::vector<ExpectDecl> &out) {
+  if (!expect(ctx, n, YAML::NodeType::Map, "an 'expect' entry ({metric: node.field, stat: mean, min: 0.5})")) return;
+  check_keys(ctx, n, {"metric", "stat", "min", "max", "equals", "confidence", "where", "name"}, "an 'expect' entry");
+  ExpectDecl d;
+  d.at = d.metric_at = d.stat_at = ctx.at(n);
+  auto number = [&](const char *key, double &v) {
+    auto x = n[key];
+    if (!x) return false;
+    json j = to_json(ctx, x, nullptr, "");
+    if (!j.is_number() || !std::isfinite(j.get<double>())) {
+      ctx.error(x, fmt::format("expect '{}' must be a number", key));
+      return false;
+    }
+    v = j.get<double>();
+    return true;
+  };
+  if (auto m = n["metric"]) {
+    d.metric = scalar(ctx, m, "expect 'metric'");
+    d.metric_at = ctx.at(m);
+    std::size_t start = 0;
+    for (;;) {
+      std::size_t dot = d.metric.find('.', start);
+      std::string part = d.metric.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      if (start == 0) d.node = part;
+      else d.path.push_back(part);
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    bool empty_part = d.node.empty() || std::any_of(d.path.begin(), d.path.end(), [](const auto &x) { return x.empty(); });
+    if (d.path.empty() || empty_part)
+      ctx.error(m, fmt::format("expect metric '{}' must name a node's output as node.field, e.g. o0.O0", d.metric));
+  } else {
+    ctx.error(n, "an 'expect' entry needs 'metric: node.field', e.g. {metric: o0.O0, stat: mean, min: 0.6}");
+  }
+  if (auto st = n["stat"]) {
+    d.stat = scalar(ctx, st, "expect 'stat'");
+    d.stat_at = ctx.at(st);
+    const std::string &s = d.stat;
+    int pct = 0;
+    bool is_p = s.size() >= 2 && s.size() <= 3 && s[0] == 'p' &&
+                std::all_of(s.begin() + 1, s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    if (is_p) pct = std::atoi(s.c_str() + 1);
+    if (is_p && pct >= 1 && pct <= 99) d.quantile = pct / 100.0;
+    else if (s == "median") d.quantile = 0.5;
+    else if (s != "mean" && s != "min" && s != "max" && s != "share")
+      ctx.error(st, fmt::format("unknown expect stat '{}'{}; use mean, median, min, max, p1 ... p99 (e.g. p5, p95) or "
+                                "share (with equals)", s, did_you_mean(s, {"mean", "median", "min", "max", "share"})));
+  }
+  if (auto nm = n["name"]) d.name = scalar(ctx, nm, "expect 'name'");
+  d.has_min = number("min", d.min);
+  d.has_max = number("max", d.max);
+  if (!n["min"] && !n["max"])
+    ctx.error(n, fmt::format("expect '{}' needs a bound: min, max or both (e.g. min: 0.6)", d.metric));
+  if (d.has_min && d.has_max && d.min > d.max)
+    ctx.error(n["min"], fmt::format("expect '{}': min {} is above max {}; nothing could pass", d.metric, d.min, d.max));
+  if (auto eq = n["equals"]) {
+    d.equals = to_json(ctx, eq, nullptr, "");
+    if (d.stat != "share")
+      ctx.error(eq, "expect 'equals' goes with stat: share (the share of records whose value equals it)");
+    else if (d.equals.is_object() || d.equals.is_array())
+      ctx.error(eq, "expect 'equals' must be one value (true, a number or a text)");
+  }
+  if (d.stat == "share" && ((d.has_min && (d.min < 0 || d.min > 1)) || (d.has_max && (d.max < 0 || d.max > 1))))
+    ctx.error(n, "a share lies between 0 and 1: give min/max as fractions (0.05 for 5 %)");
+  if (auto c = n["confidence"]) {
+    if (number("confidence", d.confidence) && !(d.confidence >= 0.5 && d.confidence < 1)) {
+      ctx.error(c, "expect 'confidence' is the interval's level, from 0.5 to below 1 (e.g. 0.95)");
+      d.confidence = 0;
+    } else if (d.stat == "min" || d.stat == "max") {
+      ctx.error(c, fmt::format("stat {} has no interval; use p5 or p95 with confidence, or drop confidence", d.stat));
+    }
+  }
+  if (auto w = n["where"]; w && expect(ctx, w, YAML::NodeType::Map, "expect 'where' (field: value)")) {
+    for (const auto &kv : w) {
+      json v = to_json(ctx, kv.second, nullptr, "");
+      bool ok = v.is_primitive() || (v.is_array() && !v.empty() &&
+                                     std::all_of(v.begin(), v.end(), [](const json &x) { return x.is_primitive(); }));
+      if (!ok) ctx.error(kv.second, "expect 'where' compares a field with one value or a list of values (any of them)");
+      d.where.emplace_back(kv.first.Scalar(), v);
+      d.where_at.push_back(ctx.at(kv.first));
+    }
+  }
+  out.push_back(std::move(d));
+}
+
 bool valid_id(const std::string &id) {
   if (id.empty()) return false;
   for (char c : id)
@@ -268,6 +355,16 @@ NodeDecl parse_node(Ctx &ctx, const YAML::Node &n, bool sink, size_t index) {
 
 }  // namespace
 
+std::string ExpectDecl::label() const {
+  if (!name.empty()) return name;
+  std::string s = metric + " " + stat;
+  if (stat == "share" && !(equals.is_boolean() && equals.get<bool>())) s += " = " + equals.dump();
+  for (std::size_t i = 0; i < where.size(); ++i)
+    s += (i == 0 ? " where " : ", ") + where[i].first + "=" +
+         (where[i].second.is_string() ? where[i].second.get<std::string>() : where[i].second.dump());
+  return s;
+}
+
 Pipeline parse_pipeline(const std::string &text, const fs::path &file) {
   Ctx ctx{file.string(), {}};
   Pipeline p;
@@ -278,7 +375,7 @@ Pipeline parse_pipeline(const std::string &text, const fs::path &file) {
   if (!root.IsMap()) throw ConfigError({{{ctx.file, 1, 1}, "a pipeline must be a YAML mapping with name, dataset, nodes and sinks"}});
   check_keys(ctx, root,
              {"name", "description", "dataset", "limits", "replications", "providers", "embeddings", "nodes", "sinks",
-              "output", "budget"},
+              "output", "budget", "expect"},
              "the pipeline");
   const fs::path base = file.has_parent_path() ? file.parent_path() : fs::path(".");
 
@@ -362,6 +459,9 @@ Pipeline parse_pipeline(const std::string &text, const fs::path &file) {
       ctx.error(b, "'budget' needs 'max_cost_usd' (US dollars), e.g. budget: {max_cost_usd: 20}");
     }
   }
+
+  if (auto e = root["expect"]; e && expect(ctx, e, YAML::NodeType::Sequence, "'expect' (a list of {metric, stat, min/max})"))
+    for (const auto &item : e) parse_expect(ctx, item, p.expect);
 
   if (auto e = root["embeddings"]) {
     p.embedding_where = ctx.at(e);

@@ -63,6 +63,24 @@ struct BudgetDecl {
   Location where;
 };
 
+// One entry of `expect:` — what must hold after the run (docs/ci.md); checked by engine/expect/.
+struct ExpectDecl {
+  std::string name;               // optional, for the tables and junit.xml; else label() below
+  std::string metric;             // as written: "node.field" (or "node.field.key" into an object output)
+  std::string node;               // the node id (before the first '.')
+  std::vector<std::string> path;  // the field, and any deeper keys
+  std::string stat = "mean";      // mean, median, min, max, p1 ... p99, share
+  double quantile = -1;           // median: 0.5, pNN: NN/100
+  bool has_min = false, has_max = false;
+  double min = 0, max = 0;
+  nlohmann::json equals = true;  // share: the value whose share is taken
+  double confidence = 0;         // > 0: the interval at this level is judged, not the point value
+  std::vector<std::pair<std::string, nlohmann::json>> where;  // record field -> value (a list: any of them)
+  Location at, metric_at, stat_at;
+  std::vector<Location> where_at;  // parallel to `where`
+  std::string label() const;       // "o0.O0 mean", "judge.value mean where lang=de"
+};
+
 struct Pipeline {
   std::filesystem::path file;
   std::string source_text;  // the YAML as read, copied into the results folder
@@ -73,6 +91,7 @@ struct Pipeline {
   int replications = 1;
   std::vector<ProviderDecl> providers;
   BudgetDecl budget;
+  std::vector<ExpectDecl> expect;
   std::string default_provider;    // chat: the only or the first provider, or providers' `default: true`
   std::string embedding_provider;  // "" = offline TF-IDF
   Location embedding_where;

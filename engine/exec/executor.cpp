@@ -21,6 +21,7 @@
 #include <unordered_set>
 
 #include "exec/raw_record.h"
+#include "expect/expectations.h"
 #include "io/dataset.h"
 #include "report/default_report.h"
 #include "run_folder/run_folder.h"
@@ -252,6 +253,11 @@ class Engine {
   std::vector<std::size_t> sink_errors_;
   std::vector<std::string> sink_first_error_;
   std::atomic<std::size_t> written_{0}, failed_records_{0};
+  // expect: (engine/expect/): fed every record the sinks get; judged before the sinks finish. A shard's
+  // records are a part of the run: its expectations are judged by the merge.
+  ExpectationSet expect_{p_.expect};
+  mutable std::mutex verdict_mu_;  // run_info reads the verdict from any thread
+  json verdict_;
   std::size_t expected_total_ = 0;
   Clock::time_point start_ = Clock::now(), last_progress_{};
   std::FILE *journal_ = nullptr;
@@ -549,6 +555,7 @@ std::string record_text(Slot &s, std::size_t &added_at) {
 }
 
 void Engine::write_to_sinks(const Slot &s, const std::string &text) {
+  if (!expect_.empty()) expect_.observe(text);
   for (size_t i = 0; i < sinks_.size(); ++i) {
     eg_call call{s.index, s.replication, &sinks_[i].pn->decl->id};
     std::string out;
@@ -1038,6 +1045,8 @@ json Engine::run_info() const {
   json out = {{"records", written_.load()}, {"failed_records", failed_records_.load()}, {"llm", std::move(llm)}};
   if (auto it = opt_.extra_summary.find("cost"); it != opt_.extra_summary.end() && it->is_object()) out["cost"] = *it;
   else if (host_.llm() != nullptr) out["cost"] = host_.cost_json();
+  std::lock_guard lk(verdict_mu_);
+  if (!verdict_.is_null()) out["expectations"] = verdict_;
   return out;
 }
 
@@ -1214,6 +1223,11 @@ RunResult Engine::run() {
   // An interrupted run leaves the sinks' files as .partial: the journal holds what was finished, and
   // --resume writes the files whole. A finished run closes them under their final names.
   const bool stopped = stop_requested() || host_.cancelled();
+  if (!expect_.empty() && !stopped && opt_.shard_count == 0) {
+    json v = expect_.evaluate();
+    std::lock_guard lk(verdict_mu_);
+    verdict_ = std::move(v);
+  }
   json sink_outputs = json::object();
   for (size_t i = 0; i < sinks_.size() && !stopped; ++i) {
     eg_call call{0, 0, &sinks_[i].pn->decl->id};
@@ -1266,6 +1280,7 @@ RunResult Engine::run() {
                           {"skipped", stats_[k].skipped}};
     if (!stats_[k].first_error.empty()) nodes[pn.decl->id]["first_error"] = stats_[k].first_error;
     if (!pn.type->info.is_null()) nodes[pn.decl->id]["described"] = pn.type->info;  // e.g. a python node's script
+    if (!pn.type->outputs.empty()) nodes[pn.decl->id]["outputs"] = pn.type->outputs;  // compare's better direction
   }
   json sinks = json::object();
   for (size_t i = 0; i < plan_.sinks.size(); ++i) {
@@ -1301,6 +1316,9 @@ RunResult Engine::run() {
     res.summary["cost"] = host_.cost_json();
   }
   for (const auto &[k, v] : opt_.extra_summary.items()) res.summary[k] = v;
+  if (!verdict_.is_null()) res.summary["expectations"] = verdict_;
+  else if (!expect_.empty() && opt_.shard_count > 0)
+    res.summary["expectations"] = {{"deferred", "a shard holds part of the records: evalgraph merge judges them"}};
   return res;
 }
 
@@ -1430,6 +1448,8 @@ RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, cons
   if (r.interrupted) r.remaining_records = count_remaining(p, opt, r.records);
   if (!r.interrupted) {
     write_file_atomically(run_folder::summary(run_dir), r.summary.dump(2) + "\n");
+    if (auto v = r.summary.find("expectations"); v != r.summary.end() && v->contains("results"))  // docs/ci.md
+      write_file_atomically(run_folder::junit(run_dir), expectations_junit(*v, p.name, r.seconds));
     std::error_code ec;
     if (opt.shard_count > 0 && opt.journal) {  // a shard keeps its records for `evalgraph merge`
       fs::create_directories(run_folder::shard_journal(run_dir).parent_path());

@@ -11,6 +11,7 @@
 #include "config/json_schema.h"
 #include "io/dataset.h"
 #include "util/raw_json.h"
+#include "expect/expectations.h"
 
 namespace evalgraph {
 using nlohmann::json;
@@ -360,6 +361,7 @@ Plan build_plan(const Pipeline &p, const PluginRegistry &reg, const std::vector<
     b.error(p.nodes[b.index_of[first]].where, fmt::format("the nodes form a cycle: {}; a node may only read from or "
                                                           "need nodes that come before it", cycle));
   }
+  check_expectations(p, types, cols, b.diags);  // expect: against the nodes' declared outputs
   if (!b.diags.empty()) throw ConfigError(std::move(b.diags));
 
   std::vector<size_t> pos(n);

@@ -7,6 +7,7 @@
 //     pipeline.yaml          the pipeline as it was run
 //     run.log                the run's log (appended to by --resume)
 //     run.json               the run summary; written last, so its presence means "finished"
+//     junit.xml              the expect: verdict as JUnit XML (docs/ci.md), when the pipeline has expect:
 //     progress/              only while the run is not finished (removed at the end)
 //       journal.jsonl        the finished records, chunk by chunk (--resume replays it)
 //       state.json           how the run was started (pipeline file, dataset and its size, shard)
@@ -25,6 +26,7 @@ namespace fs = std::filesystem;
 inline fs::path pipeline_copy(const fs::path &run) { return run / "pipeline.yaml"; }
 inline fs::path log_file(const fs::path &run) { return run / "run.log"; }
 inline fs::path summary(const fs::path &run) { return run / "run.json"; }
+inline fs::path junit(const fs::path &run) { return run / "junit.xml"; }
 inline fs::path progress_dir(const fs::path &run) { return run / "progress"; }
 inline fs::path journal(const fs::path &run) { return progress_dir(run) / "journal.jsonl"; }
 inline fs::path state(const fs::path &run) { return progress_dir(run) / "state.json"; }

@@ -15,6 +15,7 @@
 
 #include "config/diagnostics.h"
 #include "exec/executor.h"
+#include "expect/expectations.h"
 #include "exec/host.h"
 #include "util/json_file.h"
 #include "io/dataset.h"
@@ -344,6 +345,9 @@ int run_merge(const std::vector<std::string> &folders, const std::string &out_di
     std::fprintf(stderr, "evalgraph: merged %d shards: %zu records in %.2f s (%.0f records/s), %zu with failures\n", n,
                  r.records, r.seconds, r.seconds > 0 ? r.records / r.seconds : 0.0, r.failed_records);
   std::printf("%s\n", out.string().c_str());
+  // The whole run's expect: is judged here (each shard deferred it): docs/ci.md.
+  if (auto v = r.summary.find("expectations"); v != r.summary.end() && !announce_expectations(*v, p.name, quiet))
+    return kExitExpectationFailed;
   return r.failed_records > 0 ? 1 : 0;
 }
 

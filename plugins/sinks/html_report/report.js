@@ -176,6 +176,26 @@ function histogram(m, st) {
   return svg + '</svg>';
 }
 
+// The pipeline's expect: verdict (docs/ci.md), first on the page: each expectation with its value, interval,
+// bound and whether it held. Absent when the pipeline states none (or the report was written without it).
+function renderExpectations() {
+  const v = FINAL.expectations;
+  if (!v || typeof v !== 'object' || !Array.isArray(v.results)) return null;
+  const sec = el('section', {id: 'expectations'});
+  const n = (x) => (x === null || x === undefined ? '—' : fmt(x));
+  let h = `<h2>Expectations <span class="pill ${v.passed ? 'ok' : 'failed'}" id="expect-verdict">${v.total - v.failed} of ${v.total} passed</span></h2>` +
+    '<table id="expect-table"><tr><th></th><th>expectation</th><th class="n">value</th><th>interval</th><th>bound</th><th class="n">n</th><th class="n">missing</th><th>why it failed</th></tr>';
+  for (const r of v.results) {
+    const bound = [r.min !== undefined ? '≥ ' + fmt(r.min) : '', r.max !== undefined ? '≤ ' + fmt(r.max) : ''].filter(Boolean).join(', ') +
+      (r.judged === 'interval' ? ` (judged on the ${fmt(r.confidence * 100)} % interval)` : '');
+    const iv = Array.isArray(r.interval) ? `[${r.interval[0] === null ? '−∞' : fmt(r.interval[0])}, ${r.interval[1] === null ? '∞' : fmt(r.interval[1])}] <span class="muted">${fmt(r.interval_level * 100)} %</span>` : '';
+    h += `<tr class="${r.passed ? '' : 'failed'}"><td><span class="pill ${r.passed ? 'ok' : 'failed'}">${r.passed ? 'pass' : 'FAIL'}</span></td><td><b>${esc(r.name)}</b> <span class="muted">${esc(r.line || '')}</span></td>` +
+      `<td class="n">${n(r.value)}</td><td>${iv}</td><td>${esc(bound)}</td><td class="n">${r.n}</td><td class="n">${r.missing}</td><td class="bad">${esc(r.message || '')}</td></tr>`;
+  }
+  sec.innerHTML = h + '</table>';
+  return sec;
+}
+
 function renderRun() {
   const sec = el('section', {id: 'run'});
   const nRec = S.lines.length, failed = S.status.reduce((a, s) => a + (s === 1 || s === 2 ? 1 : 0), 0), invalid = S.status.reduce((a, s) => a + (s === 3 ? 1 : 0), 0);
@@ -586,8 +606,10 @@ async function main() {
   analyse();
   const sub = document.getElementById('loading');
   sub.textContent = `${RUN.pipeline_file || ''} · ${S.lines.length} records · report written ${RUN.report_written || ''}`;
-  const nav = el('nav', null, '<a href="#run">Run</a><a href="#metrics">Outputs</a>' + (RUN.replications > 1 ? '<a href="#agreement">Judge agreement</a>' : '') + '<a href="#records">Records</a>');
+  const expectations = renderExpectations();
+  const nav = el('nav', null, (expectations ? '<a href="#expectations">Expectations</a>' : '') + '<a href="#run">Run</a><a href="#metrics">Outputs</a>' + (RUN.replications > 1 ? '<a href="#agreement">Judge agreement</a>' : '') + '<a href="#records">Records</a>');
   const main = el('main');
+  if (expectations) main.appendChild(expectations);
   main.appendChild(renderRun());
   main.appendChild(renderMetrics());
   const ag = renderAgreement();

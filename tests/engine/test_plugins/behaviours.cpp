@@ -7,6 +7,9 @@
 //   test.params    checks its parameter schema: mode (enum), weight (0..1), count (integer)
 //   test.needs_llm asks the host for a chat completion and returns its content
 //   test.slow      sleeps `ms` milliseconds, then upper-cases text
+//   test.scored    reads x (a number, or its text) and declares its outputs (ABI 1.3): {"score": x (number),
+//                  "ok": x >= 0.5 (boolean), "label": "hi"/"lo" (string), "error_rate": 1 - x (lower is better),
+//                  "tags": [..] (array)}; x "fail" fails the record
 //   test.slow_sink a sink that sleeps `ms` milliseconds per record and writes nothing (a blocked file system)
 #include <evalgraph/output_file.hpp>
 #include <evalgraph/plugin.hpp>
@@ -132,6 +135,19 @@ class NeedsLlm : public evalgraph::Node {
 };
 
 constexpr const char *kNoParams = R"({"type":"object","additionalProperties":false})";
+class Scored : public evalgraph::Node {
+ public:
+  Scored(const evalgraph::Host &, const json &) {}
+  json process(evalgraph::Call &, const json &in) override {
+    const json &v = in.at("x");
+    if (v.is_string() && v.get<std::string>() == "fail") throw std::runtime_error("scored: asked to fail");
+    const double x = v.is_number() ? v.get<double>() : std::stod(v.get<std::string>());
+    return {{"score", x}, {"ok", x >= 0.5}, {"label", x >= 0.5 ? "hi" : "lo"}, {"error_rate", 1 - x}, {"tags", {"a"}}};
+  }
+};
+constexpr const char *kScoredOutputs = R"({"score": {"type": "number"}, "ok": {"type": "boolean"},
+  "label": {"type": "string"}, "error_rate": {"type": "number", "better": "lower"}, "tags": {"type": "array"}})";
+
 constexpr const char *kParamsSchema = R"({"type":"object","additionalProperties":false,"properties":{
   "mode":{"type":"string","enum":["fast","careful","refuse"]},
   "weight":{"type":"number","minimum":0,"maximum":1},
@@ -149,5 +165,7 @@ EVALGRAPH_PLUGIN("test-behaviours", "1.2.0", "engine test node types",
                  evalgraph::node_type<Params>({EG_KIND_OPERATOR, "test.params", "parameter checks", kParamsSchema, {}, {}, {"params"}, EG_FLAG_THREAD_SAFE}),
                  evalgraph::node_type<Slow>({EG_KIND_OPERATOR, "test.slow", "sleeps", R"({"type":"object","additionalProperties":false,"properties":{"ms":{"type":"integer","minimum":0}}})", {"text"}, {}, {"text"}, EG_FLAG_THREAD_SAFE}),
                  evalgraph::node_type<NeedsLlm>({EG_KIND_JUDGE, "test.needs_llm", "asks the LLM", kNoParams, {"text"}, {}, {"answer"}, EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM}),
+                 evalgraph::node_type<Scored>({EG_KIND_OPERATOR, "test.scored", "declared outputs", kNoParams, {"x"}, {},
+                                               {"score", "ok", "label", "error_rate", "tags"}, EG_FLAG_THREAD_SAFE, kScoredOutputs}),
                  evalgraph::sink_type<SlowSink>("test.slow_sink", "sleeps per record",
                                                 R"({"type":"object","properties":{"ms":{"type":"integer","minimum":0}}})"))

@@ -1,0 +1,91 @@
+#include "util/junit.h"
+
+#include <fmt/format.h>
+
+#include "util/raw_json.h"
+
+namespace evalgraph::junit {
+
+namespace {
+
+// Escapes for an attribute or text node. Characters XML 1.0 forbids (C0 controls but tab, CR, LF) become
+// U+FFFD, as do bytes that are not UTF-8 (a value may come from any data).
+std::string esc(const std::string &in) {
+  std::string s = in;
+  if (rawjson::invalid_utf8(s) != std::string::npos) {
+    s.clear();
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      auto c = static_cast<unsigned char>(in[i]);
+      std::size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+      if (len == 0 || i + len > in.size() || rawjson::invalid_utf8(std::string_view(in).substr(i, len)) != std::string::npos) {
+        s += "\xEF\xBF\xBD";
+        continue;
+      }
+      s.append(in, i, len);
+      i += len - 1;
+    }
+  }
+  std::string out;
+  out.reserve(s.size() + 16);
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      case '\n': out += "&#10;"; break;
+      case '\r': out += "&#13;"; break;
+      case '\t': out += "&#9;"; break;
+      default:
+        if (c < 0x20) out += "\xEF\xBF\xBD";
+        else out += ch;
+    }
+  }
+  return out;
+}
+
+// Text content keeps its line breaks as they are (an attribute needs them escaped).
+std::string text(const std::string &s) {
+  std::string e = esc(s);
+  std::string out;
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    if (e.compare(i, 5, "&#10;") == 0) {
+      out += '\n';
+      i += 4;
+    } else {
+      out += e[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string document(const std::string &suite, const std::vector<Case> &cases, double seconds) {
+  std::size_t failures = 0;
+  for (const auto &c : cases) failures += c.failed ? 1 : 0;
+  std::string o = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  o += fmt::format("<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" time=\"{:.3f}\">\n", esc(suite),
+                   cases.size(), failures, seconds);
+  o += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" time=\"{:.3f}\">\n",
+                   esc(suite), cases.size(), failures, seconds);
+  for (const auto &c : cases) {
+    o += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\"", esc(c.classname), esc(c.name));
+    if (!c.failed && c.details.empty()) {
+      o += "/>\n";
+      continue;
+    }
+    o += ">\n";
+    if (c.failed)
+      o += fmt::format("      <failure message=\"{}\" type=\"expectation\">{}</failure>\n", esc(c.message), text(c.details));
+    else
+      o += fmt::format("      <system-out>{}</system-out>\n", text(c.details));
+    o += "    </testcase>\n";
+  }
+  o += "  </testsuite>\n</testsuites>\n";
+  return o;
+}
+
+}  // namespace evalgraph::junit
