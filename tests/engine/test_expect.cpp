@@ -63,7 +63,7 @@ void check_junit(const fs::path &xml, int tests, int failures) {
 
 }  // namespace
 
-TEST_CASE("expect: each stat, confidence and where on records of known values; exit 4, junit.xml, step summary, report", "[expect]") {
+TEST_CASE("expect: each stat, confidence and where on records of known values, then exit 4, junit.xml, step summary and report", "[expect]") {
   TempDir d;
   d.write("data.csv", dataset());
   d.write("p.yaml", std::string("name: gate\ndataset: {path: data.csv}\n") + kNodes +
@@ -127,7 +127,7 @@ TEST_CASE("expect: each stat, confidence and where on records of known values; e
   CHECK_THAT(read_file(run / "report.html"), Catch::Contains("\"expectations\":{"));
 }
 
-TEST_CASE("expect: all holding exits 0; records that fail count as missing, and exit 4 still wins when one fails", "[expect]") {
+TEST_CASE("expect: all holding exits 0, records that fail count as missing, and exit 4 still wins when one fails", "[expect]") {
   TempDir d;
   d.write("data.csv", dataset(0, "fail"));
   d.write("ok.yaml", std::string("name: gate\ndataset: {path: data.csv}\n") + kNodes +
