@@ -13,7 +13,6 @@
 
 #include "compare/stats.h"
 #include "util/junit.h"
-#include "util/raw_json.h"
 
 namespace evalgraph {
 
@@ -69,23 +68,31 @@ struct FieldCheck {
   }
 };
 
-// A value inside a record, read without building a DOM.
+// A value inside a record, read without building a DOM; a string without escapes is a view into the record.
 struct Scalar {
   enum Kind { missing, null, boolean, number, string, composite } kind = missing;
   double num = 0;
-  std::string str;
+  std::string_view raw;  // a string's content when it has no escapes
+  std::string owned;     // else its unescaped content
+  bool escaped = false;
+  std::string_view str() const { return escaped ? std::string_view(owned) : raw; }
 };
 
-Scalar read_scalar(std::string_view v) {
-  Scalar s;
-  if (v.empty()) return s;
+void read_scalar(std::string_view v, Scalar &s) {
+  s.kind = Scalar::missing;
+  if (v.empty()) return;
   switch (v[0]) {
     case 'n': s.kind = Scalar::null; break;
     case 't': s.kind = Scalar::boolean, s.num = 1; break;
     case 'f': s.kind = Scalar::boolean, s.num = 0; break;
     case '"': {
+      s.escaped = v.find('\\') != std::string_view::npos;
+      if (!s.escaped) {
+        s.kind = Scalar::string, s.raw = v.substr(1, v.size() - 2);
+        break;
+      }
       json j = json::parse(v, nullptr, false);
-      if (j.is_string()) s.kind = Scalar::string, s.str = j.get<std::string>();
+      if (j.is_string()) s.kind = Scalar::string, s.owned = j.get<std::string>();
       break;
     }
     case '{':
@@ -97,34 +104,117 @@ Scalar read_scalar(std::string_view v) {
       else if (r.ec == std::errc::result_out_of_range) s.kind = Scalar::composite;  // 1e999: no finite value
     }
   }
-  return s;
 }
 
-bool equal(const Scalar &s, const json &want) {
-  if (want.is_array()) return std::any_of(want.begin(), want.end(), [&](const json &w) { return equal(s, w); });
+template <class Want>
+bool equal(const Scalar &s, const Want &w) {
+  const json &want = w.value;
   switch (s.kind) {
     case Scalar::null: return want.is_null();
-    case Scalar::boolean: return want.is_boolean() && want.get<bool>() == (s.num == 1);
-    case Scalar::number: return want.is_number() && want.get<double>() == s.num;
-    // A CSV field is text: `where: {year: 2024}` matches "2024" as YAML wrote the number.
-    case Scalar::string:
-      return want.is_string() ? want.get_ref<const std::string &>() == s.str
-                              : (want.is_number() || want.is_boolean()) && want.dump() == s.str;
+    case Scalar::boolean: return want.is_boolean() && want.template get<bool>() == (s.num == 1);
+    case Scalar::number: return want.is_number() && want.template get<double>() == s.num;
+    case Scalar::string: return want.is_string() ? want.template get_ref<const std::string &>() == s.str()
+                                                 : !w.text.empty() && w.text == s.str();
     default: return false;
   }
 }
 
-// The value at keys[0].keys[1]... of an object's members (`top`, of `text`); empty when absent.
-std::string_view find(std::string_view text, const std::vector<rawjson::Member> &top, const std::string &first,
-                      const std::vector<std::string> &rest, std::vector<rawjson::Member> &scratch) {
+template <class Want>
+bool equal_any(const Scalar &s, const std::vector<Want> &any_of) {
+  for (const auto &w : any_of)
+    if (equal(s, w)) return true;
+  return false;
+}
+
+// A member of an object as the gathering sees it: the key as written (field names are plain: no escapes to
+// undo) and the value's text.
+struct Field {
+  std::string_view key, value;
+};
+
+// The end of the string starting at text[i] (the opening quote): the index after its closing quote.
+std::size_t string_end(std::string_view text, std::size_t i) {
+  for (++i; i < text.size(); ++i) {
+    if (text[i] == '"') return i + 1;
+    if (text[i] == '\\') ++i;  // an escape: skip the escaped character
+  }
+  return text.size();
+}
+
+// The members of a JSON object the engine wrote (records reaching the sinks are checked JSON already: no
+// validation here, the reason this is several times faster than rawjson::object_members). False when `text`
+// is not an object.
+bool fields(std::string_view text, std::vector<Field> &out) {
+  out.clear();
+  auto ws = [&](std::size_t i) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r')) ++i;
+    return i;
+  };
+  std::size_t i = ws(0);
+  if (i >= text.size() || text[i] != '{') return false;
+  i = ws(i + 1);
+  if (i < text.size() && text[i] == '}') return true;
+  while (i < text.size() && text[i] == '"') {
+    const std::size_t k = string_end(text, i);
+    Field f{text.substr(i + 1, k - i - 2), {}};
+    i = ws(k);
+    if (i >= text.size() || text[i] != ':') return false;
+    i = ws(i + 1);
+    const std::size_t start = i;
+    int depth = 0;
+    for (; i < text.size(); ++i) {
+      const char c = text[i];
+      if (c == '"') i = string_end(text, i) - 1;
+      else if (c == '{' || c == '[') ++depth;
+      else if (c == '}' || c == ']') {
+        if (depth-- == 0) break;
+      } else if (c == ',' && depth == 0) break;
+    }
+    std::size_t end = i;
+    while (end > start && (text[end - 1] == ' ' || text[end - 1] == '\n' || text[end - 1] == '\t' || text[end - 1] == '\r')) --end;
+    f.value = text.substr(start, end - start);
+    out.push_back(f);
+    if (i >= text.size()) return false;
+    if (text[i] == '}') return true;
+    i = ws(i + 1);
+  }
+  return false;
+}
+
+// The objects of one record split so far (a node's output is read by several expectations: split once).
+struct Splits {
+  std::vector<std::pair<const char *, std::vector<Field>>> done;
+  std::size_t used = 0;
+  void clear() { used = 0; }
+  const std::vector<Field> *of(std::string_view obj) {
+    for (std::size_t i = 0; i < used; ++i)
+      if (done[i].first == obj.data()) return &done[i].second;
+    if (used == done.size()) done.emplace_back();
+    auto &slot = done[used];
+    if (!fields(obj, slot.second)) return nullptr;
+    slot.first = obj.data();
+    return &done[used++].second;
+  }
+};
+
+// The value at first.rest[0].rest[1]... of a record whose top-level members are `top`; empty when absent.
+std::string_view find(const std::vector<Field> &top, std::string_view first, const std::vector<std::string> &rest,
+                      Splits &splits) {
   std::string_view v;
   for (const auto &m : top)
-    if (m.key == first) v = text.substr(m.value.off, m.value.len);
+    if (m.key == first) {
+      v = m.value;
+      break;
+    }
   for (const auto &k : rest) {
-    if (v.empty() || v[0] != '{' || !rawjson::object_members(v, scratch)) return {};
+    const std::vector<Field> *members = v.empty() || v[0] != '{' ? nullptr : splits.of(v);
+    if (members == nullptr) return {};
     std::string_view next;
-    for (const auto &m : scratch)
-      if (m.key == k) next = v.substr(m.value.off, m.value.len);
+    for (const auto &m : *members)
+      if (m.key == k) {
+        next = m.value;
+        break;
+      }
     v = next;
   }
   return v;
@@ -186,46 +276,63 @@ void check_expectations(const Pipeline &p, const std::vector<const NodeTypeInfo 
 }
 
 ExpectationSet::ExpectationSet(const std::vector<ExpectDecl> &decls) {
-  for (const auto &d : decls) items_.push_back({&d, {}, 0, 0, 0, 0, 0});
-}
-
-void ExpectationSet::observe(std::string_view record) {
-  thread_local std::vector<rawjson::Member> top, scratch;
-  if (!rawjson::object_members(record, top)) return;
-  std::lock_guard lk(mu_);
-  for (auto &it : items_) {
-    const ExpectDecl &d = *it.decl;
-    bool match = true;
+  auto wants = [](const json &v) {
+    std::vector<Want> out;
+    for (const json &x : v.is_array() ? v : json::array({v}))
+      out.push_back({x, x.is_number() || x.is_boolean() ? x.dump() : std::string()});
+    return out;
+  };
+  for (const auto &d : decls) {
+    Item it;
+    it.decl = &d;
+    it.share = d.stat == "share";
+    it.equals = wants(d.equals);
     for (const auto &[field, want] : d.where) {
-      std::size_t dot = field.find('.');
-      bool column = std::any_of(top.begin(), top.end(), [&](const rawjson::Member &m) { return m.key == field; });
-      std::string_view v;
-      if (column || dot == std::string::npos) {
-        v = find(record, top, field, {}, scratch);
-      } else {
-        std::vector<std::string> rest;
+      WherePath w{field, field, {}, wants(want)};
+      if (std::size_t dot = field.find('.'); dot != std::string::npos) {
+        w.first = field.substr(0, dot);
         for (std::size_t s = dot + 1;;) {
           std::size_t e = field.find('.', s);
-          rest.push_back(field.substr(s, e == std::string::npos ? std::string::npos : e - s));
+          w.rest.push_back(field.substr(s, e == std::string::npos ? std::string::npos : e - s));
           if (e == std::string::npos) break;
           s = e + 1;
         }
-        v = find(record, top, field.substr(0, dot), rest, scratch);
       }
-      if (!equal(read_scalar(v), want)) {
+      it.where.push_back(std::move(w));
+    }
+    items_.push_back(std::move(it));
+  }
+}
+
+void ExpectationSet::observe(std::string_view record) {
+  thread_local std::vector<Field> top;
+  thread_local Splits scratch;
+  thread_local Scalar s;
+  if (!fields(record, top)) return;
+  scratch.clear();
+  static const std::vector<std::string> kNone;
+  std::lock_guard lk(mu_);
+  for (auto &it : items_) {
+    bool match = true;
+    for (const auto &w : it.where) {
+      // A column of that very name (dots included) first, else node.field[.key].
+      bool column = w.rest.empty() ||
+                    std::any_of(top.begin(), top.end(), [&](const Field &m) { return m.key == w.field; });
+      read_scalar(column ? find(top, w.field, kNone, scratch) : find(top, w.first, w.rest, scratch), s);
+      if (!equal_any(s, w.any_of)) {
         match = false;
         break;
       }
     }
     if (!match) continue;
-    Scalar s = read_scalar(find(record, top, d.node, d.path, scratch));
+    read_scalar(find(top, it.decl->node, it.decl->path, scratch), s);
     if (s.kind == Scalar::missing || s.kind == Scalar::null) {
       ++it.missing;
       continue;
     }
-    if (d.stat == "share") {
+    if (it.share) {
       ++it.present;
-      it.hits += equal(s, d.equals) ? 1 : 0;
+      it.hits += equal_any(s, it.equals) ? 1 : 0;
       continue;
     }
     if (s.kind != Scalar::number && s.kind != Scalar::boolean) {

@@ -33,8 +33,22 @@ class ExpectationSet {
   nlohmann::json evaluate() const;
 
  private:
+  // A value a record's field is compared with (where:, share's equals), prepared once.
+  struct Want {
+    nlohmann::json value;
+    std::string text;  // a number or boolean as text (a CSV field is text: `year: 2024` matches "2024")
+  };
+  struct WherePath {
+    std::string field;              // as written: a column, or node.field[.key]
+    std::string first;              // its first key
+    std::vector<std::string> rest;  // and the deeper ones
+    std::vector<Want> any_of;
+  };
   struct Item {
-    const ExpectDecl *decl;
+    const ExpectDecl *decl = nullptr;
+    bool share = false;
+    std::vector<WherePath> where;
+    std::vector<Want> equals;
     std::vector<double> values;   // numbers (a boolean as 0/1) of the records that match `where`
     std::size_t booleans = 0;     // how many of them were booleans
     std::size_t hits = 0;         // share: values equal to `equals`
