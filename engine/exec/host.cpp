@@ -329,6 +329,11 @@ eg_status HostServices::c_chat(const eg_host *h, eg_call *call, const char *prov
     fill_host_buffer(out, r.error);
     return EG_ERROR;
   }
+  if (r.dry) {  // (estimate: every dry answer is the same text; dumped once)
+    static const std::string dry_text = r.response.dump();
+    fill_host_buffer(out, dry_text);
+    return EG_OK;
+  }
   fill_host_buffer(out, r.response.dump());
   return EG_OK;
 }

@@ -194,7 +194,8 @@ std::size_t contraction(std::string_view s, const std::vector<std::size_t>& off,
   return 0;
 }
 
-// Splits `s` the way the encoding's pattern does; calls f(piece) for each piece.
+// Splits `s` the way the encoding's pattern does; calls f(first, end) for each piece: its characters in `cs`
+// (its bytes from off[first] to off[end]).
 template <class F>
 void split(std::string_view s, TokenCounter::Encoding enc, std::vector<Char>& cs, std::vector<std::size_t>& off, F&& f) {
   decode(s, cs);
@@ -274,7 +275,7 @@ void split(std::string_view s, TokenCounter::Encoding enc, std::vector<Char>& cs
       else end = r;                                                            // \s+
     }
     if (!end) end = i + 1;  // (not reached: every character is in one of the classes above)
-    f(s.substr(off[i], off[end] - off[i]));
+    f(i, end);  // the piece: characters [i, end), bytes [off[i], off[end])
     i = end;
   }
 }
@@ -493,7 +494,7 @@ std::size_t TokenCounter::piece_tokens_bpe(std::string_view piece) const {
 
 std::vector<std::string> TokenCounter::pieces(std::string_view text, Encoding enc) {
   std::vector<std::string> out;
-  split(text, enc, t_chars, t_off, [&](std::string_view p) { out.emplace_back(p); });
+  split(text, enc, t_chars, t_off, [&](std::size_t i, std::size_t end) { out.emplace_back(text.substr(t_off[i], t_off[end] - t_off[i])); });
   return out;
 }
 
@@ -503,17 +504,10 @@ std::size_t TokenCounter::count(std::string_view text) const {
   auto& cs = t_chars;
   auto& off = t_off;
   if (exact()) {
-    split(text, enc_, cs, off, [&](std::string_view piece) { total += piece_tokens(piece); });
+    split(text, enc_, cs, off, [&](std::size_t i, std::size_t end) { total += piece_tokens(text.substr(off[i], off[end] - off[i])); });
   } else {
-    std::size_t at = 0;  // character index of the piece
     double sum = 0;
-    split(text, enc_, cs, off, [&](std::string_view piece) {
-      std::size_t last = at;
-      std::size_t bytes = 0;
-      while (last < cs.size() && bytes < piece.size()) bytes += cs[last++].len;
-      sum += approx_piece(cs, at, last, enc_);
-      at = last;
-    });
+    split(text, enc_, cs, off, [&](std::size_t i, std::size_t end) { sum += approx_piece(cs, i, end, enc_); });
     total = static_cast<std::size_t>(std::llround(sum));
   }
   return total;

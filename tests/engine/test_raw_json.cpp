@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "evalgraph/json_writer.hpp"
 #include "exec/raw_record.h"
 #include "util/json_build.h"
 #include "util/raw_json.h"
@@ -33,7 +34,10 @@ void check_parse(const std::string &s) {
   const json ours = rawjson::parse(s), theirs = json::parse(s, nullptr, false);
   INFO("input: " << s);
   REQUIRE(ours.is_discarded() == theirs.is_discarded());
-  if (!ours.is_discarded()) REQUIRE(same(ours, theirs));
+  if (!ours.is_discarded()) {
+    REQUIRE(same(ours, theirs));
+    REQUIRE(evalgraph::dump_json(theirs) == theirs.dump());  // the SDK's dump of chat requests
+  }
 }
 }  // namespace
 
@@ -60,6 +64,13 @@ TEST_CASE("the raw JSON checker and parser agree with nlohmann on hand-picked ed
                               "{\"messages\":[{\"role\":\"system\",\"content\":\"Du pr\u00fcfst \\\"x\\\"\\n\"}],\"temperature\":0,\"max_tokens\":200}",
                               std::string(511, '[') + std::string(511, ']')})
     check_parse(c);
+  // dump_json: control characters, every escape, numbers of every type, and a string that is not UTF-8 throws
+  // as dump() throws
+  json odd = {{"c", std::string("a\x01\x1f\x7f\"\\/\b\f\n\r\t\xc3\xa4\xf0\x9f\x98\x80")}, {"n", {1, -2, 3.5, 1e300, 18446744073709551615ULL}},
+              {"e", json::object()}, {"a", json::array()}, {"\x02k\"", nullptr}, {"b", false}};
+  CHECK(evalgraph::dump_json(odd) == odd.dump());
+  CHECK(evalgraph::dump_json(json("x")) == "\"x\"");
+  CHECK_THROWS_AS(evalgraph::dump_json(json{{"m", std::string("ok \xff")}}), json::type_error);
   // deeper than rawjson::kMaxDepth: refused as valid() refuses it (nlohmann would take it)
   CHECK(rawjson::parse(std::string(513, '[') + std::string(513, ']')).is_discarded());
 }
