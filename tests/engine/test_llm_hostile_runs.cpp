@@ -99,7 +99,7 @@ TEST_CASE("hostile LLM servers, memory: endless bodies, bombs, 200 MB answers st
   so.hostile_max_s = 20;
   so.bomb_bytes = std::uint64_t(1) << 30;
   so.big_content_bytes = std::uint64_t(200) << 20;
-  run_modes({{Fault::endless, ""}, {Fault::gzip_bomb, ""}, {Fault::deflate_bomb, ""}, {Fault::big_content, ""},
+  run_modes({{Fault::endless, ""}, {Fault::gzip_bomb, ""}, {Fault::deflate_bomb, ""}, {Fault::brotli_bomb, ""}, {Fault::big_content, ""},
              {Fault::many_choices, ""}, {Fault::deep_json, ""}},
             so);
 }

@@ -192,11 +192,12 @@ TEST_CASE("a response is cut at max_response_bytes as it arrives, after decompre
   server.add_rule(Rule{.match = "endless", .fault = Fault::endless});
   server.add_rule(Rule{.match = "gzip", .fault = Fault::gzip_bomb});
   server.add_rule(Rule{.match = "deflate", .fault = Fault::deflate_bomb});
+  server.add_rule(Rule{.match = "brotli", .fault = Fault::brotli_bomb});
   auto p = provider(server.base_url());
   p.max_response_bytes = std::size_t(4) << 20;
   p.max_response_bytes_in_flight = std::size_t(16) << 20;
   LlmService svc({p}, CacheOptions{false, ""});
-  for (const char *what : {"big", "endless", "gzip", "deflate"}) {
+  for (const char *what : {"big", "endless", "gzip", "deflate", "brotli"}) {
     INFO(what);
     auto t0 = Clock::now();
     auto r = svc.chat("p", body(what), 0);
@@ -205,7 +206,7 @@ TEST_CASE("a response is cut at max_response_bytes as it arrives, after decompre
     CHECK(r.attempts == 1);
     CHECK_THAT(r.error, Catch::Contains("larger than max_response_bytes (4 MiB)") &&
                             Catch::Contains("raise the provider key max_response_bytes"));
-    if (std::string(what) == "gzip" || std::string(what) == "deflate")
+    if (std::string(what) == "gzip" || std::string(what) == "deflate" || std::string(what) == "brotli")
       CHECK_THAT(r.error, Catch::Contains("after decompression"));
   }
   // A bomb within the limit inflates fine: the limit is on the inflated answer, and it is not refused for being

@@ -4,7 +4,7 @@
 //                      [--request-log FILE] [--retry-after V] [--trickle-ms N] [--hostile-max-bytes N]
 //                      [--hostile-max-s S] [--bomb-bytes N] [--big-content-bytes N]
 // --faults takes any fault_name() (tests/llm/server/test_llm_server.h): the hostile modes of issue #28 too
-// (trickle, slow_headers, endless, gzip_bomb, deflate_bomb, big_content, reset, bad_chunking, invalid_utf8,
+// (trickle, slow_headers, endless, gzip_bomb, deflate_bomb, brotli_bomb, big_content, reset, bad_chunking, invalid_utf8,
 // empty_choices, many_choices, redirect, redirect_loop, other_model); --fault-rate 1 applies them to every request.
 // --latency-sigma S: log-normal latency with that sigma and the mean --latency-ms, seeded by --seed.
 // --request-log FILE: on exit, one JSON line per request: its arrival (t_s), the latency drawn (delay_ms) and

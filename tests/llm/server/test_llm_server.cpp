@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include <brotli/encode.h>
 #include <zlib.h>
 
 #include <boost/asio.hpp>
@@ -41,6 +42,7 @@ const char* fault_name(Fault f) {
     case Fault::endless: return "endless";
     case Fault::gzip_bomb: return "gzip_bomb";
     case Fault::deflate_bomb: return "deflate_bomb";
+    case Fault::brotli_bomb: return "brotli_bomb";
     case Fault::big_content: return "big_content";
     case Fault::reset: return "reset";
     case Fault::bad_chunking: return "bad_chunking";
@@ -157,6 +159,35 @@ std::string compressed_completion(std::uint64_t n, int window_bits) {
   return out;
 }
 
+// The same completion compressed with brotli (quality 5: a run of one letter compresses to almost nothing).
+std::string brotli_completion(std::uint64_t n) {
+  BrotliEncoderState* st = BrotliEncoderCreateInstance(nullptr, nullptr, nullptr);
+  BrotliEncoderSetParameter(st, BROTLI_PARAM_QUALITY, 5);
+  std::string out;
+  std::string chunk(1 << 20, 'a');
+  auto feed = [&](const char* p, std::size_t len, BrotliEncoderOperation op) {
+    const uint8_t* in = reinterpret_cast<const uint8_t*>(p);
+    std::size_t avail_in = len;
+    do {
+      uint8_t buf[1 << 16];
+      uint8_t* next_out = buf;
+      std::size_t avail_out = sizeof buf;
+      BrotliEncoderCompressStream(st, op, &avail_in, &in, &avail_out, &next_out, nullptr);
+      out.append(reinterpret_cast<char*>(buf), sizeof buf - avail_out);
+    } while (avail_in > 0 || BrotliEncoderHasMoreOutput(st) ||
+             (op == BROTLI_OPERATION_FINISH && !BrotliEncoderIsFinished(st)));
+  };
+  feed(kCompletionHead, sizeof kCompletionHead - 1, BROTLI_OPERATION_PROCESS);
+  for (std::uint64_t left = n; left > 0;) {
+    std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(left, chunk.size()));
+    feed(chunk.data(), k, BROTLI_OPERATION_PROCESS);
+    left -= k;
+  }
+  feed(kCompletionTail, sizeof kCompletionTail - 1, BROTLI_OPERATION_FINISH);
+  BrotliEncoderDestroyInstance(st);
+  return out;
+}
+
 }  // namespace
 
 struct TestLlmServer::Impl {
@@ -179,8 +210,8 @@ struct TestLlmServer::Impl {
   std::atomic<std::size_t> count{0};
   std::atomic<std::uint64_t> ids{0};
   std::atomic<bool> stopped{false};
-  std::once_flag gzip_once, deflate_once;
-  std::string gzip_body, deflate_body;
+  std::once_flag gzip_once, deflate_once, brotli_once;
+  std::string gzip_body, deflate_body, brotli_body;
 
   void enter() {
     int now = ++in_flight;
@@ -397,6 +428,13 @@ struct TestLlmServer::Impl {
         first = fmt_hex(first.size()) + "\r\n" + first + "\r\n";
         act.stream = Stream{[piece, first](std::uint64_t sent) { return sent == 0 ? first : *piece; }, 0,
                             opts.hostile_max_bytes, opts.hostile_max_s};
+        return act;
+      }
+      case Fault::brotli_bomb: {
+        std::call_once(brotli_once, [&] { brotli_body = brotli_completion(opts.bomb_bytes); });
+        act.raw = true;
+        act.raw_bytes = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: br\r\nContent-Length: " +
+                        std::to_string(brotli_body.size()) + "\r\n\r\n" + brotli_body;
         return act;
       }
       case Fault::gzip_bomb:

@@ -34,6 +34,7 @@ enum class Fault {
   endless,             // 200 chunked body that never ends, sent as fast as the client reads
   gzip_bomb,           // Content-Encoding: gzip, ~1/1000 of bomb_bytes that inflate to a completion of bomb_bytes
   deflate_bomb,        // the same with Content-Encoding: deflate
+  brotli_bomb,         // the same with Content-Encoding: br (brotli: ~1/100,000 of bomb_bytes)
   big_content,         // a valid completion whose content is big_content_bytes long (exact Content-Length)
   reset,               // the connection reset (RST) once the request is read
   bad_chunking,        // a chunked body with a chunk size that is not hex
