@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "util/raw_json.h"
+#include <evalgraph/utf8.hpp>
 
 namespace evalgraph::junit {
 
@@ -11,24 +11,16 @@ namespace {
 // Escapes for an attribute or text node. Characters XML 1.0 forbids (C0 controls but tab, CR, LF) become
 // U+FFFD, as do bytes that are not UTF-8 (a value may come from any data).
 std::string esc(const std::string &in) {
-  std::string s = in;
-  if (rawjson::invalid_utf8(s) != std::string::npos) {
-    s.clear();
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      auto c = static_cast<unsigned char>(in[i]);
-      std::size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-      if (len == 0 || i + len > in.size() || rawjson::invalid_utf8(std::string_view(in).substr(i, len)) != std::string::npos) {
-        s += "\xEF\xBF\xBD";
-        continue;
-      }
-      s.append(in, i, len);
-      i += len - 1;
-    }
-  }
   std::string out;
-  out.reserve(s.size() + 16);
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
+  out.reserve(in.size() + 16);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const char ch = in[i];
+    if (static_cast<unsigned char>(ch) >= 0x80) {
+      const std::size_t len = utf8::sequence_length(in, i);
+      if (len == 0) out += "\xEF\xBF\xBD";
+      else out.append(in, i, len), i += len - 1;
+      continue;
+    }
     switch (ch) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -38,9 +30,7 @@ std::string esc(const std::string &in) {
       case '\n': out += "&#10;"; break;
       case '\r': out += "&#13;"; break;
       case '\t': out += "&#9;"; break;
-      default:
-        if (c < 0x20) out += "\xEF\xBF\xBD";
-        else out += ch;
+      default: out += static_cast<unsigned char>(ch) < 0x20 ? std::string("\xEF\xBF\xBD") : std::string(1, ch);
     }
   }
   return out;

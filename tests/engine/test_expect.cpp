@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "compare/stats.h"
+#include "util/junit.h"
 #include "test_support.h"
 
 using namespace testsupport;
@@ -323,4 +324,17 @@ TEST_CASE("expect: the shipped gate (pipelines/ksodi-gate.yaml) holds on its sam
   r = run_cmd(evalgraph_cmd("run " + (d.path / "gate.yaml").string() + " --no-report -o " + (d.path / "b").string()));
   CHECK(r.exit_code == 4);
   CHECK_THAT(r.output, Catch::Contains("FAIL o0.O0 mean: mean 0.5973 is below the minimum 0.65"));
+}
+
+TEST_CASE("junit.xml stays well-formed whatever a name or message holds", "[expect][junit]") {
+  TempDir d;
+  std::vector<evalgraph::junit::Case> cases = {
+      {"c<&>\"'", "bytes \xff\xfe and a control \x01 and \xe2\x82\xac", true, "value 0.5 < 0.6\nsecond line",
+       "details with ]]> and \x1b[31m"},
+      {"c", "a passing one", false, "", "out"}};
+  const auto xml = d.write("junit.xml", evalgraph::junit::document("suite \xc3\x28", cases, 1.5));
+  check_junit(xml, 2, 1);
+  const std::string text = read_file(xml);
+  CHECK_THAT(text, Catch::Contains("bytes \xef\xbf\xbd\xef\xbf\xbd and a control \xef\xbf\xbd and \xe2\x82\xac"));
+  CHECK_THAT(text, Catch::Contains("message=\"value 0.5 &lt; 0.6&#10;second line\""));
 }
