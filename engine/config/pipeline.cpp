@@ -261,7 +261,7 @@ bool parse_size(const std::string &text, std::size_t &out) {
   return true;
 }
 
-// `limits:` — what one record may hold (README "Limits and hostile data").
+// `limits:` — what one record may hold (docs/concepts.md "Limits and hostile data").
 void parse_limits(Ctx &ctx, const YAML::Node &l, LimitsDecl &out) {
   out.where = ctx.at(l);
   if (!expect(ctx, l, YAML::NodeType::Map, "'limits'")) return;

@@ -37,7 +37,7 @@ struct DatasetDecl {
   Location where, path_where;
 };
 
-// `limits:` — what one record may hold and cost (README "Limits and hostile data"). A record over one fails
+// `limits:` — what one record may hold and cost (docs/concepts.md "Limits and hostile data"). A record over one fails
 // alone; the run goes on.
 struct LimitsDecl {
   io::RecordLimits record;                  // field_bytes, record_bytes, array_items, nesting_depth

@@ -40,7 +40,7 @@ class DataError : public std::runtime_error {
   std::string problem_, hint_;
 };
 
-// What one record may hold (pipeline section `limits:`, README "Limits and hostile data"). A record over a
+// What one record may hold (pipeline section `limits:`, docs/concepts.md "Limits and hostile data"). A record over a
 // limit is not refused with the data set: it is handed out with a problem (RecordReader::record_problem) and
 // fails alone. Its values over a limit are replaced by null, and a line over record_bytes is not even held in
 // memory (its record is handed out as {}).

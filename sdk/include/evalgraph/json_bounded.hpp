@@ -19,7 +19,7 @@
 
 namespace evalgraph {
 
-// What the host passes nodes by default as _limits.nesting_depth (README "Limits and hostile data").
+// What the host passes nodes by default as _limits.nesting_depth (docs/concepts.md "Limits and hostile data").
 constexpr int kDefaultNestingDepth = 64;
 
 namespace detail {
