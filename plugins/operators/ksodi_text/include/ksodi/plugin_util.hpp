@@ -48,8 +48,8 @@ inline std::string dump_output(const nlohmann::json &out) {
   return out.is_null() ? std::string() : out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// What the host passes every node as `_limits` (the pipeline's `limits:` section; README "Limits and hostile
-// data"); a host that passes none gets these defaults.
+// What the host passes every node as `_limits` (the pipeline's `limits:` section; docs/concepts.md "Limits and
+// hostile data"); a host that passes none gets these defaults.
 struct InputLimits {
   std::size_t sentences_per_answer = 10000;
   int nesting_depth = evalgraph::kDefaultNestingDepth;
