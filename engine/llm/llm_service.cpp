@@ -1174,7 +1174,9 @@ LlmService::LlmService(std::vector<ProviderConfig> providers, CacheOptions cache
   std::sort(im.secrets.begin(), im.secrets.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
   im.token_counter = TokenCounter::from_environment();
   im.dry_run = cache_opts.dry_run;
-  if (cache_opts.enabled) im.cache = std::make_unique<ResponseCache>(cache_opts.path.empty() ? default_cache_path() : cache_opts.path);
+  if (cache_opts.enabled) 
+    im.cache = std::make_unique<ResponseCache>(cache_opts.path.empty() ? default_cache_path() : cache_opts.path,
+                                               /*snapshot=*/cache_opts.dry_run);
   im.multi = curl_multi_init();
   if (!im.multi) throw std::runtime_error("curl_multi_init failed");
   im.epfd = epoll_create1(EPOLL_CLOEXEC);

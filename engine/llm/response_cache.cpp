@@ -53,7 +53,7 @@ constexpr std::size_t kBatchMax = 512;
 
 }  // namespace
 
-ResponseCache::ResponseCache(const std::string& path) : path_(path) {
+ResponseCache::ResponseCache(const std::string& path, bool snapshot) : path_(path), snapshot_(snapshot) {
   std::error_code ec;
   auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
@@ -113,10 +113,61 @@ ResponseCache::~ResponseCache() {
   }
   cv_.notify_all();
   if (writer_.joinable()) writer_.join();
+  for (auto& r : readers_) {  // (their read transactions end with them: nothing was written)
+    sqlite3_finalize(r->get);
+    sqlite3_close(r->db);
+  }
   sqlite3_finalize(get_stmt_);
   sqlite3_finalize(put_stmt_);
   sqlite3_close(rdb_);
   sqlite3_close(wdb_);
+}
+
+ResponseCache::Reader* ResponseCache::take_reader() {
+  {
+    std::lock_guard lk(readers_mu_);
+    if (!free_readers_.empty()) {
+      Reader* r = free_readers_.back();
+      free_readers_.pop_back();
+      return r;
+    }
+  }
+  auto r = std::make_unique<Reader>();
+  try {
+    r->db = open_db(path_);
+    // The file mapped: a lookup's pages are read from the OS's file cache without a copy (up to 1 GiB; the rest
+    // of a larger cache is read as before).
+    exec(r->db, "PRAGMA mmap_size=1073741824", path_);
+    if (sqlite3_prepare_v2(r->db, "SELECT response, latency_s FROM llm_cache WHERE key=?1", -1, &r->get, nullptr) != SQLITE_OK)
+      throw std::runtime_error(fmt::format("LLM cache {}: {}", path_, sqlite3_errmsg(r->db)));
+    exec(r->db, "BEGIN", path_);  // held until the cache closes: the snapshot begins at its first lookup
+  } catch (...) {
+    sqlite3_finalize(r->get);
+    if (r->db) sqlite3_close(r->db);
+    return nullptr;  // the lookup goes through the shared read connection instead
+  }
+  std::lock_guard lk(readers_mu_);
+  readers_.push_back(std::move(r));
+  return readers_.back().get();
+}
+
+void ResponseCache::give_reader(Reader* r) {
+  std::lock_guard lk(readers_mu_);
+  free_readers_.push_back(r);
+}
+
+std::optional<std::string> ResponseCache::read(sqlite3_stmt* st, const std::string& key, double* latency_s) {
+  sqlite3_reset(st);
+  sqlite3_bind_text(st, 1, key.data(), static_cast<int>(key.size()), SQLITE_STATIC);
+  std::optional<std::string> out;
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    const auto* txt = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    int n = sqlite3_column_bytes(st, 0);
+    out = std::string(txt ? txt : "", static_cast<std::size_t>(n));
+    if (latency_s != nullptr && sqlite3_column_type(st, 1) != SQLITE_NULL) *latency_s = sqlite3_column_double(st, 1);
+  }
+  sqlite3_reset(st);
+  return out;  // a read error (e.g. locked past busy_timeout) is a miss: the call simply goes to the server
 }
 
 std::optional<std::string> ResponseCache::get(const std::string& key, double* latency_s) {
@@ -126,19 +177,15 @@ std::optional<std::string> ResponseCache::get(const std::string& key, double* la
     auto it = pending_.find(key);
     if (it != pending_.end()) return it->second;
   }
-  std::lock_guard lk(read_mu_);
-  sqlite3_reset(get_stmt_);
-  sqlite3_bind_text(get_stmt_, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
-  std::optional<std::string> out;
-  int rc = sqlite3_step(get_stmt_);
-  if (rc == SQLITE_ROW) {
-    const auto* txt = reinterpret_cast<const char*>(sqlite3_column_text(get_stmt_, 0));
-    int n = sqlite3_column_bytes(get_stmt_, 0);
-    out = std::string(txt ? txt : "", static_cast<std::size_t>(n));
-    if (latency_s != nullptr && sqlite3_column_type(get_stmt_, 1) != SQLITE_NULL) *latency_s = sqlite3_column_double(get_stmt_, 1);
+  if (snapshot_) {
+    if (Reader* r = take_reader()) {
+      auto out = read(r->get, key, latency_s);
+      give_reader(r);
+      return out;
+    }
   }
-  sqlite3_reset(get_stmt_);
-  return out;  // a read error (e.g. locked past busy_timeout) is a miss: the call simply goes to the server
+  std::lock_guard lk(read_mu_);
+  return read(get_stmt_, key, latency_s);
 }
 
 ResponseCache::Observed ResponseCache::observed(const std::string& provider, const std::string& model) {

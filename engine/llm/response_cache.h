@@ -10,7 +10,9 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <memory>
 #include <unordered_map>
+#include <vector>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -19,7 +21,11 @@ namespace evalgraph::llm {
 
 class ResponseCache {
  public:
-  explicit ResponseCache(const std::string& path);  // creates parent directories; throws std::runtime_error
+  // snapshot (`evalgraph estimate`, which writes nothing): lookups read one snapshot of the cache, taken at the
+  // first lookup, through a connection per concurrent caller that holds its read transaction (no lock and no
+  // file check per lookup, no caller waiting for another's lookup) and maps the file (no copy per page read).
+  // Answers written meanwhile by another process are not seen. Without it (a run) each lookup is its own read.
+  explicit ResponseCache(const std::string& path, bool snapshot = false);  // creates parent directories; throws
   ~ResponseCache();                                 // flushes queued writes
   ResponseCache(const ResponseCache&) = delete;
   ResponseCache& operator=(const ResponseCache&) = delete;
@@ -43,6 +49,13 @@ class ResponseCache {
     std::string key, kind, provider, model, response;
     double latency_s = -1;
   };
+  struct Reader {
+    sqlite3* db = nullptr;
+    sqlite3_stmt* get = nullptr;
+  };
+  Reader* take_reader();  // snapshot mode: a free reader, opened (and its read transaction begun) when none is
+  void give_reader(Reader* r);
+  std::optional<std::string> read(sqlite3_stmt* st, const std::string& key, double* latency_s);
   void writer_loop();
   void write_batch(std::deque<Entry>& batch);
 
@@ -52,6 +65,10 @@ class ResponseCache {
   sqlite3_stmt* get_stmt_ = nullptr;
   sqlite3_stmt* put_stmt_ = nullptr;
   std::mutex read_mu_;
+  bool snapshot_ = false;
+  std::mutex readers_mu_;
+  std::vector<std::unique_ptr<Reader>> readers_;  // snapshot mode: every reader opened
+  std::vector<Reader*> free_readers_;
 
   std::mutex mu_;
   std::condition_variable cv_, flushed_cv_;

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "llm/llm_service.h"
+#include "llm/response_cache.h"
 #include "llm/sha256.h"
 #include "raw_http_server.h"
 #include "test_llm_server.h"
@@ -875,4 +876,33 @@ TEST_CASE("a response opening with a folded header line after a good one is an e
   REQUIRE(r[2].ok);
   CHECK(content_of(r[2]) == "fine");
   CHECK(raw.connections() == 3);
+}
+
+TEST_CASE("a snapshot cache (estimate) answers from one read transaction per caller and does not see later writes", "[llm][cache]") {
+  TempDir d;
+  const std::string path = (d.path / "c.sqlite").string();
+  evalgraph::llm::ResponseCache writer(path);
+  for (int i = 0; i < 200; ++i) writer.put("k" + std::to_string(i), "chat", "p", "m", "{\"n\":" + std::to_string(i) + "}", i);
+  writer.flush();
+  evalgraph::llm::ResponseCache snap(path, /*snapshot=*/true);
+  // Callers side by side: each lookup answers its own key (readers are not mixed up between threads).
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t)
+    ts.emplace_back([&, t] {
+      for (int r = 0; r < 50; ++r)
+        for (int i = t; i < 200; i += 4) {
+          double lat = -2;
+          auto v = snap.get("k" + std::to_string(i), &lat);
+          if (!v || *v != "{\"n\":" + std::to_string(i) + "}" || lat != i) ++wrong;
+        }
+    });
+  for (auto &t : ts) t.join();
+  CHECK(wrong.load() == 0);
+  CHECK_FALSE(snap.get("absent").has_value());
+  // An answer written after the snapshot began: a new reader sees it, the snapshot does not.
+  writer.put("later", "chat", "p", "m", "{}", 1);
+  writer.flush();
+  CHECK(evalgraph::llm::ResponseCache(path).get("later").has_value());
+  CHECK_FALSE(snap.get("later").has_value());
 }
