@@ -123,6 +123,34 @@ TEST_CASE("cache keys are the same SHA-256 digests as before OpenSSL (existing c
   CHECK(key == "31e79001495da24030ef504d800b2d8b9ddafc17a7530ad01037dbd653364413");
 }
 
+TEST_CASE("cache keys written in one pass equal the digest of the dumped key array, for any text", "[llm][cache]") {
+  // key_for escapes the request text straight into the key; it must give dump()'s bytes exactly, or every
+  // cached answer would become a miss. Quotes, backslashes, control characters, UTF-8 and bytes that are not
+  // UTF-8 (dump's replacement path), in the body and in the base URL, model and replication.
+  using evalgraph::llm::sha256_hex;
+  const std::vector<std::string> texts = {"hello", "say \"hi\" \\ back", std::string("tab\tnl\ncr\r\x01\x1f\x7f"),
+                                          "gr\xc3\xbc\xc3\x9f" "e \xe2\x82\xac \xf0\x9f\x98\x80", "bad \xff\xfe byte \xc3", ""};
+  for (const std::string &url : {std::string("http://127.0.0.1:9/v1"), std::string("http://h/\"q\\\xc3\xa9")}) {
+    for (const std::string &model : {std::string("m"), std::string("m\xe2\x82\xac\"x\xff")}) {
+      ProviderConfig p;
+      p.name = "p";
+      p.base_url = url;
+      p.model = model;
+      LlmService svc({p}, no_cache());
+      for (const auto &t : texts)
+        for (int rep : {0, 3, 1023}) {
+          const nlohmann::json body = chat_body(t);
+          nlohmann::json with_model = body;
+          with_model["model"] = model;
+          const auto dump = [](const nlohmann::json &j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
+          const std::string want = sha256_hex(dump(nlohmann::json::array({"evalgraph-llm-cache-v1", "chat", url, model, dump(with_model), rep})));
+          INFO("text " << t << " url " << url << " model " << model << " replication " << rep);
+          CHECK(svc.cache_key("p", "chat", body, rep) == want);
+        }
+    }
+  }
+}
+
 TEST_CASE("provider_from_json validates keys, values and secrets", "[llm]") {
   using evalgraph::llm::provider_from_json;
   TempDir tmp;
