@@ -38,6 +38,8 @@
 #include "llm/sha256.h"
 #include "llm/tokens.h"
 #include "util/named_thread.h"
+#include <evalgraph/json_writer.hpp>
+
 #include "util/json_build.h"
 #include "util/raw_json.h"
 #include "util/stop.h"
@@ -1017,6 +1019,41 @@ struct LlmService::Impl {
     return sha256_hex(k);
   }
 
+  // dump(request with "model": model), written without copying the request: its members in order with the
+  // model among them (replacing one the request has), each value by evalgraph::dump_json (dump's text, faster).
+  // Keys or strings that are not UTF-8 go through dump itself (its replacement rules).
+  static std::string dry_text(const nlohmann::json& request, const std::string& model) {
+    try {
+      std::string t;
+      t.push_back('{');
+      bool placed = false, first = true;
+      auto member = [&](const std::string& k, const std::string& v_text) {
+        if (rawjson::invalid_utf8(k) != std::string::npos) throw std::invalid_argument("key");
+        if (!first) t.push_back(',');
+        first = false;
+        rawjson::append_string(t, k);
+        t.push_back(':');
+        t += v_text;
+      };
+      const std::string model_text = evalgraph::dump_json(nlohmann::json(model));
+      for (auto it = request.begin(); it != request.end(); ++it) {
+        if (!placed && it.key() >= std::string_view("model")) {
+          member("model", model_text);
+          placed = true;
+          if (it.key() == "model") continue;
+        }
+        member(it.key(), evalgraph::dump_json(it.value()));
+      }
+      if (!placed) member("model", model_text);
+      t.push_back('}');
+      return t;
+    } catch (const std::exception&) {  // not UTF-8 somewhere: dump's replacements
+      nlohmann::json b = request;
+      b["model"] = model;
+      return dump(b);
+    }
+  }
+
   // Prepares a job; returns nullptr with `out` filled when the call is already answered (error or cache hit).
   JobPtr prepare(const std::string& provider, bool embed, const nlohmann::json& request, std::size_t n_inputs, int replication,
                  CallResult& out, const std::function<void()>* before_wait = nullptr) {
@@ -1049,13 +1086,16 @@ struct LlmService::Impl {
     // (a dry run without a cache sends nothing and looks nothing up: no text, no key, and no copy of the
     // request to name the model in)
     const bool bare = dry_run && !cache;
+    // A dry run with a cache needs the request with its model only as text (the key), unless the cache misses
+    // (the prompt's tokens are counted from it): written without copying the request (dry_text).
+    const bool lazy = dry_run && cache;
     nlohmann::json with_model;
-    if (!bare) {
+    if (!bare && !lazy) {
       with_model = request;
       with_model["model"] = model;
     }
-    const nlohmann::json& body = bare ? request : with_model;
-    std::string text = bare ? std::string() : dump(body);
+    const nlohmann::json& body = (bare || lazy) ? request : with_model;
+    std::string text = bare ? std::string() : lazy ? dry_text(request, model) : dump(body);
     std::string key = bare ? std::string() : key_for(ps, embed ? "embeddings" : "chat", model, text, replication);
     if (cache) {
       double fetched_latency = -1;
@@ -1115,6 +1155,11 @@ struct LlmService::Impl {
       if (cache) ++ps.stats.cache_misses;
     }
     if (dry_run) {  // estimate: answered at once, empty, nothing sent; the prompt's tokens counted
+      if (lazy) {
+        with_model = request;
+        with_model["model"] = model;
+      }
+      const nlohmann::json& counted = lazy ? with_model : body;
       out.ok = true;
       out.dry = true;
       out.http_status = 0;
@@ -1124,7 +1169,7 @@ struct LlmService::Impl {
         for (std::size_t i = 0; i < n_inputs; ++i) out.response["data"].push_back({{"index", i}, {"embedding", {0.0}}});
       }
       auto tc = tokens();
-      out.usage.prompt_tokens = embed ? tc->embedding_tokens(body) : tc->chat_prompt_tokens(body);
+      out.usage.prompt_tokens = embed ? tc->embedding_tokens(counted) : tc->chat_prompt_tokens(counted);
       out.usage.estimated = true;
       return nullptr;
     }
