@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <new>
 #include <nlohmann/detail/conversions/to_chars.hpp>
 #include <stdexcept>
 #include <thread>
@@ -146,9 +147,19 @@ PyObject *init_host_module() { return PyModule_Create(&g_host_module); }
 namespace {
 // Never destroyed: the watchdog waits on them for the life of the process, and glibc's pthread_cond_destroy at
 // exit would wait for it to leave its wait (it polls every 100 ms and re-enters: exits took up to a minute).
-std::mutex &g_wd_mu = *new std::mutex;
-std::condition_variable &g_wd_cv = *new std::condition_variable;
-std::vector<Deadline::Entry *> &g_active = *new std::vector<Deadline::Entry *>;  // under g_wd_mu
+// Constructed in static storage, not on the heap: a process that loads the plugin and unloads it unused
+// (`evalgraph plugins`, validate without a python node) then leaves nothing behind for LeakSanitizer to report.
+template <class T>
+struct Immortal {
+  alignas(T) unsigned char bytes[sizeof(T)];
+  T &get() { return *new (bytes) T; }  // called once per object, at static initialisation
+};
+Immortal<std::mutex> g_wd_mu_storage;
+Immortal<std::condition_variable> g_wd_cv_storage;
+Immortal<std::vector<Deadline::Entry *>> g_active_storage;
+std::mutex &g_wd_mu = g_wd_mu_storage.get();
+std::condition_variable &g_wd_cv = g_wd_cv_storage.get();
+std::vector<Deadline::Entry *> &g_active = g_active_storage.get();  // under g_wd_mu
 Clock::time_point g_wd_next = Clock::time_point::max();  // when the watchdog wakes next
 
 Deadline::Why due(const Deadline::Entry &e, Clock::time_point now) {
