@@ -934,3 +934,41 @@ TEST_CASE("a snapshot cache (estimate) answers from one read transaction per cal
   CHECK(evalgraph::llm::ResponseCache(path).get("later").has_value());
   CHECK_FALSE(snap.get("later").has_value());
 }
+
+TEST_CASE("a dry run (estimate) finds the run's cached answers for any request: its text written without a copy", "[llm][cache]") {
+  // The dry run writes the request with its model itself (members in order, the model among them or replacing
+  // the request's own); a text other than dump's would make every cached answer a miss.
+  TestLlmServer server;
+  TempDir tmp;
+  const std::string path = tmp.file("c.sqlite");
+  std::vector<Json> bodies;
+  bodies.push_back(chat_body("hello"));
+  Json b = chat_body("say \"hi\" \\ gr\xc3\xbc\xc3\x9f");
+  b["model"] = "overridden";
+  b["max_tokens"] = 7;
+  b["temperature"] = 0.25;
+  b["zz \"key\""] = Json::array({1, "x", nullptr, true});
+  bodies.push_back(b);
+  Json bad = chat_body(std::string("not UTF-8: \xff\xfe"));
+  bad["a"] = 1;
+  bodies.push_back(bad);
+  {
+    LlmService svc({provider_for(server)}, CacheOptions{true, path});
+    for (const auto &body : bodies) REQUIRE(svc.chat("p", body, 2).ok);
+  }
+  CacheOptions dry{true, path};
+  dry.dry_run = true;
+  LlmService est({provider_for(server)}, dry);
+  const auto sent = server.requests().size();
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    INFO("request " << i);
+    auto r = est.chat("p", bodies[i], 2);
+    CHECK(r.ok);
+    CHECK(r.cache_hit);
+    CHECK_FALSE(r.dry);
+  }
+  auto miss = est.chat("p", bodies[0], 3);  // another replication: not cached, answered dry
+  CHECK(miss.dry);
+  CHECK(miss.usage.prompt_tokens > 0);
+  CHECK(server.requests().size() == sent);
+}
