@@ -9,6 +9,7 @@
 #include <set>
 
 #include "config/json_schema.h"
+#include "exec/node_runner.h"
 #include "io/dataset.h"
 #include "util/raw_json.h"
 #include "expect/expectations.h"
@@ -68,15 +69,8 @@ std::shared_ptr<NodeTypeInfo> describe_node(const NodeDecl &d, const NodeTypeInf
   w["_inputs"] = inputs;
   w["_columns"] = columns;
   const std::string text = w.dump();
-  eg_buffer b{};
-  eg_status st = EG_ERROR;
-  try {
-    st = t.describe(text.data(), text.size(), &b);
-  } catch (...) {
-    st = EG_ERROR;
-  }
-  std::string out = b.data != nullptr ? std::string(b.data, b.size) : std::string();
-  if (b.release != nullptr) b.release(&b);
+  std::string out;
+  eg_status st = call_describe(t, text, out);
   json r = json::parse(out, nullptr, false);
   auto report = [&](const std::string &param, const std::string &msg) {
     Location at = param.empty() ? d.uses_where : param_location(d, "/" + param, false);
