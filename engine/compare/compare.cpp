@@ -15,6 +15,7 @@
 
 #include "compare/stats.h"
 #include "config/diagnostics.h"
+#include "plugin/defaults.h"
 #include "run_folder/run_folder.h"
 #include "util/atomic_file.h"
 #include "util/json_file.h"
@@ -99,18 +100,20 @@ void collect(Run &run, std::size_t rec, const std::string &node, const std::stri
 }
 
 fs::path records_file_of(const fs::path &dir, const json &info) {
-  // The records as the engine wrote them (sink.jsonl: every node's whole output) come first, whatever the
-  // sinks' order in run.json; chatbot.report's detailed_results.jsonl only where the run wrote no such file.
+  // The records sinks of plugin/defaults.h in its order, whatever the sinks' order in run.json: the records as
+  // the engine wrote them (every node's whole output) first, a front end's records file only where the run
+  // wrote no such file.
   if (info.contains("sinks") && info["sinks"].is_object()) {
-    for (const auto &[id, s] : info["sinks"].items()) {
-      if (s.value("uses", "") != "sink.jsonl") continue;
-      std::string file = "records.jsonl";
-      if (s.contains("with") && s["with"].is_object() && s["with"].contains("file") && s["with"]["file"].is_string())
-        file = s["with"]["file"].get<std::string>();
-      if (fs::exists(dir / file)) return dir / file;
+    for (const auto &rs : defaults::kRecordsSinks) {
+      for (const auto &[id, s] : info["sinks"].items()) {
+        if (s.value("uses", "") != rs.type) continue;
+        std::string file = rs.default_file;
+        if (rs.file_param != nullptr && s.contains("with") && s["with"].is_object() && s["with"].contains(rs.file_param) &&
+            s["with"][rs.file_param].is_string())
+          file = s["with"][rs.file_param].get<std::string>();
+        if (fs::exists(dir / file)) return dir / file;
+      }
     }
-    for (const auto &[id, s] : info["sinks"].items())
-      if (s.value("uses", "") == "chatbot.report" && fs::exists(dir / "detailed_results.jsonl")) return dir / "detailed_results.jsonl";
   }
   for (const char *f : {"detailed.jsonl", "detailed_results.jsonl", "records.jsonl"})
     if (fs::exists(dir / f)) return dir / f;

@@ -7,11 +7,12 @@
 
 #include "config/pipeline.h"
 #include "graph/plan.h"
+#include "plugin/defaults.h"
 #include "plugin/registry.h"
 
 namespace evalgraph {
 
-inline constexpr const char *kReportSinkType = "sink.html_report";
+inline constexpr const char *kReportSinkType = defaults::kReportSink;  // (plugin/defaults.h)
 
 // Appends a `sink.html_report` sink (file report.html) when the registry has that node type and the
 // pipeline declares none. Call before build_plan().
