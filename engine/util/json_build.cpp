@@ -4,6 +4,8 @@
 #include <cstring>
 #include <vector>
 
+#include <evalgraph/utf8.hpp>
+
 #include "util/raw_json.h"
 
 namespace evalgraph::rawjson {
@@ -15,24 +17,6 @@ int hex(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   return c - 'A' + 10;  // (valid() checked it is a hex digit)
-}
-
-void append_utf8(std::string &out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 // Builds the value of a text that valid() accepted (so every check is skipped here).
@@ -152,7 +136,7 @@ class Builder {
             const std::uint32_t lo = hex4();
             cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
           }
-          append_utf8(out, cp);
+          utf8::append(out, cp);
           break;
         }
         default: out.push_back(esc);  // " \ /

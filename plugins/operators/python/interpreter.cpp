@@ -1,5 +1,7 @@
 #include "interpreter.h"
 
+#include <evalgraph/utf8.hpp>
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -479,21 +481,7 @@ struct FastParser {
           } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
             return 0;
           }
-          if (cp < 0x80) {
-            scratch.push_back(static_cast<char>(cp));
-          } else if (cp < 0x800) {
-            scratch.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-            scratch.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-          } else if (cp < 0x10000) {
-            scratch.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-            scratch.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-            scratch.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-          } else {
-            scratch.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-            scratch.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-            scratch.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-            scratch.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-          }
+          evalgraph::utf8::append(scratch, cp);
           break;
         }
         default: return 0;
