@@ -135,7 +135,8 @@ void reset_stop() {
   g_reason.store(0);
   g_now.store(false);
   g_at_ns.store(0);
-  g_detail[0] = '\0';
+  // g_detail stays: it is read only while a stop is requested (stop_detail), and the next request_stop writes it
+  // before it sets the reason. Clearing it here raced with a thread still reading the old stop's detail.
   g_claimed.store(false);
 }
 
