@@ -11,7 +11,7 @@
 #include <fstream>
 #include <map>
 
-#include "compare/stats.h"
+#include "stats/stats.h"
 #include "util/junit.h"
 
 namespace evalgraph {

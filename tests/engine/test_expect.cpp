@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "compare/stats.h"
+#include "stats/stats.h"
 #include "util/junit.h"
 #include "test_support.h"
 

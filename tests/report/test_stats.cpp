@@ -4,7 +4,7 @@
 #include <cmath>
 #include <random>
 
-#include "compare/stats.h"
+#include "stats/stats.h"
 
 using namespace evalgraph::stats;
 

@@ -1,4 +1,4 @@
-#include "compare/stats.h"
+#include "stats/stats.h"
 
 #include <algorithm>
 #include <cmath>

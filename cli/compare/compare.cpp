@@ -13,7 +13,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "compare/stats.h"
+#include "stats/stats.h"
 #include "config/diagnostics.h"
 #include "plugin/defaults.h"
 #include "run_folder/run_folder.h"
