@@ -40,6 +40,7 @@ using namespace evalgraph;
 using nlohmann::json;
 
 namespace {
+constexpr std::size_t kBudgetChunkSize = 16;  // --chunk-size's default under a budget (see cmd_run)
 
 // Exit codes (documented in the README).
 constexpr int kExitOk = 0;
@@ -261,6 +262,8 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
   if (opt.jobs <= 0) opt.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   opt.limit = vm["limit"].as<long long>();
   opt.chunk_size = std::max<std::size_t>(1, vm["chunk-size"].as<std::size_t>());
+  // Under a budget, chunks of 16: the records a budget stop finds finished are written only with their chunk.
+  if (opt.max_cost_usd > 0 && vm["chunk-size"].defaulted()) opt.chunk_size = kBudgetChunkSize;
   opt.llm_concurrency = std::max(0, vm["llm-concurrency"].as<int>());
   opt.window = vm["window"].as<std::size_t>();
   opt.journal = vm.count("no-journal") == 0;
@@ -386,7 +389,7 @@ int main(int argc, char **argv) {
       "plugin-dir,P", po::value<std::vector<std::string>>()->composing(), "also load plugins from this folder (repeatable)")(
       "jobs,j", po::value<int>()->default_value(0), "worker threads (0: one per core)")(
       "limit", po::value<long long>()->default_value(-1), "run only the first N dataset records")(
-      "chunk-size", po::value<std::size_t>()->default_value(256), "records per unit of work (tuning)")(
+      "chunk-size", po::value<std::size_t>()->default_value(256), "records per unit of work (tuning; 16 under a budget)")(
       "llm-concurrency", po::value<int>()->default_value(0),
       "cap on LLM calls in flight across providers (0: none; each provider's max_in_flight is its window)")(
       "window", po::value<std::size_t>()->default_value(0),

@@ -156,8 +156,11 @@ class Engine {
   // Records waiting for an LLM thread, by the number of LLM nodes they have left (llm_left_ of their next node):
   // the record with the most LLM work left goes first, so a record's first call is not held back behind the
   // later calls of records already under way (a late first call would put two latency draws in a row at the end).
+  // Under a budget the order turns round (finish_first_): the record with the least LLM work left goes first, so
+  // that the money a budget stop leaves spent bought finished records, not first calls of records never done.
   std::vector<std::deque<Task>> llm_q_;
   std::size_t llm_queued_ = 0;
+  bool finish_first_ = false;
   std::vector<std::uint32_t> llm_left_;  // per planned node k (and one past the end): W_LLM nodes from k on
   std::map<std::size_t, std::unique_ptr<Chunk>> chunks_;  // read, not yet written (the reorder buffer)
   std::size_t records_in_flight_ = 0, window_ = 0;  // records read and not yet written; their bound

@@ -50,6 +50,7 @@ void Engine::setup() {
   for (size_t k = where_.size(); k-- > 0;) llm_left_[k] = llm_left_[k + 1] + (where_[k] == W_LLM ? 1 : 0);
   llm_q_.assign(llm_left_[0] + 1, {});
   llm_queued_ = 0;
+  finish_first_ = opt_.max_cost_usd > 0;  // a budget is set (docs/cost.md)
   if (std::find(where_.begin(), where_.end(), W_LLM) != where_.end()) {
     llm_threads_ = windows + windows / 8 + 1;
     if (opt_.llm_concurrency > 0) llm_threads_ = std::min(llm_threads_, opt_.llm_concurrency);

@@ -240,6 +240,7 @@ void Engine::push_llm(Task t) {
 // On an LLM thread, record i is about to make its next LLM call: when a record with more LLM work left is
 // waiting (a first call while this would be a second), that one goes first and this record queues behind it.
 bool Engine::yield_llm(Chunk &c, std::uint32_t i) {
+  if (finish_first_) return false;  // this record is nearer its end than any waiting one
   const std::uint32_t left = llm_left_[c.slots[i].next];
   std::lock_guard lk(mu_);
   if (llm_queued_ == 0) return false;
@@ -376,8 +377,12 @@ void Engine::llm_loop() {
       std::unique_lock lk(mu_);
       cv_llm_.wait(lk, [&] { return llm_queued_ > 0 || (reading_done_ && unfinished_ == 0); });
       if (llm_queued_ == 0) return;
-      auto q = llm_q_.rbegin();  // the most LLM work left first, in arrival order within
-      while (q->empty()) ++q;
+      // The most LLM work left first (the least under a budget: finish_first_), in arrival order within.
+      std::deque<Task> *q = nullptr;
+      for (std::size_t n = 0; q == nullptr; ++n) {
+        auto &cand = llm_q_[finish_first_ ? n : llm_q_.size() - 1 - n];
+        if (!cand.empty()) q = &cand;
+      }
       t = q->front();
       q->pop_front();
       --llm_queued_;

@@ -109,3 +109,44 @@ TEST_CASE("budget: a shard gets its share of the pipeline's budget, or its own -
   CHECK_THAT(own.output, Catch::Contains("of the $3 budget"));
   CHECK(srv.request_count() == 3);
 }
+
+TEST_CASE("budget: a run stopped by its budget has finished records, not only first calls", "[budget][llm]") {
+  // Two LLM nodes a record (about $2.80 a record); the money covers about 30 of the 40 records. Without a budget the LLM threads put
+  // first calls ahead (all 40 first calls would come before most second ones, and the stop would find no record
+  // done); under a budget the record nearest its end goes first and chunks are 16 records, so the stopped run
+  // has written the records it paid for, all but those of the chunk under way.
+  ServerOptions o;
+  o.latency_ms = 10;
+  o.default_reply = "re {last_user}";  // every call its own prompt: no answer comes from the cache
+  Server srv(o);
+  TempDir d;
+  std::string data = "text\n";
+  for (int i = 0; i < 40; ++i) data += "question number " + std::to_string(i) + " about many things\n";
+  d.write("data.csv", data);
+  d.write("p.yaml", "name: budget2\ndataset: {path: data.csv}\n"
+                    "providers:\n  judge:\n    base_url: " + srv.base_url() + "\n    model: m\n    api_key_env: EG_TEST_SECRET_KEY\n"
+                    "    max_in_flight: 4\n    price: {input_per_mtok: 100000, output_per_mtok: 100000}\n"
+                    "nodes:\n  - {id: first, uses: test.needs_llm}\n"
+                    "  - {id: second, uses: test.needs_llm, inputs: {text: first.answer}}\n"
+                    "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n"
+                    "output: {dir: out}\n");
+  const std::string cache = (d.path / "cache.sqlite").string();
+  auto r = run_cmd(evalgraph_cmd("run -j 1 --cache " + cache + " --max-cost 84 " + (d.path / "p.yaml").string()));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 5);
+  fs::path run_dir = last_line(r.output);
+  json cost = json::parse(read_file(run_dir / "progress" / "cost.json"));
+  const auto second_calls = cost["nodes"]["second"]["billed_calls"].get<std::size_t>();
+  const std::size_t written = lines(read_file(run_dir / "out.jsonl.partial"));
+  INFO("second calls " << second_calls << ", first calls " << cost["nodes"]["first"]["billed_calls"] << ", written " << written);
+  CHECK(second_calls >= 8);
+  CHECK(written >= 16);                      // at least the first chunk
+  CHECK(written + 16 >= second_calls);       // what is lost is at most the chunk under way
+  CHECK(std::regex_search(r.output, std::regex(std::to_string(written) + " records? finished")));
+
+  auto resumed = run_cmd(evalgraph_cmd("run --cache " + cache + " --resume " + run_dir.string() + " --max-cost 300"));
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(srv.request_count() == 80);  // no call made twice
+  CHECK(lines(read_file(run_dir / "out.jsonl")) == 40);
+}
