@@ -23,11 +23,6 @@ class Server : public TestLlmServer {
   explicit Server(ServerOptions o) : TestLlmServer(o) { setenv("EG_TEST_SECRET_KEY", "k", 1); }
   ~Server() { unsetenv("EG_TEST_SECRET_KEY"); }
 };
-fs::path last_line(const std::string &out) {
-  std::string s = out;
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  return s.substr(s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
-}
 std::size_t lines(const std::string &s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
 }  // namespace
 

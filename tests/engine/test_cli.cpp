@@ -109,22 +109,6 @@ TEST_CASE("plugins: broken libraries on the search path are named, the rest stil
   CHECK_THAT(r.output, Catch::Contains("test.passthrough"));
 }
 
-// Starts `args` in the background and kills it with SIGKILL as soon as its journal holds a finished chunk
-// (bounded wait). Returns the run's folder (the one folder under `out_root`).
-std::filesystem::path start_and_kill(TempDir &d, const std::string &args, const std::filesystem::path &out_root) {
-  auto started = run_cmd("(" + evalgraph_cmd(args) + " > " + (d.path / "pid.out").string() + " 2>&1 & echo $!)");
-  std::string pid = started.output.substr(0, started.output.find('\n'));
-  std::filesystem::path run_dir;
-  for (int i = 0; i < 1000; ++i) {
-    if (std::filesystem::exists(out_root))
-      for (auto &e : std::filesystem::directory_iterator(out_root)) run_dir = e.path();
-    if (!run_dir.empty() && read_file(run_dir / "progress" / "journal.jsonl").find("_chunk_end") != std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  run_cmd("kill -9 " + pid);
-  return run_dir;
-}
-
 TEST_CASE("a run killed with SIGKILL resumes to the same outputs as an uninterrupted run", "[cli][resume]") {
   TempDir d;
   std::string data = "text,n\n";

@@ -28,11 +28,6 @@ std::string priced_pipeline(const TestLlmServer &srv, const std::string &out_dir
          "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n"
          "output: {dir: " + out_dir + "}\n";
 }
-fs::path last_line(const std::string &out) {
-  std::string s = out;
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  return s.substr(s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
-}
 std::string data(int n) {
   std::string d = "text\n";
   for (int i = 0; i < n; ++i) d += "question number " + std::to_string(i) + " about the weather\n";
@@ -128,7 +123,7 @@ TEST_CASE("cost: price and budget errors say where", "[cost]") {
   d.write("data.csv", data(1));
   auto check = [&](const std::string &price, const std::string &where, const std::string &what) {
     d.write("p.yaml", priced_pipeline(srv, "out", price));
-    auto r = run_cmd(evalgraph_cmd("validate " + (d.path / "p.yaml").string()));
+    auto r = validate(d, "p.yaml");
     INFO(price << "\n" << r.output);
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.output, Catch::Contains("p.yaml:" + where + ": error: provider 'judge': " + what));
@@ -139,11 +134,11 @@ TEST_CASE("cost: price and budget errors say where", "[cost]") {
   check("{input_per_mtok: 1}", "8:12", "'price' needs 'output_per_mtok'");
   check("12", "8:12", "'price' must be a mapping");
   d.write("p.yaml", "budget: {max_cost_usd: -3}\n" + priced_pipeline(srv, "out", "{input_per_mtok: 1, output_per_mtok: 2}"));
-  auto r = run_cmd(evalgraph_cmd("validate " + (d.path / "p.yaml").string()));
+  auto r = validate(d, "p.yaml");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("p.yaml:1:24: error: budget 'max_cost_usd' must be a number of US dollars > 0"));
   d.write("p.yaml", "budget: {max_usd: 3}\n" + priced_pipeline(srv, "out", "{input_per_mtok: 1, output_per_mtok: 2}"));
-  r = run_cmd(evalgraph_cmd("validate " + (d.path / "p.yaml").string()));
+  r = validate(d, "p.yaml");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("p.yaml:1:"));
   CHECK_THAT(r.output, Catch::Contains("max_usd"));

@@ -35,7 +35,7 @@ const char *kNodes =
     "    with: {file: detailed.jsonl}\n"
     "output: {dir: out}\n";
 
-fs::path only_run_dir(const fs::path &out) {
+fs::path single_run_dir(const fs::path &out) {
   std::vector<fs::path> dirs;
   for (const auto &e : fs::directory_iterator(out))
     if (e.is_directory()) dirs.push_back(e.path());
@@ -89,7 +89,7 @@ TEST_CASE("expect: each stat, confidence and where on records of known values, t
   CHECK_THAT(r.output, Catch::Contains("expectations: 9 of 12 passed"));
   CHECK_THAT(r.output, Catch::Contains("FAIL s.score p90: p90 0.91 is above the maximum 0.9"));
   CHECK_THAT(r.output, Catch::Contains("p.yaml:15:5"));  // the failing entry's line
-  const fs::path run = only_run_dir(d.path / "out");
+  const fs::path run = single_run_dir(d.path / "out");
   const json v = json::parse(read_file(run / "run.json"))["expectations"];
   CHECK(v["failed"] == 3);
   CHECK(v["total"] == 12);
@@ -137,7 +137,7 @@ TEST_CASE("expect: all holding exits 0, records that fail count as missing, and 
   INFO(r.output);
   CHECK(r.exit_code == 1);  // the failed record, the expectation held
   CHECK_THAT(r.output, Catch::Contains("expectations: 1 of 1 passed"));
-  json v = json::parse(read_file(only_run_dir(d.path / "out") / "run.json"))["expectations"];
+  json v = json::parse(read_file(single_run_dir(d.path / "out") / "run.json"))["expectations"];
   CHECK(v["results"][0]["missing"] == 1);
   CHECK(v["results"][0]["n"] == 9);
   fs::remove_all(d.path / "out");
@@ -152,7 +152,7 @@ TEST_CASE("expect: all holding exits 0, records that fail count as missing, and 
   d.write("data.csv", dataset());
   r = run_cmd(evalgraph_cmd("run " + (d.path / "ok.yaml").string()));
   CHECK(r.exit_code == 0);
-  check_junit(only_run_dir(d.path / "out") / "junit.xml", 1, 0);
+  check_junit(single_run_dir(d.path / "out") / "junit.xml", 1, 0);
 }
 
 TEST_CASE("expect: the shape of each entry is checked as the pipeline is read, with file:line:col", "[expect]") {
@@ -171,7 +171,7 @@ TEST_CASE("expect: the shape of each entry is checked as the pipeline is read, w
                         "  - {metric: s.score, stat: p100, max: 1}\n"                   // 19 p1 ... p99
                         "  - {metric: s.score, min: 0.5, colour: red}\n"                // 20 unknown key
                         "  - {metric: s.score, stat: mean, equals: 1, min: 0.5}\n");     // 21 equals without share
-  auto r = run_cmd(evalgraph_cmd("validate " + (d.path / "p.yaml").string()));
+  auto r = validate(d, "p.yaml");
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("p.yaml:11:29: error: unknown expect stat 'average'; use mean, median, min, max, p1 ... p99"));
@@ -202,7 +202,7 @@ TEST_CASE("expect: validate checks every entry against the nodes and their decla
                         "  - {metric: s.score, stat: share, equals: high, min: 0.5}\n"   // 17 text vs number
                         "  - {metric: s.score, min: 0.5, where: {s.labl: hi}}\n"         // 18 where on an unknown output
                         "  - {metric: s.score, stat: p95, max: 0.99, where: {s.label: hi, lang: de}}\n");  // 19 fine
-  auto r = run_cmd(evalgraph_cmd("validate " + (d.path / "p.yaml").string()));
+  auto r = validate(d, "p.yaml");
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("p.yaml:11:14: error: expect 't.score': the pipeline has no node 't' (did you mean 's'?); its nodes: s"));
@@ -228,8 +228,8 @@ TEST_CASE("expect: a shard defers its expectations, the merge judges the whole r
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.output, Catch::Contains("evalgraph merge judges them"));
   }
-  auto m = run_cmd(evalgraph_cmd("merge " + only_run_dir(d.path / "s1").string() + " " +
-                                 only_run_dir(d.path / "s2").string() + " -o " + (d.path / "merged").string()));
+  auto m = run_cmd(evalgraph_cmd("merge " + single_run_dir(d.path / "s1").string() + " " +
+                                 single_run_dir(d.path / "s2").string() + " -o " + (d.path / "merged").string()));
   INFO(m.output);
   CHECK(m.exit_code == 4);
   CHECK_THAT(m.output, Catch::Contains("expectations: 1 of 2 passed"));
@@ -247,7 +247,7 @@ TEST_CASE("compare --fail-if-worse: a real change fails the gate, identical runs
     d.write(out + ".yaml", "name: gate\ndataset: {path: " + data + "}\n" + std::string(kNodes));
     auto r = run_cmd(evalgraph_cmd("run " + (d.path / (out + ".yaml")).string() + " -o " + (d.path / out).string()));
     REQUIRE(r.exit_code == 0);
-    return only_run_dir(d.path / out);
+    return single_run_dir(d.path / out);
   };
   const fs::path a = run_on("base.csv", "a"), a2 = run_on("base.csv", "a2"), b = run_on("worse.csv", "b");
   auto cmp = [&](const fs::path &x, const fs::path &y, const std::string &opts) {

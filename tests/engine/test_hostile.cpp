@@ -35,13 +35,6 @@ std::string ksodi_pipeline(const std::string &data, const std::string &extra = "
          "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\noutput: {dir: out}\n";
 }
 
-// The last line of a command's output (a run prints its results folder last).
-std::string last_line(std::string out) {
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  auto nl = out.rfind('\n');
-  return nl == std::string::npos ? out : out.substr(nl + 1);
-}
-
 struct Outcome {
   CmdResult cmd;
   std::vector<json> records;
@@ -132,7 +125,7 @@ TEST_CASE("hostile: a pipeline YAML nested 100,000 deep is refused with line, co
       {block_maps, "p.yaml:"}};
   for (const auto &[yaml, where] : cases) {
     d.write("p.yaml", yaml);
-    auto r = run_cmd(evalgraph_cmd("validate " + (d.path / "p.yaml").string()));
+    auto r = validate(d, "p.yaml");
     INFO(r.output.substr(0, 400));
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.output, Catch::Contains(where) && Catch::Contains("nests lists and mappings deeper than 64 levels"));
@@ -152,7 +145,7 @@ TEST_CASE("hostile: YAML aliases that expand to a billion values are refused qui
   }
   d.write("p.yaml", yaml);
   auto t0 = std::chrono::steady_clock::now();
-  auto r = run_cmd(evalgraph_cmd("validate " + (d.path / "p.yaml").string()));
+  auto r = validate(d, "p.yaml");
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   INFO(r.output);
   CHECK(r.exit_code == 2);
@@ -167,14 +160,14 @@ TEST_CASE("hostile: a YAML alias inside its own anchor is refused, not followed 
   d.write("data.jsonl", unit("a", "x"));
   d.write("p.yaml", "name: cyc\ndataset: {path: data.jsonl}\nnodes:\n  - id: s0\n    uses: ksodi.s0\n"
                     "    inputs: {answer: assistant_text}\n    with: &x {alpha: *x}\n");
-  auto r = run_cmd(evalgraph_cmd("validate " + (d.path / "p.yaml").string()));
+  auto r = validate(d, "p.yaml");
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("p.yaml:3:1: error: 'nodes' nests deeper than 256 levels once its aliases"));
   no_library_words(r.output);
   // A wide cycle runs into the value count or the depth, whichever comes first; either way a refusal.
   d.write("p.yaml", "name: cyc\ndataset: {path: data.jsonl}\nnodes: &n [{id: s0, uses: ksodi.s0, with: [*n, *n, *n]}]\n");
-  auto w = run_cmd(evalgraph_cmd("validate " + (d.path / "p.yaml").string()));
+  auto w = validate(d, "p.yaml");
   INFO(w.output);
   CHECK(w.exit_code == 2);
   CHECK_THAT(w.output, Catch::Contains("p.yaml:3:1: error: 'nodes'"));
@@ -201,7 +194,7 @@ TEST_CASE("hostile: a pipeline of more than 100,000 values without aliases says 
   for (int i = 0; i < 20000; ++i)
     yaml += "  - {id: n" + std::to_string(i) + ", uses: ksodi.s0, inputs: {answer: assistant_text}}\n";
   d.write("p.yaml", yaml);
-  auto r = run_cmd(evalgraph_cmd("validate " + (d.path / "p.yaml").string()));
+  auto r = validate(d, "p.yaml");
   INFO(r.output.substr(0, 600));
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("p.yaml:3:1: error: 'nodes' holds more than 100000 values; no configuration "
@@ -341,7 +334,7 @@ TEST_CASE("hostile: the limits section is checked with file:line:column", "[host
   d.write("data.jsonl", unit("a", "x"));
   d.write("p.yaml", "name: l\ndataset: {path: data.jsonl}\nlimits:\n  field_bytes: 2 XB\n  nesting_depth: 9999\n"
                     "  array_itmes: 5\nnodes:\n  - id: s0\n    uses: ksodi.s0\n    inputs: {answer: assistant_text}\n");
-  auto r = run_cmd(evalgraph_cmd("validate " + (d.path / "p.yaml").string()));
+  auto r = validate(d, "p.yaml");
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("p.yaml:4:16: error: limits.field_bytes must be a size in bytes above 0"));
@@ -538,9 +531,6 @@ TEST_CASE("create-dataset: an answer of 100,000 brackets is read in bounded time
         std::vector<std::string>{"one", "two"});
   (void)mixed;
 }
-
-// (tests/engine/test_cli.cpp)
-std::filesystem::path start_and_kill(TempDir &d, const std::string &args, const std::filesystem::path &out_root);
 
 TEST_CASE("hostile: records over limits resume like any record", "[hostile][cli][resume]") {
   TempDir d;

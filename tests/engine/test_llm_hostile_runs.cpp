@@ -34,11 +34,6 @@ std::string pipeline(const TestLlmServer &srv, int window, const std::string &ou
          "output: {dir: " + out + "}\n";
 }
 
-fs::path last_line_path(const std::string &out) {
-  std::string s = out.substr(0, out.find_last_not_of('\n') + 1);
-  return s.substr(s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
-}
-
 struct Outcome {
   int exit_code = -1;
   double seconds = 0, peak_rss_mb = 0;
@@ -56,7 +51,7 @@ Outcome run_and_check(TempDir &d, const TestLlmServer &srv, const std::string &t
   CHECK(r.exit_code >= 0);
   CHECK(r.exit_code <= 3);
   if (r.exit_code < 0 || r.exit_code > 1) return o;
-  fs::path dir = last_line_path(r.output);
+  fs::path dir = last_line(r.output);
   json rj = json::parse(read_file(dir / "run.json"));
   o.peak_rss_mb = rj["peak_rss_mb"].get<double>();
   CHECK(o.peak_rss_mb < 1024);
@@ -162,7 +157,7 @@ TEST_CASE("an LLM answer over limits.field_bytes or record_bytes fails its recor
     auto r = run_cmd(evalgraph_cmd("run -q --no-cache " + (d.path / (tag + ".yaml")).string()));
     INFO(r.output);
     CHECK(r.exit_code == 1);
-    fs::path dir = last_line_path(r.output);
+    fs::path dir = last_line(r.output);
     for (const auto &req : srv.requests())  // no judge call went out: nothing saw the 2 MB text
       CHECK(req.body.find("Der Text ist kurz") == std::string::npos);
     CHECK(srv.request_count() >= static_cast<std::size_t>(kRecords));

@@ -80,20 +80,9 @@ TEST_CASE("a killed LLM run resumes without repeating finished calls and equals 
   REQUIRE(srv.request_count() == 120);
   srv.reset_counters();
 
-  auto started = run_cmd("(EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q -j 2 --chunk-size 5 --no-cache " + (d.path / "killed.yaml").string()) +
-                         " > " + (d.path / "pid.out").string() + " 2>&1 & echo $!)");
-  std::string pid = started.output.substr(0, started.output.find('\n'));
-  std::filesystem::path run_dir;
-  for (int i = 0; i < 1000; ++i) {  // kill once a few chunks are journaled (bounded wait)
-    if (std::filesystem::exists(d.path / "killed"))
-      for (auto &e : std::filesystem::directory_iterator(d.path / "killed")) run_dir = e.path();
-    std::string j = run_dir.empty() ? "" : read_file(run_dir / "progress" / "journal.jsonl");
-    std::size_t chunks = 0;
-    for (std::size_t p = j.find("_chunk_end"); p != std::string::npos; p = j.find("_chunk_end", p + 1)) ++chunks;
-    if (chunks >= 3) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  run_cmd("kill -9 " + pid);
+  // Killed once three chunks are journaled.
+  const std::filesystem::path run_dir = start_and_kill(d, "run -q -j 2 --chunk-size 5 --no-cache " + (d.path / "killed.yaml").string(),
+                                                       d.path / "killed", 3, "EG_TEST_SECRET_KEY=k ");
   std::size_t before = srv.request_count();
   REQUIRE(before >= 15);
   REQUIRE(before < 120);

@@ -73,13 +73,6 @@ bool wait_for(const std::function<bool()> &cond, double limit_s = 20) {
   return true;
 }
 
-fs::path only_run_dir(const fs::path &root) {
-  fs::path dir;
-  if (fs::exists(root))
-    for (auto &e : fs::directory_iterator(root)) dir = e.path();
-  return dir;
-}
-
 std::string pipeline(const std::string &base_url, const std::string &out_dir, const std::string &provider_extra = "",
                      const std::string &sinks = "") {
   return "name: stop\ndataset: {path: data.csv}\n"
@@ -317,9 +310,6 @@ TEST_CASE("SIGTERM while the LLM cache is locked by another process, or a sink i
     fs::path run_dir = only_run_dir(d.path / "out");
     check_resumable(run_dir);
     // The finished records are journaled although the sink never saw them: --resume writes them.
-    std::string j = read_file(run_dir / "progress" / "journal.jsonl");
-    std::size_t chunks = 0;
-    for (std::size_t at = j.find("_chunk_end"); at != std::string::npos; at = j.find("_chunk_end", at + 1)) ++chunks;
-    CHECK(chunks == 10);
+    CHECK(count_of(read_file(run_dir / "progress" / "journal.jsonl"), "_chunk_end") == 10);
   }
 }

@@ -27,11 +27,6 @@ std::string llm_pipeline(const TestLlmServer &srv, const std::string &out_dir, c
          "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n  - uses: sink.csv\n    with: {file: out.csv}\n"
          "output: {dir: " + out_dir + "}\n";
 }
-fs::path last_line(const std::string &out) {
-  std::string s = out;
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  return s.substr(s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
-}
 }  // namespace
 
 TEST_CASE("shards: own LLM caches, cache merge, a rerun from the merged cache makes no call", "[shard][llm]") {
@@ -109,21 +104,10 @@ TEST_CASE("a shard killed mid-run resumes and merges into the uninterrupted run"
   auto s1 = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q -j 2 --chunk-size 4 --shard 1/2 -o " + (d.path / "s").string() + " " +
                                                             (d.path / "p.yaml").string()));
   REQUIRE(s1.exit_code == 0);
-  auto started = run_cmd("(EG_TEST_SECRET_KEY=k " +
-                         evalgraph_cmd("run -q -j 2 --chunk-size 4 --shard 2/2 -o " + (d.path / "k").string() + " " + (d.path / "p.yaml").string()) +
-                         " > " + (d.path / "pid.out").string() + " 2>&1 & echo $!)");
-  std::string pid = started.output.substr(0, started.output.find('\n'));
-  fs::path run_dir;
-  for (int i = 0; i < 1000; ++i) {  // kill once a few chunks are journaled (bounded wait)
-    if (fs::exists(d.path / "k"))
-      for (auto &e : fs::directory_iterator(d.path / "k")) run_dir = e.path();
-    std::string j = run_dir.empty() ? "" : read_file(run_dir / "progress" / "journal.jsonl");
-    std::size_t chunks = 0;
-    for (std::size_t p = j.find("_chunk_end"); p != std::string::npos; p = j.find("_chunk_end", p + 1)) ++chunks;
-    if (chunks >= 3) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  run_cmd("kill -9 " + pid);
+  // Killed once three chunks are journaled.
+  const fs::path run_dir = start_and_kill(d, "run -q -j 2 --chunk-size 4 --shard 2/2 -o " + (d.path / "k").string() + " " +
+                                                 (d.path / "p.yaml").string(),
+                                          d.path / "k", 3, "EG_TEST_SECRET_KEY=k ");
   REQUIRE(!run_dir.empty());
   REQUIRE(fs::exists(run_dir / "progress"));
   // not finished: the merge refuses it and says how to finish it

@@ -18,16 +18,9 @@ struct Run {
 inline Run run(const testsupport::TempDir &d, const std::string &pipeline, const std::string &extra = "") {
   auto r = testsupport::run_cmd(testsupport::evalgraph_cmd("run -q " + extra + " " + (d.path / pipeline).string()));
   Run out{r.exit_code, r.output, {}};
-  std::string s = r.output;
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  auto nl = s.rfind('\n');
-  std::string last = nl == std::string::npos ? s : s.substr(nl + 1);
+  std::filesystem::path last = testsupport::last_line(r.output);
   if (std::filesystem::is_directory(last)) out.dir = last;
   return out;
-}
-
-inline testsupport::CmdResult validate(const testsupport::TempDir &d, const std::string &pipeline) {
-  return testsupport::run_cmd(testsupport::evalgraph_cmd("validate " + (d.path / pipeline).string()));
 }
 
 // A pipeline of one python node over data.jsonl with a sink.jsonl (out.jsonl), results under <dir>/out.

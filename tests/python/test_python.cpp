@@ -209,7 +209,7 @@ def measure(text: str):
   for (const char *bad : {"[\"nope\"]", "\"length\""}) {
     d.write("m.py", std::string("import evalgraph\n\n@evalgraph.node(outputs={\"length\": int}, lower_is_better=") + bad +
                         ")\ndef measure(text: str):\n    return {\"length\": len(text)}\n");
-    auto v = pytest::validate(d, "p.yaml");
+    auto v = validate(d, "p.yaml");
     INFO(bad << ": " << v.output);
     CHECK(v.exit_code == 2);
     CHECK_THAT(v.output, Catch::Contains("m.py:3") && Catch::Contains("lower_is_better") &&
@@ -443,7 +443,7 @@ TEST_CASE("python: validate checks the pipeline against the script, with the pip
   for (const auto &c : cases) {
     DYNAMIC_SECTION(c.name) {
       d.write("p.yaml", pytest::pipeline(c.node));
-      auto r = pytest::validate(d, "p.yaml");
+      auto r = validate(d, "p.yaml");
       INFO(r.output);
       CHECK(r.exit_code == 2);
       CHECK_THAT(r.output, Catch::Contains(c.expect));
@@ -465,16 +465,16 @@ def plain(text):
     return {"ok": True}
 )");
   d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: needs_limit}\n"));
-  auto r = pytest::validate(d, "p.yaml");
+  auto r = validate(d, "p.yaml");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("p.yaml:6:11: error: node 'c' (python): parameter missing required parameter 'limit'"));
   d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: plain}\n"));
-  r = pytest::validate(d, "p.yaml");
+  r = validate(d, "p.yaml");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("p.yaml:6:39: error: node 'c' (python): checks.py:7: 'plain' has no declaration: put "
                                        "@evalgraph.node(outputs={...}) above it"));
   d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: needs_limit, limit: 3}\n"));
-  r = pytest::validate(d, "p.yaml");
+  r = validate(d, "p.yaml");
   INFO(r.output);
   CHECK(r.exit_code == 0);
 }
@@ -500,7 +500,7 @@ TEST_CASE("python: a syntax or import error in the script is exit 2 naming the s
   for (const auto &[file, expect] : cases) {
     DYNAMIC_SECTION(file) {
       d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: " + file + ", function: f}\n"));
-      auto r = pytest::validate(d, "p.yaml");
+      auto r = validate(d, "p.yaml");
       INFO(r.output);
       CHECK(r.exit_code == 2);
       CHECK_THAT(r.output, Catch::Contains(expect));
@@ -554,7 +554,7 @@ def get_assert(output, context):
                                      "    with: {file: assert.py, function: get_assert, interface: promptfoo}\n"
                                      "  - id: next\n    uses: python\n    inputs: {output: pf.reasons}\n"
                                      "    with: {file: assert.py, function: get_assert, interface: promptfoo}\n"));
-  auto v = pytest::validate(d, "q.yaml");
+  auto v = validate(d, "q.yaml");
   CHECK(v.exit_code == 2);
   CHECK_THAT(v.output, Catch::Contains("does not write 'reasons' (did you mean 'reason'?); it writes: pass, score, reason"));
 }

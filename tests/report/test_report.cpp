@@ -159,10 +159,6 @@ std::string llm_pipeline(const evalgraph::testing::TestLlmServer &srv, const std
          "output: {dir: " + out_dir + "}\n";
 }
 
-fs::path last_line(const std::string &out) {
-  std::string s = out.substr(0, out.find_last_not_of('\n') + 1);
-  return s.substr(s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
-}
 }  // namespace
 
 TEST_CASE("report.html: the run's final counts and LLM usage (eg-final) come from the host at the end of the run") {

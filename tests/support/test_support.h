@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace testsupport {
@@ -68,9 +70,60 @@ inline CmdResult run_cmd(const std::string &cmd) {
   return r;
 }
 
+// The last line of a command's output, without its line break (`evalgraph run` prints its results folder last).
+inline fs::path last_line(const std::string &out) {
+  std::string s = out.substr(0, out.find_last_not_of('\n') + 1);
+  auto nl = s.rfind('\n');
+  return nl == std::string::npos ? s : s.substr(nl + 1);
+}
+
+// How many times `what` stands in `text` (e.g. the finished chunks of a journal: "_chunk_end").
+inline std::size_t count_of(const std::string &text, const std::string &what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+// The run's folder under an output root (the last entry; empty while there is none).
+inline fs::path only_run_dir(const fs::path &root) {
+  fs::path dir;
+  std::error_code ec;
+  if (fs::exists(root, ec))
+    for (const auto &e : fs::directory_iterator(root)) dir = e.path();
+  return dir;
+}
+
 #if defined(EVALGRAPH_EXE) && defined(TEST_PLUGIN_DIR)
 inline std::string evalgraph_cmd(const std::string &args) {
   return std::string("CI=true ") + EVALGRAPH_EXE + " --plugin-dir " + TEST_PLUGIN_DIR + " " + args;
+}
+
+// `evalgraph validate <d>/<pipeline>`.
+inline CmdResult validate(const TempDir &d, const std::string &pipeline) {
+  return run_cmd(evalgraph_cmd("validate " + (d.path / pipeline).string()));
+}
+
+// Starts `evalgraph <args>` in the background (`env`: assignments put before the command, e.g.
+// "EG_TEST_SECRET_KEY=k "), kills it with SIGKILL as soon as the journal of its run folder (the one folder under
+// `out_root`) holds `chunks` finished chunks (bounded wait, 10 s), and returns that folder once the process is gone
+// (or a zombie nobody reaps).
+inline fs::path start_and_kill(const TempDir &d, const std::string &args, const fs::path &out_root,
+                               std::size_t chunks = 1, const std::string &env = "") {
+  auto started = run_cmd("(" + env + evalgraph_cmd(args) + " > " + (d.path / "pid.out").string() + " 2>&1 & echo $!)");
+  const std::string pid = started.output.substr(0, started.output.find('\n'));
+  fs::path run_dir;
+  for (int i = 0; i < 2000; ++i) {
+    run_dir = only_run_dir(out_root);
+    if (!run_dir.empty() && count_of(read_file(run_dir / "progress" / "journal.jsonl"), "_chunk_end") >= chunks) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  run_cmd("kill -9 " + pid);
+  for (int i = 0; i < 500; ++i) {
+    std::string stat = read_file("/proc/" + pid + "/stat");
+    if (stat.empty() || stat.find(") Z ") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return run_dir;
 }
 #endif
 
