@@ -3,16 +3,13 @@
 // the run without repeating a finished call. A second signal stops at once.
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sqlite3.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <thread>
 
+#include "black_hole.h"
 #include "llm_fixture.h"
 #include "test_llm_server.h"
 #include "test_support.h"
@@ -96,33 +93,6 @@ void check_resumable(const fs::path &run_dir) {
   CHECK_FALSE(fs::exists(run_dir / "run.json"));
 }
 
-struct BlackHole {  // a loopback port where connect() never completes (see tests/llm/test_llm_hostile.cpp)
-  int fd = -1;
-  std::vector<int> fillers;
-  unsigned short port = 0;
-  BlackHole() {
-    fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
-    REQUIRE(::listen(fd, 0) == 0);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len);
-    port = ntohs(a.sin_port);
-    for (int i = 0; i < 4; ++i) {
-      int c = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-      ::connect(c, reinterpret_cast<sockaddr *>(&a), sizeof a);
-      fillers.push_back(c);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ~BlackHole() {
-    for (int c : fillers) ::close(c);
-    ::close(fd);
-  }
-};
-
 }  // namespace
 
 TEST_CASE("SIGTERM while every call waits on a long Retry-After: exit 130 within 15 s, resume repeats no finished call",
@@ -198,7 +168,7 @@ TEST_CASE("SIGTERM while calls wait in connect, or on a trickling body: cut afte
   d.write("data.csv", data(12, [](int i) { return "q " + std::to_string(i); }));
   SECTION("connect") {
     BlackHole hole;
-    d.write("p.yaml", pipeline("http://127.0.0.1:" + std::to_string(hole.port) + "/v1", "out",
+    d.write("p.yaml", pipeline(hole.base_url(), "out",
                                "    connect_timeout_s: 60\n    timeout_s: 120\n"));
     Background run(d, "run", "run -q --stop-grace 1 --no-cache " + (d.path / "p.yaml").string());
     std::this_thread::sleep_for(std::chrono::milliseconds(800));
