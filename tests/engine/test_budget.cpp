@@ -8,21 +8,13 @@
 #include <set>
 
 #include "llm_fixture.h"
-#include "test_llm_server.h"
 #include "test_support.h"
 
 using namespace testsupport;
 using nlohmann::json;
-using evalgraph::testing::ServerOptions;
-using evalgraph::testing::TestLlmServer;
 namespace fs = std::filesystem;
 
 namespace {
-class Server : public TestLlmServer {
- public:
-  explicit Server(ServerOptions o) : TestLlmServer(o) { setenv("EG_TEST_SECRET_KEY", "k", 1); }
-  ~Server() { unsetenv("EG_TEST_SECRET_KEY"); }
-};
 std::size_t lines(const std::string &s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
 }  // namespace
 
@@ -30,7 +22,7 @@ TEST_CASE("budget: the run stops at its budget (exit 5) and resumes with a large
   ServerOptions o;
   o.latency_ms = 30;
   o.default_reply = "w1 w2 w3 w4";  // 4 completion tokens; every prompt is 6 words: each call costs $1.00
-  Server srv(o);
+  LlmServer srv(o);
   TempDir d;
   std::string data = "text\n";
   for (int i = 0; i < 40; ++i) data += "question number " + std::to_string(i) + " about many things\n";
@@ -78,7 +70,7 @@ TEST_CASE("budget: the run stops at its budget (exit 5) and resumes with a large
 TEST_CASE("budget: a shard gets its share of the pipeline's budget, or its own --max-cost", "[budget][shard][llm]") {
   ServerOptions o;
   o.default_reply = "w1 w2 w3 w4";
-  Server srv(o);
+  LlmServer srv(o);
   TempDir d;
   std::string data = "text\n";
   for (int i = 0; i < 40; ++i) data += "question number " + std::to_string(i) + " about many things\n";
@@ -113,7 +105,7 @@ TEST_CASE("budget: a run stopped by its budget has finished records, not only fi
   ServerOptions o;
   o.latency_ms = 10;
   o.default_reply = "re {last_user}";  // every call its own prompt: no answer comes from the cache
-  Server srv(o);
+  LlmServer srv(o);
   TempDir d;
   std::string data = "text\n";
   for (int i = 0; i < 40; ++i) data += "question number " + std::to_string(i) + " about many things\n";

@@ -8,14 +8,11 @@
 
 #include "llm/tokens.h"
 #include "llm_fixture.h"
-#include "test_llm_server.h"
 #include "test_support.h"
 
 using namespace testsupport;
 using nlohmann::json;
 using evalgraph::llm::TokenCounter;
-using evalgraph::testing::ServerOptions;
-using evalgraph::testing::TestLlmServer;
 namespace fs = std::filesystem;
 
 namespace {
@@ -33,18 +30,13 @@ std::string data(int n) {
   for (int i = 0; i < n; ++i) d += "question number " + std::to_string(i) + " about the weather\n";
   return d;
 }
-class Server : public TestLlmServer {
- public:
-  explicit Server(ServerOptions o) : TestLlmServer(o) { setenv("EG_TEST_SECRET_KEY", "k", 1); }
-  ~Server() { unsetenv("EG_TEST_SECRET_KEY"); }
-};
 }  // namespace
 
 TEST_CASE("cost: tokens from the server's usage, cached tokens at their price, hits free and counted apart", "[cost][llm]") {
   ServerOptions o;
   o.cached_tokens = 2;  // the server says 2 prompt tokens of each call came from its prompt cache
   o.default_reply = "a short answer";
-  Server srv(o);
+  LlmServer srv(o);
   TempDir d;
   d.write("data.csv", data(10));
   d.write("p.yaml", priced_pipeline(srv, "out", "{input_per_mtok: 2.5, output_per_mtok: 10, cached_input_per_mtok: 1.25}"));
@@ -95,7 +87,7 @@ TEST_CASE("cost: a server without usage gets counted tokens, marked estimated", 
   ServerOptions o;
   o.send_usage = false;
   o.default_reply = "The answer is forty-two, as everyone knows.";
-  Server srv(o);
+  LlmServer srv(o);
   TempDir d;
   d.write("data.csv", data(5));
   d.write("p.yaml", priced_pipeline(srv, "out", "{input_per_mtok: 1, output_per_mtok: 4}"));
@@ -148,7 +140,7 @@ TEST_CASE("cost: price and budget errors say where", "[cost]") {
 TEST_CASE("estimate: before a run every call is to make, after a complete cached run none, at no cost", "[estimate][llm]") {
   ServerOptions o;
   o.latency_ms = 20;
-  Server srv(o);
+  LlmServer srv(o);
   evalgraph::testing::Rule echo;  // a's answers differ per record, and so do b's requests
   echo.reply = "reply: {last_user}";
   srv.add_rule(echo);
@@ -288,7 +280,7 @@ TEST_CASE("estimate: what it says before a run against what the run then spends"
   // prompt tokens must agree exactly and the run's cost must lie within the estimate's range.
   ServerOptions o;
   o.send_usage = false;
-  Server srv(o);
+  LlmServer srv(o);
   evalgraph::testing::Rule echo;
   echo.reply = "reply: {last_user}";
   srv.add_rule(echo);

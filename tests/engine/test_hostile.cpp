@@ -8,15 +8,12 @@
 #include "chatbot_config/experiment.h"
 #include "config/yaml_guard.h"
 #include "evalgraph/json_bounded.hpp"
-#include "test_llm_server.h"
+#include "llm_fixture.h"
 #include "test_support.h"
 #include "util/raw_json.h"
 
 using namespace testsupport;
 using nlohmann::json;
-using evalgraph::testing::Fault;
-using evalgraph::testing::Rule;
-using evalgraph::testing::TestLlmServer;
 
 namespace {
 

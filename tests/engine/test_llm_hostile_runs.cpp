@@ -6,14 +6,10 @@
 
 #include <chrono>
 
-#include "test_llm_server.h"
+#include "llm_fixture.h"
 #include "test_support.h"
 
 using namespace testsupport;
-using evalgraph::testing::Fault;
-using evalgraph::testing::Rule;
-using evalgraph::testing::ServerOptions;
-using evalgraph::testing::TestLlmServer;
 using nlohmann::json;
 namespace fs = std::filesystem;
 

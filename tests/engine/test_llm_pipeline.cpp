@@ -7,16 +7,11 @@
 #include <fstream>
 #include <thread>
 
-#include "test_llm_server.h"
 #include "llm_fixture.h"
 #include "test_support.h"
 
 using namespace testsupport;
 using nlohmann::json;
-using evalgraph::testing::Fault;
-using evalgraph::testing::Rule;
-using evalgraph::testing::ServerOptions;
-using evalgraph::testing::TestLlmServer;
 
 namespace {
 std::string pipeline(const TestLlmServer &srv, const std::string &out_dir, const std::string &extra = "") {

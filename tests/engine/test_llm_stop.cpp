@@ -11,14 +11,9 @@
 
 #include "black_hole.h"
 #include "llm_fixture.h"
-#include "test_llm_server.h"
 #include "test_support.h"
 
 using namespace testsupport;
-using evalgraph::testing::Fault;
-using evalgraph::testing::Rule;
-using evalgraph::testing::ServerOptions;
-using evalgraph::testing::TestLlmServer;
 namespace fs = std::filesystem;
 
 namespace {

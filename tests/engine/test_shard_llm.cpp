@@ -7,15 +7,11 @@
 #include <cstdlib>
 #include <thread>
 
-#include "test_llm_server.h"
 #include "llm_fixture.h"
 #include "test_support.h"
 
 using namespace testsupport;
 using nlohmann::json;
-using evalgraph::testing::Rule;
-using evalgraph::testing::ServerOptions;
-using evalgraph::testing::TestLlmServer;
 namespace fs = std::filesystem;
 
 namespace {

@@ -12,14 +12,9 @@
 
 #include "llm_fixture.h"
 #include "python_fixture.h"
-#include "test_llm_server.h"
 
 using namespace testsupport;
 using nlohmann::json;
-using evalgraph::testing::Fault;
-using evalgraph::testing::RecordedRequest;
-using evalgraph::testing::Rule;
-using evalgraph::testing::TestLlmServer;
 
 namespace {
 

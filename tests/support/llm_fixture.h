@@ -10,10 +10,18 @@
 
 namespace testsupport {
 
-class LlmServer : public evalgraph::testing::TestLlmServer {
+// The test server's names, for the tests that use namespace testsupport.
+using evalgraph::testing::Fault;
+using evalgraph::testing::RecordedRequest;
+using evalgraph::testing::Rule;
+using evalgraph::testing::ServerOptions;
+using evalgraph::testing::TestLlmServer;
+
+class LlmServer : public TestLlmServer {
  public:
   explicit LlmServer(int latency_ms = 0, int threads = 2, const std::string &key = "k")
-      : TestLlmServer(options(latency_ms, threads)) {
+      : LlmServer(options(latency_ms, threads), key) {}
+  explicit LlmServer(const ServerOptions &o, const std::string &key = "k") : TestLlmServer(o) {
     setenv("EG_TEST_SECRET_KEY", key.c_str(), 1);
   }
   ~LlmServer() { unsetenv("EG_TEST_SECRET_KEY"); }
@@ -22,14 +30,14 @@ class LlmServer : public evalgraph::testing::TestLlmServer {
 
   // Answers every request no earlier rule matched with `reply` (Rule::reply's placeholders, e.g. {last_user}).
   void reply_all(const std::string &reply) {
-    evalgraph::testing::Rule ok;
+    Rule ok;
     ok.reply = reply;
     add_rule(ok);
   }
 
  private:
-  static evalgraph::testing::ServerOptions options(int latency_ms, int threads) {
-    evalgraph::testing::ServerOptions o;
+  static ServerOptions options(int latency_ms, int threads) {
+    ServerOptions o;
     o.latency_ms = latency_ms;
     o.threads = threads;
     return o;
