@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_args.h"
 #include "llm/llm_service.h"
 #include "test_llm_server.h"
 
@@ -97,21 +98,14 @@ RunResult run_once(const ProviderConfig& p, const std::string& cache, const std:
 int main(int argc, char** argv) {
   std::string url, cache, mode = "batch";
   int calls = 2000, in_flight = 64, latency_ms = 100;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << "missing value for " << a << "\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--url") url = next();
-    else if (a == "--calls") calls = std::stoi(next());
-    else if (a == "--in-flight") in_flight = std::stoi(next());
-    else if (a == "--latency-ms") latency_ms = std::stoi(next());
-    else if (a == "--cache") cache = next();
-    else if (a == "--mode") mode = next();
+  for (evalgraph::testing::CliArgs args(argc, argv); args.next();) {
+    const std::string &a = args.flag();
+    if (a == "--url") url = args.value();
+    else if (a == "--calls") calls = std::stoi(args.value());
+    else if (a == "--in-flight") in_flight = std::stoi(args.value());
+    else if (a == "--latency-ms") latency_ms = std::stoi(args.value());
+    else if (a == "--cache") cache = args.value();
+    else if (a == "--mode") mode = args.value();
     else {
       std::cerr << "usage: eg-llm-bench [--url URL] [--calls N] [--in-flight N] [--latency-ms N] [--cache PATH] "
                    "[--mode batch|threads]\n";

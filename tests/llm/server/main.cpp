@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_args.h"
 #include "test_llm_server.h"
 
 using evalgraph::testing::Fault;
@@ -28,33 +29,26 @@ int main(int argc, char** argv) {
   evalgraph::testing::ServerOptions o;
   unsigned short port = 0;
   std::string request_log;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << "missing value for " << a << "\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--port") port = static_cast<unsigned short>(std::stoi(next()));
-    else if (a == "--threads") o.threads = std::stoi(next());
-    else if (a == "--latency-ms") o.latency_ms = std::stoi(next());
-    else if (a == "--latency-sigma") o.latency_sigma = std::stod(next());
-    else if (a == "--reply") o.default_reply = next();
-    else if (a == "--fault-rate") o.fault_rate = std::stod(next());
-    else if (a == "--seed") o.seed = std::stoull(next());
-    else if (a == "--hang-ms") o.hang_ms = std::stoi(next());
-    else if (a == "--request-log") request_log = next();
-    else if (a == "--fault-times") o.random_fault_times = std::stoi(next());
-    else if (a == "--trickle-ms") o.trickle_ms = std::stoi(next());
-    else if (a == "--hostile-max-bytes") o.hostile_max_bytes = std::stoull(next());
-    else if (a == "--hostile-max-s") o.hostile_max_s = std::stod(next());
-    else if (a == "--bomb-bytes") o.bomb_bytes = std::stoull(next());
-    else if (a == "--big-content-bytes") o.big_content_bytes = std::stoull(next());
-    else if (a == "--retry-after") o.random_retry_after = next();
+  for (evalgraph::testing::CliArgs args(argc, argv); args.next();) {
+    const std::string &a = args.flag();
+    if (a == "--port") port = static_cast<unsigned short>(std::stoi(args.value()));
+    else if (a == "--threads") o.threads = std::stoi(args.value());
+    else if (a == "--latency-ms") o.latency_ms = std::stoi(args.value());
+    else if (a == "--latency-sigma") o.latency_sigma = std::stod(args.value());
+    else if (a == "--reply") o.default_reply = args.value();
+    else if (a == "--fault-rate") o.fault_rate = std::stod(args.value());
+    else if (a == "--seed") o.seed = std::stoull(args.value());
+    else if (a == "--hang-ms") o.hang_ms = std::stoi(args.value());
+    else if (a == "--request-log") request_log = args.value();
+    else if (a == "--fault-times") o.random_fault_times = std::stoi(args.value());
+    else if (a == "--trickle-ms") o.trickle_ms = std::stoi(args.value());
+    else if (a == "--hostile-max-bytes") o.hostile_max_bytes = std::stoull(args.value());
+    else if (a == "--hostile-max-s") o.hostile_max_s = std::stod(args.value());
+    else if (a == "--bomb-bytes") o.bomb_bytes = std::stoull(args.value());
+    else if (a == "--big-content-bytes") o.big_content_bytes = std::stoull(args.value());
+    else if (a == "--retry-after") o.random_retry_after = args.value();
     else if (a == "--faults") {
-      std::stringstream ss(next());
+      std::stringstream ss(args.value());
       for (std::string f; std::getline(ss, f, ',');) {
         if (f == "429") o.random_faults.push_back(Fault::http_429);
         else if (f == "500") o.random_faults.push_back(Fault::http_500);
