@@ -24,9 +24,7 @@ TEST_CASE("budget: the run stops at its budget (exit 5) and resumes with a large
   o.default_reply = "w1 w2 w3 w4";  // 4 completion tokens; every prompt is 6 words: each call costs $1.00
   LlmServer srv(o);
   TempDir d;
-  std::string data = "text\n";
-  for (int i = 0; i < 40; ++i) data += "question number " + std::to_string(i) + " about many things\n";
-  d.write("data.csv", data);
+  d.write("data.csv", text_csv(40, [](int i) { return "question number " + std::to_string(i) + " about many things"; }));
   const int in_flight = 4;
   d.write("p.yaml", "name: budget\ndataset: {path: data.csv}\nbudget: {max_cost_usd: 100}\n"
                     "providers:\n  judge:\n    base_url: " + srv.base_url() + "\n    model: m\n    api_key_env: EG_TEST_SECRET_KEY\n"
@@ -72,9 +70,7 @@ TEST_CASE("budget: a shard gets its share of the pipeline's budget, or its own -
   o.default_reply = "w1 w2 w3 w4";
   LlmServer srv(o);
   TempDir d;
-  std::string data = "text\n";
-  for (int i = 0; i < 40; ++i) data += "question number " + std::to_string(i) + " about many things\n";
-  d.write("data.csv", data);
+  d.write("data.csv", text_csv(40, [](int i) { return "question number " + std::to_string(i) + " about many things"; }));
   d.write("p.yaml", "name: budget\ndataset: {path: data.csv}\nbudget: {max_cost_usd: 12.5}\n"
                     "providers:\n  judge:\n    base_url: " + srv.base_url() + "\n    model: m\n    api_key_env: EG_TEST_SECRET_KEY\n"
                     "    max_in_flight: 2\n    price: {input_per_mtok: 100000, output_per_mtok: 100000}\n"
@@ -107,9 +103,7 @@ TEST_CASE("budget: a run stopped by its budget has finished records, not only fi
   o.default_reply = "re {last_user}";  // every call its own prompt: no answer comes from the cache
   LlmServer srv(o);
   TempDir d;
-  std::string data = "text\n";
-  for (int i = 0; i < 40; ++i) data += "question number " + std::to_string(i) + " about many things\n";
-  d.write("data.csv", data);
+  d.write("data.csv", text_csv(40, [](int i) { return "question number " + std::to_string(i) + " about many things"; }));
   d.write("p.yaml", "name: budget2\ndataset: {path: data.csv}\n"
                     "providers:\n  judge:\n    base_url: " + srv.base_url() + "\n    model: m\n    api_key_env: EG_TEST_SECRET_KEY\n"
                     "    max_in_flight: 4\n    price: {input_per_mtok: 100000, output_per_mtok: 100000}\n"

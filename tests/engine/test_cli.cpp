@@ -230,9 +230,7 @@ TEST_CASE("a journal of whole records (its format before the delta journal) stil
 
 TEST_CASE("Ctrl-C stops gracefully, says how to resume, and the resumed run is complete", "[cli][resume]") {
   TempDir d;
-  std::string data = "text\n";
-  for (int i = 0; i < 400; ++i) data += "row " + std::to_string(i) + "\n";
-  d.write("data.csv", data);
+  d.write("data.csv", text_csv(400, [](int i) { return "row " + std::to_string(i); }));
   d.write("p.yaml", "name: c\ndataset: {path: data.csv}\nnodes:\n  - id: s\n    uses: test.slow\n    with: {ms: 10}\n"
                     "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\noutput: {dir: out}\n");
   // One shell: start the run, wait until it has journaled a chunk, send SIGINT, report its exit code.

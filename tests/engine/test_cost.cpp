@@ -26,9 +26,7 @@ std::string priced_pipeline(const TestLlmServer &srv, const std::string &out_dir
          "output: {dir: " + out_dir + "}\n";
 }
 std::string data(int n) {
-  std::string d = "text\n";
-  for (int i = 0; i < n; ++i) d += "question number " + std::to_string(i) + " about the weather\n";
-  return d;
+  return text_csv(n, [](int i) { return "question number " + std::to_string(i) + " about the weather"; });
 }
 }  // namespace
 

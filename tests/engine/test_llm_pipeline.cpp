@@ -61,23 +61,12 @@ TEST_CASE("a killed LLM run resumes without repeating finished calls and equals 
   LlmServer srv(20);
   srv.reply_all("reply: {last_user}");
   TempDir d;
-  std::string data = "text\n";
-  for (int i = 0; i < 120; ++i) data += "question " + std::to_string(i) + "\n";
-  d.write("data.csv", data);
+  d.write("data.csv", text_csv(120, [](int i) { return "question " + std::to_string(i); }));
   // Two calls in flight (20 ms each): the run takes ~1.2 s, so the kill below lands in its middle. With the
   // provider's default window the whole run could finish before three chunks are seen in the journal.
   d.write("clean.yaml", pipeline(srv, "clean", "    max_in_flight: 2\n"));
   d.write("killed.yaml", pipeline(srv, "killed", "    max_in_flight: 2\n"));
-
-  auto clean = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q -j 2 --chunk-size 5 --no-cache " + (d.path / "clean.yaml").string()));
-  REQUIRE(clean.exit_code == 0);
-  std::filesystem::path clean_dir = clean.output.substr(0, clean.output.size() - 1);
-  REQUIRE(srv.request_count() == 120);
-  srv.reset_counters();
-
-  // Killed once three chunks are journaled.
-  const std::filesystem::path run_dir = start_and_kill(d, "run -q -j 2 --chunk-size 5 --no-cache " + (d.path / "killed.yaml").string(),
-                                                       d.path / "killed", 3, "EG_TEST_SECRET_KEY=k ");
+  const auto [clean_dir, run_dir] = clean_then_killed(srv, d, "-j 2 --chunk-size 5 --no-cache", 120, 3);
   std::size_t before = srv.request_count();
   REQUIRE(before >= 15);
   REQUIRE(before < 120);
@@ -96,9 +85,7 @@ TEST_CASE("a killed LLM run resumes without repeating finished calls and equals 
 TEST_CASE("LLM-bound nodes keep many calls in flight with a single worker", "[llm]") {
   LlmServer srv(50);
   TempDir d;
-  std::string data = "text\n";
-  for (int i = 0; i < 64; ++i) data += "q" + std::to_string(i) + "\n";
-  d.write("data.csv", data);
+  d.write("data.csv", text_csv(64, [](int i) { return "q" + std::to_string(i); }));
   d.write("p.yaml", pipeline(srv, "out", "    max_in_flight: 16\n"));
   auto r = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q -j 1 --no-cache " + (d.path / "p.yaml").string()));
   INFO(r.output);
@@ -140,10 +127,8 @@ TEST_CASE("a record's second LLM call goes out while slow first calls of other r
   srv.add_rule(slow);
   srv.reply_all("answer to {last_user}");
   TempDir d;
-  std::string data = "text\n";
   const int n = 40;
-  for (int i = 0; i < n; ++i) data += (i % 10 == 2 ? "slow " : "fast ") + std::to_string(i) + "\n";
-  d.write("data.csv", data);
+  d.write("data.csv", text_csv(n, [](int i) { return (i % 10 == 2 ? "slow " : "fast ") + std::to_string(i); }));
   d.write("p.yaml", chain_pipeline(srv, "out", 8));
   auto r = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q -j 1 --no-cache " + (d.path / "p.yaml").string()));
   INFO(r.output);
@@ -184,10 +169,8 @@ TEST_CASE("waiting first LLM calls go out before the next calls of records alrea
   LlmServer srv(10);
   srv.reply_all("answer to {last_user}");
   TempDir d;
-  std::string data = "text\n";
   const int n = 12;
-  for (int i = 0; i < n; ++i) data += "q" + std::to_string(i) + "\n";
-  d.write("data.csv", data);
+  d.write("data.csv", text_csv(n, [](int i) { return "q" + std::to_string(i); }));
   d.write("p.yaml", chain_pipeline(srv, "out", 1));
   auto r = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q -j 1 --no-cache " + (d.path / "p.yaml").string()));
   INFO(r.output);

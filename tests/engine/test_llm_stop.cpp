@@ -74,12 +74,6 @@ std::string pipeline(const std::string &base_url, const std::string &out_dir, co
          "output: {dir: " + out_dir + "}\n";
 }
 
-std::string data(int n, const std::function<std::string(int)> &text) {
-  std::string s = "text\n";
-  for (int i = 0; i < n; ++i) s += text(i) + "\n";
-  return s;
-}
-
 // The stopped run left nothing under a sink's final name, and a journal to resume from.
 void check_resumable(const fs::path &run_dir) {
   CHECK(fs::exists(run_dir / "progress" / "journal.jsonl"));
@@ -94,7 +88,7 @@ TEST_CASE("SIGTERM while every call waits on a long Retry-After: exit 130 within
           "[llm][stop]") {
   LlmServer srv;
   TempDir d;
-  d.write("data.csv", data(30, [](int i) { return (i < 10 ? "fine " : "limited ") + std::to_string(i); }));
+  d.write("data.csv", text_csv(30, [](int i) { return (i < 10 ? "fine " : "limited ") + std::to_string(i); }));
   // The provider's default options (max_attempts 6, retry_after_max_s 120): each limited call would wait 100 s.
   d.write("p.yaml", pipeline(srv.base_url(), "out"));
   d.write("clean.yaml", pipeline(srv.base_url(), "clean"));
@@ -160,7 +154,7 @@ TEST_CASE("SIGTERM while every call waits on a long Retry-After: exit 130 within
 
 TEST_CASE("SIGTERM while calls wait in connect, or on a trickling body: cut after the grace, exit 130", "[llm][stop]") {
   TempDir d;
-  d.write("data.csv", data(12, [](int i) { return "q " + std::to_string(i); }));
+  d.write("data.csv", text_csv(12, [](int i) { return "q " + std::to_string(i); }));
   SECTION("connect") {
     BlackHole hole;
     d.write("p.yaml", pipeline(hole.base_url(), "out",
@@ -229,7 +223,7 @@ TEST_CASE("SIGTERM while the LLM cache is locked by another process, or a sink i
   LlmServer srv(20);
   srv.reply_all("reply: {last_user}");
   TempDir d;
-  d.write("data.csv", data(400, [](int i) { return "q " + std::to_string(i); }));
+  d.write("data.csv", text_csv(400, [](int i) { return "q " + std::to_string(i); }));
   SECTION("cache writer") {
     const std::string cache = (d.path / "cache.sqlite").string();
     d.write("one.csv", "text\nwarm\n");
@@ -259,7 +253,7 @@ TEST_CASE("SIGTERM while the LLM cache is locked by another process, or a sink i
     CHECK(read_jsonl(run_dir / "out.jsonl").size() == 400);
   }
   SECTION("slow sink") {
-    d.write("small.csv", data(40, [](int i) { return "q " + std::to_string(i); }));
+    d.write("small.csv", text_csv(40, [](int i) { return "q " + std::to_string(i); }));
     std::string p = pipeline(srv.base_url(), "out", "", "  - uses: test.slow_sink\n    with: {ms: 2000}\n");
     p.replace(p.find("data.csv"), 8, "small.csv");
     d.write("p.yaml", p);

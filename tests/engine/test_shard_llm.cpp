@@ -29,9 +29,7 @@ TEST_CASE("shards: own LLM caches, cache merge, a rerun from the merged cache ma
   LlmServer srv;
   srv.reply_all("reply: {last_user}");
   TempDir d;
-  std::string data = "text\n";
-  for (int i = 0; i < 30; ++i) data += "question " + std::to_string(i) + "\n";
-  d.write("data.csv", data);
+  d.write("data.csv", text_csv(30, [](int i) { return "question " + std::to_string(i); }));
   d.write("p.yaml", llm_pipeline(srv, "out", "    price: {input_per_mtok: 1, output_per_mtok: 2}\n"));
   std::vector<fs::path> shards;
   for (int i = 1; i <= 3; ++i) {
@@ -87,9 +85,7 @@ TEST_CASE("a shard killed mid-run resumes and merges into the uninterrupted run"
   LlmServer srv(20);
   srv.reply_all("reply: {last_user}");
   TempDir d;
-  std::string data = "text\n";
-  for (int i = 0; i < 120; ++i) data += "question " + std::to_string(i) + "\n";
-  d.write("data.csv", data);
+  d.write("data.csv", text_csv(120, [](int i) { return "question " + std::to_string(i); }));
   // Two calls in flight (20 ms each): a shard's 120 calls take ~1.2 s, so the kill below lands in its middle.
   // With the provider's default window the shard could finish before three chunks are seen in the journal.
   d.write("p.yaml", llm_pipeline(srv, "out", "    max_in_flight: 2\n"));

@@ -49,7 +49,7 @@ def echo(v=None):
             "shout": v.upper() + " ✓" if isinstance(v, str) else None}
 )");
   d.write("p.yaml", pytest::pipeline("  - id: e\n    uses: python\n    with: {file: checks.py, function: echo}\n"));
-  auto r = pytest::run(d, "p.yaml");
+  auto r = run_pipeline(d, "p.yaml");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   auto in = read_jsonl(d.path / "data.jsonl");
@@ -86,7 +86,7 @@ TEST_CASE("python: a result's JSON text is what nlohmann writes, and escaped inp
   d.write("v.py", table + "]\n\nimport evalgraph, typing\n\n@evalgraph.node(outputs={\"v\": typing.Any})\n"
                           "def value(i: int):\n    return {\"v\": VALUES[i]}\n");
   d.write("p.yaml", pytest::pipeline("  - id: e\n    uses: python\n    with: {file: v.py, function: value}\n"));
-  auto r = pytest::run(d, "p.yaml");
+  auto r = run_pipeline(d, "p.yaml");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   std::istringstream lines(read_file(r.dir / "out.jsonl"));
@@ -111,7 +111,7 @@ TEST_CASE("python: a result's JSON text is what nlohmann writes, and escaped inp
   d.write("q.yaml", "name: q\ndataset: {path: data.jsonl, format: jsonl}\nnodes:\n  - id: e\n    uses: python\n"
                     "    inputs: {v: v, w: w}\n    with: {file: echo.py, function: echo}\n"
                     "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\noutput: {dir: out2}\n");
-  auto q = pytest::run(d, "q.yaml");
+  auto q = run_pipeline(d, "q.yaml");
   INFO(q.output);
   REQUIRE(q.exit_code == 0);
   auto e = read_jsonl(q.dir / "out.jsonl").at(0)["e"];
@@ -125,19 +125,19 @@ TEST_CASE("python: `with` keys are keyword arguments, defaults apply, inputs are
   d.write("checks.py", kLength);
   d.write("default.yaml", pytest::pipeline(length_node()));
   d.write("strict.yaml", pytest::pipeline(length_node("      min_len: 22\n", "{answer: text, rid: id}")));
-  auto a = pytest::run(d, "default.yaml");
+  auto a = run_pipeline(d, "default.yaml");
   INFO(a.output);
   REQUIRE(a.exit_code == 0);
   auto ra = read_jsonl(a.dir / "out.jsonl");
   CHECK(ra[0]["len"] == json({{"ok", false}, {"length", 5}}));
   CHECK(ra[1]["len"] == json({{"ok", true}, {"length", 22}}));
-  auto b = pytest::run(d, "strict.yaml");
+  auto b = run_pipeline(d, "strict.yaml");
   REQUIRE(b.exit_code == 0);
   auto rb = read_jsonl(b.dir / "out.jsonl");
   CHECK(rb[1]["len"]["ok"] == true);
   std::filesystem::remove_all(d.path / "out");
   d.write("strict.yaml", pytest::pipeline(length_node("      min_len: 23\n", "{answer: text, rid: id}")));
-  auto c = pytest::run(d, "strict.yaml");
+  auto c = run_pipeline(d, "strict.yaml");
   CHECK(read_jsonl(c.dir / "out.jsonl")[1]["len"]["ok"] == false);
 
   // run.json records the script (path, SHA-256) and the function's signature, defaults, hints and docstring.
@@ -189,7 +189,7 @@ def measure(text: str):
   CHECK(t.output_type("length") == "integer");
   CHECK(t.output_type("extra").empty());
   // run.json's record of the node names them too.
-  auto r = pytest::run(d, "p.yaml");
+  auto r = run_pipeline(d, "p.yaml");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   auto desc = json::parse(read_file(r.dir / "run.json"))["nodes"]["m"]["described"];
@@ -234,7 +234,7 @@ def check(n: int):
     return {"inv": invert(n)}
 )");
   d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: check}\n"));
-  auto r = pytest::run(d, "p.yaml");
+  auto r = run_pipeline(d, "p.yaml");
   INFO(r.output);
   CHECK(r.exit_code == 1);
   auto out = read_jsonl(r.dir / "out.jsonl");
@@ -271,7 +271,7 @@ def check(case):
     }[case]
 )");
   d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: check}\n"));
-  auto r = pytest::run(d, "p.yaml");
+  auto r = run_pipeline(d, "p.yaml");
   INFO(r.output);
   CHECK(r.exit_code == 1);
   auto out = read_jsonl(r.dir / "out.jsonl");
@@ -302,7 +302,7 @@ def check(case):
     return {"v": {"set": {"a": [1, {2}]}, "surrogate": ["\ud800"], "key": {1: 2}, "inf": [float("-inf")]}[case]}
 )");
   d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: check}\n"));
-  auto r = pytest::run(d, "p.yaml");
+  auto r = run_pipeline(d, "p.yaml");
   auto out = read_jsonl(r.dir / "out.jsonl");
   REQUIRE(out.size() == 4);
   CHECK(out[0]["_errors"]["c"] == "error: v.a[1]: set is not a JSON type (return bool, int, float, str, list, dict or None)");
@@ -328,7 +328,7 @@ def check(n):
 )");
   d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: check, timeout_s: 0.3}\n"));
   auto t0 = std::chrono::steady_clock::now();
-  auto r = pytest::run(d, "p.yaml", "-j 2");
+  auto r = run_pipeline(d, "p.yaml", "-j 2");
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   INFO(r.output);
   CHECK(r.exit_code == 1);
@@ -367,7 +367,7 @@ def f(text: str, n: int, tag: str = None, big: int = None, *, scale: int = 1):
 )");
   d.write("p.yaml", pytest::pipeline("  - id: f\n    uses: python\n    inputs: {text: text, n: n, tag: tag, big: big}\n"
                                      "    with: {file: f.py, function: f, scale: 3}\n"));
-  auto r = pytest::run(d, "p.yaml", "-j 4 --chunk-size 7");
+  auto r = run_pipeline(d, "p.yaml", "-j 4 --chunk-size 7");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   auto out = read_jsonl(r.dir / "out.jsonl");
@@ -399,7 +399,7 @@ def check(n):
     return {"n": n}
 )");
   d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: check}\n"));
-  auto r = pytest::run(d, "p.yaml");
+  auto r = run_pipeline(d, "p.yaml");
   REQUIRE(r.exit_code == 0);
   CHECK(r.output.find("looking at") == std::string::npos);
   CHECK_THAT(r.output, Catch::Contains("python: imported"));  // at import (while the pipeline is checked): the terminal
@@ -504,7 +504,7 @@ TEST_CASE("python: a syntax or import error in the script is exit 2 naming the s
       INFO(r.output);
       CHECK(r.exit_code == 2);
       CHECK_THAT(r.output, Catch::Contains(expect));
-      auto run = pytest::run(d, "p.yaml");  // a run refuses it the same way, before any record
+      auto run = run_pipeline(d, "p.yaml");  // a run refuses it the same way, before any record
       CHECK(run.exit_code == 2);
       CHECK_FALSE(std::filesystem::exists(d.path / "out"));
     }
@@ -536,7 +536,7 @@ def get_assert(output, context):
                                      "    with: {file: assert.py, function: get_assert, interface: promptfoo, lang: fr}\n"
                                      "  - id: strict\n    uses: python\n    inputs: {output: answer}\n"
                                      "    with: {file: assert.py, function: get_assert, interface: promptfoo, lang: fr, threshold: 0.8}\n"));
-  auto r = pytest::run(d, "p.yaml");
+  auto r = run_pipeline(d, "p.yaml");
   INFO(r.output);
   CHECK(r.exit_code == 1);  // the "str" record
   auto out = read_jsonl(r.dir / "out.jsonl");
@@ -596,7 +596,7 @@ def check(n):
             "dec": str(decimal.Decimal(1) / decimal.Decimal(8))}
 )");
   d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: check}\n"));
-  auto r = pytest::run(d, "p.yaml");
+  auto r = run_pipeline(d, "p.yaml");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   auto out = read_jsonl(r.dir / "out.jsonl");
@@ -609,7 +609,7 @@ TEST_CASE("python: read_run and to_pandas from a plain python3", "[python][resul
                         "{\"text\": 5, \"id\": \"c\"}\n");
   d.write("checks.py", kLength);
   d.write("p.yaml", pytest::pipeline(length_node()));
-  auto r = pytest::run(d, "p.yaml");
+  auto r = run_pipeline(d, "p.yaml");
   REQUIRE(r.exit_code == 1);  // len(5) fails
   d.write("read.py", R"(import sys, evalgraph
 run = evalgraph.read_run(sys.argv[1])

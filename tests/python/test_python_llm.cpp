@@ -104,10 +104,7 @@ std::set<int> journaled_records(const std::filesystem::path &journal) {
 
 TEST_CASE("python: evalgraph.chat keeps the provider's window full with one worker, then the cache answers", "[python][llm]") {
   LlmServer srv(50);
-  Rule yes;
-  yes.match = "answer 1";
-  yes.reply = "yes, {last_user}";
-  srv.add_rule(yes);
+  srv.add_rule(Rule{.match = "answer 1", .reply = "yes, {last_user}"});
   srv.reply_all("no");
   TempDir d;
   d.write("data.jsonl", data(64));
@@ -151,17 +148,14 @@ TEST_CASE("python: evalgraph.chat keeps the provider's window full with one work
 
 TEST_CASE("python: a failed chat fails its record with ChatError, other records go on", "[python][llm][errors]") {
   LlmServer srv(0);
-  Rule bad;
-  bad.match = "answer 2";
-  bad.fault = Fault::http_500;
-  srv.add_rule(bad);
+  srv.add_rule(Rule{.match = "answer 2", .fault = Fault::http_500});
   srv.reply_all("yes");
   TempDir d;
   d.write("data.jsonl", data(4));
   d.write("judge.py", kJudge);
   d.write("p.yaml", judge_pipeline(srv, "out", 4));
   d.write("other.yaml", judge_pipeline(srv, "out", 4, ", provider: nobody"));
-  auto r = pytest::run(d, "p.yaml", "--no-cache");
+  auto r = run_pipeline(d, "p.yaml", "--no-cache");
   INFO(r.output);
   CHECK(r.exit_code == 1);
   auto out = read_jsonl(r.dir / "out.jsonl");
@@ -170,7 +164,7 @@ TEST_CASE("python: a failed chat fails its record with ChatError, other records 
   CHECK_THAT(out[2]["_errors"]["j"].get<std::string>(), Catch::StartsWith("error: ChatError: "));
   CHECK_THAT(out[2]["_errors"]["j"].get<std::string>(), Catch::Contains("500"));
   CHECK_THAT(out[2]["_errors"]["j"].get<std::string>(), Catch::EndsWith("(at judge.py:6 in judge)"));
-  auto o = pytest::run(d, "other.yaml", "--no-cache");
+  auto o = run_pipeline(d, "other.yaml", "--no-cache");
   CHECK(o.exit_code == 1);
   auto other = read_jsonl(o.dir / "out.jsonl");
   REQUIRE(other.size() == 4);
@@ -187,16 +181,8 @@ TEST_CASE("python: a killed run with a Python judge resumes without repeating a 
   d.write("judge.py", kJudge);
   d.write("clean.yaml", judge_pipeline(srv, "clean", 2));
   d.write("killed.yaml", judge_pipeline(srv, "killed", 2));
-  auto clean = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q -j 2 --chunk-size 5 --no-cache " + (d.path / "clean.yaml").string()));
-  REQUIRE(clean.exit_code == 0);
-  std::filesystem::path clean_dir = clean.output.substr(0, clean.output.size() - 1);
-  REQUIRE(srv.request_count() == 120);
-  srv.reset_counters();
-
-  // Killed once three chunks are journaled.
-  const std::filesystem::path run_dir = start_and_kill(d, "run -q -j 2 --chunk-size 5 --no-cache " + (d.path / "killed.yaml").string(),
-                                                       d.path / "killed", 3, "EG_TEST_SECRET_KEY=k ");
-  // Dead for sure (start_and_kill waits for that), then a moment for the server to read what reached its
+  const auto [clean_dir, run_dir] = clean_then_killed(srv, d, "-j 2 --chunk-size 5 --no-cache", 120, 3);
+  // Dead for sure (clean_then_killed waits for that), then a moment for the server to read what reached its
   // sockets: every request of the killed run is recorded before the resume sends its first.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const auto killed_reqs = srv.requests();

@@ -3,10 +3,13 @@
 // set for the next test.
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <cstdlib>
 #include <string>
 
 #include "test_llm_server.h"
+#include "test_support.h"
 
 namespace testsupport {
 
@@ -43,5 +46,25 @@ class LlmServer : public TestLlmServer {
     return o;
   }
 };
+
+#if defined(EVALGRAPH_EXE) && defined(TEST_PLUGIN_DIR)
+// The two runs of a kill-and-resume test against `srv`: `evalgraph run -q <flags>` of <d>/clean.yaml to its end
+// (exit 0, `calls` requests; the server's counters reset after it), then of <d>/killed.yaml, killed once `chunks`
+// chunks are journaled under <d>/killed.
+struct CleanAndKilled {
+  fs::path clean_dir, run_dir;
+};
+inline CleanAndKilled clean_then_killed(LlmServer &srv, const TempDir &d, const std::string &flags, std::size_t calls,
+                                        std::size_t chunks) {
+  auto clean = run_pipeline(d, "clean.yaml", flags, "EG_TEST_SECRET_KEY=k ");
+  INFO(clean.output);
+  REQUIRE(clean.exit_code == 0);
+  REQUIRE(!clean.dir.empty());
+  REQUIRE(srv.request_count() == calls);
+  srv.reset_counters();
+  return {clean.dir, start_and_kill(d, "run -q " + flags + " " + (d.path / "killed.yaml").string(), d.path / "killed", chunks,
+                                    "EG_TEST_SECRET_KEY=k ")};
+}
+#endif
 
 }  // namespace testsupport

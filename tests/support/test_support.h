@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
@@ -84,6 +85,13 @@ inline std::size_t count_of(const std::string &text, const std::string &what) {
   return n;
 }
 
+// A CSV data set of one column, text: its header, then text(i) for i = 0 .. n-1, one a line.
+inline std::string text_csv(int n, const std::function<std::string(int)> &text) {
+  std::string s = "text\n";
+  for (int i = 0; i < n; ++i) s += text(i) + "\n";
+  return s;
+}
+
 // The run's folder under an output root (the last entry; empty while there is none).
 inline fs::path only_run_dir(const fs::path &root) {
   fs::path dir;
@@ -96,6 +104,23 @@ inline fs::path only_run_dir(const fs::path &root) {
 #if defined(EVALGRAPH_EXE) && defined(TEST_PLUGIN_DIR)
 inline std::string evalgraph_cmd(const std::string &args) {
   return std::string("CI=true ") + EVALGRAPH_EXE + " --plugin-dir " + TEST_PLUGIN_DIR + " " + args;
+}
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;
+  fs::path dir;  // the results folder (the last line `evalgraph run` prints), empty if that is no folder
+};
+
+// `evalgraph run -q <flags> <d>/<pipeline>` (`env`: assignments put before the command, e.g. "EG_TEST_SECRET_KEY=k ").
+inline RunResult run_pipeline(const TempDir &d, const std::string &pipeline, const std::string &flags = "",
+                              const std::string &env = "") {
+  auto r = run_cmd(env + evalgraph_cmd("run -q " + flags + " " + (d.path / pipeline).string()));
+  RunResult out{r.exit_code, r.output, {}};
+  fs::path last = last_line(r.output);
+  std::error_code ec;
+  if (fs::is_directory(last, ec)) out.dir = last;
+  return out;
 }
 
 // `evalgraph validate <d>/<pipeline>`.
