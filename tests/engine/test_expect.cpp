@@ -43,13 +43,7 @@ fs::path single_run_dir(const fs::path &out) {
   return dirs[0];
 }
 
-const json &result(const json &verdict, const std::string &name) {
-  for (const auto &r : verdict["results"])
-    if (r["name"] == name) return r;
-  FAIL("no expectation named " << name);
-  static json none;
-  return none;
-}
+const json &result(const json &verdict, const std::string &name) { return entry_where(verdict["results"], "name", name); }
 
 // xmllint against tests/engine/data/junit.xsd, and the counts read back with Python's XML parser.
 void check_junit(const fs::path &xml, int tests, int failures) {

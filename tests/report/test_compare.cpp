@@ -30,13 +30,7 @@ json rec(const std::string &id, double score, bool ok) {
   return {{"id", id}, {"text", "x"}, {"m", {{"score", score}, {"ok", ok}, {"parameters", {{"alpha", 0.4}}}, {"parts", {{"sub", score / 2}}}}}};
 }
 
-const json &metric(const json &c, const std::string &field) {
-  for (const auto &m : c["metrics"])
-    if (m["field"] == field) return m;
-  FAIL("no metric " << field);
-  static json none;
-  return none;
-}
+const json &metric(const json &c, const std::string &field) { return entry_where(c["metrics"], "field", field); }
 
 }  // namespace
 

@@ -3,6 +3,8 @@
 // the test target defines EVALGRAPH_EXE and TEST_PLUGIN_DIR).
 #include <sys/wait.h>
 
+#include <catch2/catch.hpp>
+
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -52,6 +54,15 @@ inline std::vector<nlohmann::json> read_jsonl(const fs::path &p) {
   while (std::getline(in, line))
     if (!line.empty()) out.push_back(nlohmann::json::parse(line));
   return out;
+}
+
+// The element of the JSON array `list` whose `key` is `value`; the test fails where there is none.
+inline const nlohmann::json &entry_where(const nlohmann::json &list, const std::string &key, const std::string &value) {
+  for (const auto &e : list)
+    if (e.contains(key) && e[key] == value) return e;
+  FAIL("no entry with " << key << " = " << value << " in " << list.dump());
+  static const nlohmann::json none;
+  return none;
 }
 
 struct CmdResult {
