@@ -53,6 +53,14 @@ struct Background {
     return std::stoi(read_file(rc_file));
   }
   std::string output() const { return read_file(out_file); }
+  // Sends SIGTERM and waits up to `limit_s` for the run to end: its exit code (as wait) and the seconds from the
+  // signal to its end.
+  std::pair<int, double> terminate(double limit_s) const {
+    auto t0 = Clock::now();
+    signal("TERM");
+    int rc = wait(limit_s);
+    return {rc, since(t0)};
+  }
 };
 
 // Waits (bounded) until `cond` holds.
@@ -122,10 +130,7 @@ TEST_CASE("SIGTERM while every call waits on a long Retry-After: exit 130 within
   std::vector<std::string> answered;
   for (const auto &r : srv.requests())
     if (r.body.find("fine") != std::string::npos) answered.push_back(r.body);
-  auto t0 = Clock::now();
-  run.signal("TERM");
-  int rc = run.wait(30);
-  double el = since(t0);
+  auto [rc, el] = run.terminate(30);
   INFO(run.output());
   CHECK(rc == 130);
   CHECK(el < 15.0);
@@ -161,13 +166,11 @@ TEST_CASE("SIGTERM while calls wait in connect, or on a trickling body: cut afte
                                "    connect_timeout_s: 60\n    timeout_s: 120\n"));
     Background run(d, "run", "run -q --stop-grace 1 --no-cache " + (d.path / "p.yaml").string());
     std::this_thread::sleep_for(std::chrono::milliseconds(800));
-    auto t0 = Clock::now();
-    run.signal("TERM");
-    int rc = run.wait(30);
+    auto [rc, el] = run.terminate(30);
     INFO(run.output());
     CHECK(rc == 130);
-    CHECK(since(t0) < 6.0);
-    CHECK(since(t0) >= 0.9);  // the grace was given
+    CHECK(el < 6.0);
+    CHECK(el >= 0.9);  // the grace was given
     check_resumable(only_run_dir(d.path / "out"));
   }
   SECTION("trickling body") {
@@ -179,12 +182,10 @@ TEST_CASE("SIGTERM while calls wait in connect, or on a trickling body: cut afte
     d.write("p.yaml", pipeline(srv.base_url(), "out"));  // default timeout_s: 120
     Background run(d, "run", "run -q --stop-grace 1 --no-cache " + (d.path / "p.yaml").string());
     REQUIRE(wait_for([&] { return srv.request_count() >= 8; }));  // the provider's window is full
-    auto t0 = Clock::now();
-    run.signal("TERM");
-    int rc = run.wait(30);
+    auto [rc, el] = run.terminate(30);
     INFO(run.output());
     CHECK(rc == 130);
-    CHECK(since(t0) < 6.0);
+    CHECK(el < 6.0);
     fs::path run_dir = only_run_dir(d.path / "out");
     check_resumable(run_dir);
     // The server heals: --resume finishes every record.
@@ -208,12 +209,10 @@ TEST_CASE("SIGTERM while calls wait in connect, or on a trickling body: cut afte
     run.signal("TERM");
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     CHECK_FALSE(run.done());  // the first waits for the grace (60 s) ...
-    auto t0 = Clock::now();
-    run.signal("TERM");  // ... the second does not
-    int rc = run.wait(30);
+    auto [rc, el] = run.terminate(30);  // ... the second does not
     INFO(run.output());
     CHECK(rc == 130);
-    CHECK(since(t0) < 3.0);
+    CHECK(el < 3.0);
     CHECK_FALSE(fs::exists(only_run_dir(d.path / "out") / "out.jsonl"));
   }
 }
@@ -236,10 +235,7 @@ TEST_CASE("SIGTERM while the LLM cache is locked by another process, or a sink i
     d.write("p.yaml", pipeline(srv.base_url(), "out", "    max_in_flight: 4\n"));
     Background run(d, "run", "run -q --stop-grace 1 --cache " + cache + " " + (d.path / "p.yaml").string());
     REQUIRE(wait_for([&] { return srv.request_count() >= 60; }));
-    auto t0 = Clock::now();
-    run.signal("TERM");
-    int rc = run.wait(40);
-    double el = since(t0);
+    auto [rc, el] = run.terminate(40);
     sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
     sqlite3_close(db);
     INFO(run.output());
@@ -260,12 +256,10 @@ TEST_CASE("SIGTERM while the LLM cache is locked by another process, or a sink i
     Background run(d, "run", "run -q --chunk-size 4 --stop-grace 1 --no-cache " + (d.path / "p.yaml").string());
     REQUIRE(wait_for([&] { return srv.request_count() >= 40; }));  // every record answered; they wait for the sink
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    auto t0 = Clock::now();
-    run.signal("TERM");
-    int rc = run.wait(40);
+    auto [rc, el] = run.terminate(40);
     INFO(run.output());
     CHECK(rc == 130);
-    CHECK(since(t0) < 6.0);  // at most the record the sink is writing, not the 39 others (78 s)
+    CHECK(el < 6.0);  // at most the record the sink is writing, not the 39 others (78 s)
     fs::path run_dir = only_run_dir(d.path / "out");
     check_resumable(run_dir);
     // The finished records are journaled although the sink never saw them: --resume writes them.
