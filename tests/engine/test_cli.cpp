@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "test_plugin_pipelines.h"
 #include "test_support.h"
 
 using namespace testsupport;
@@ -114,14 +115,12 @@ TEST_CASE("a run killed with SIGKILL resumes to the same outputs as an uninterru
   std::string data = "text,n\n";
   for (int i = 0; i < 300; ++i) data += "row " + std::to_string(i) + "," + std::to_string(i) + "\n";
   d.write("data.csv", data);
-  auto make = [&](const std::string &dir) {
-    d.write(dir + ".yaml", "name: r\ndataset: {path: data.csv}\nnodes:\n  - id: s\n    uses: test.slow\n    with: {ms: 10}\n"
-                           "  - id: f\n    uses: test.flaky\n    inputs: {text: n}\n"
-                           "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n  - uses: sink.csv\n    with: {file: out.csv}\n"
-                           "output: {dir: " + dir + "}\n");
-  };
-  make("clean");
-  make("killed");
+  write_clean_and_killed(d, [](const std::string &dir) {
+    return "name: r\ndataset: {path: data.csv}\nnodes:\n  - id: s\n    uses: test.slow\n    with: {ms: 10}\n"
+           "  - id: f\n    uses: test.flaky\n    inputs: {text: n}\n"
+           "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n  - uses: sink.csv\n    with: {file: out.csv}\n"
+           "output: {dir: " + dir + "}\n";
+  });
   auto clean = run_cmd(evalgraph_cmd("run -q -j 2 --chunk-size 10 " + (d.path / "clean.yaml").string()));
   REQUIRE(clean.exit_code == 0);
   std::filesystem::path clean_dir = clean.output.substr(0, clean.output.size() - 1);
@@ -158,15 +157,13 @@ TEST_CASE("resume rebuilds records from the dataset: JSONL as written, replicati
     data += "{ \"conv\": \"c" + std::to_string(i / 4) + "\", \"turn\": " + std::to_string(3 - i % 4) + ", \"text\":\"t\\u00e9 " +
             std::to_string(i) + "\"" + (i % 3 == 0 ? ", \"s\": {\"was\": \"here\"}" : "") + " }\n";
   d.write("data.jsonl", data);
-  auto make = [&](const std::string &dir) {
-    d.write(dir + ".yaml", "name: r\ndataset: {path: data.jsonl}\nreplications: 2\nnodes:\n"
-                           "  - id: s\n    uses: test.slow\n    with: {ms: 5}\n"
-                           "  - id: q\n    uses: test.seq\n    group_by: conv\n    order_by: turn\n"
-                           "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n"
-                           "output: {dir: " + dir + "}\n");
-  };
-  make("clean");
-  make("killed");
+  write_clean_and_killed(d, [](const std::string &dir) {
+    return "name: r\ndataset: {path: data.jsonl}\nreplications: 2\nnodes:\n"
+           "  - id: s\n    uses: test.slow\n    with: {ms: 5}\n"
+           "  - id: q\n    uses: test.seq\n    group_by: conv\n    order_by: turn\n"
+           "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n"
+           "output: {dir: " + dir + "}\n";
+  });
   auto clean = run_cmd(evalgraph_cmd("run -q -j 2 --chunk-size 8 " + (d.path / "clean.yaml").string()));
   INFO(clean.output);
   REQUIRE(clean.exit_code == 0);
@@ -194,12 +191,7 @@ TEST_CASE("a journal of whole records (its format before the delta journal) stil
     data += lines.back() + "\n";
   }
   d.write("data.jsonl", data);
-  auto make = [&](const std::string &dir) {
-    d.write(dir + ".yaml", "name: r\ndataset: {path: data.jsonl}\nnodes:\n  - id: s\n    uses: test.slow\n    with: {ms: 5}\n"
-                           "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\noutput: {dir: " + dir + "}\n");
-  };
-  make("clean");
-  make("killed");
+  write_clean_and_killed(d, [](const std::string &dir) { return slow_pipeline(5, dir); });
   auto clean = run_cmd(evalgraph_cmd("run -q -j 2 --chunk-size 10 " + (d.path / "clean.yaml").string()));
   REQUIRE(clean.exit_code == 0);
   std::filesystem::path clean_dir = clean.output.substr(0, clean.output.size() - 1);

@@ -9,6 +9,7 @@
 #include "config/yaml_guard.h"
 #include "evalgraph/json_bounded.hpp"
 #include "llm_fixture.h"
+#include "test_plugin_pipelines.h"
 #include "test_support.h"
 #include "util/raw_json.h"
 
@@ -539,12 +540,7 @@ TEST_CASE("hostile: records over limits resume like any record", "[hostile][cli]
     else data += "{\"text\":\"row " + std::to_string(i) + "\"}\n";
   }
   d.write("data.jsonl", data);
-  auto make = [&](const std::string &dir) {
-    d.write(dir + ".yaml", "name: r\ndataset: {path: data.jsonl}\nnodes:\n  - id: s\n    uses: test.slow\n    with: {ms: 10}\n"
-                           "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\noutput: {dir: " + dir + "}\n");
-  };
-  make("clean");
-  make("killed");
+  write_clean_and_killed(d, [](const std::string &dir) { return slow_pipeline(10, dir); });
   auto clean = run_cmd(evalgraph_cmd("run -q -j 2 --chunk-size 10 " + (d.path / "clean.yaml").string()));
   INFO(clean.output);
   REQUIRE(clean.exit_code == 1);

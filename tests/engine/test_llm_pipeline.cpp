@@ -64,8 +64,7 @@ TEST_CASE("a killed LLM run resumes without repeating finished calls and equals 
   d.write("data.csv", text_csv(120, [](int i) { return "question " + std::to_string(i); }));
   // Two calls in flight (20 ms each): the run takes ~1.2 s, so the kill below lands in its middle. With the
   // provider's default window the whole run could finish before three chunks are seen in the journal.
-  d.write("clean.yaml", pipeline(srv, "clean", "    max_in_flight: 2\n"));
-  d.write("killed.yaml", pipeline(srv, "killed", "    max_in_flight: 2\n"));
+  write_clean_and_killed(d, [&](const std::string &dir) { return pipeline(srv, dir, "    max_in_flight: 2\n"); });
   const auto [clean_dir, run_dir] = clean_then_killed(srv, d, "-j 2 --chunk-size 5 --no-cache", 120, 3);
   std::size_t before = srv.request_count();
   REQUIRE(before >= 15);

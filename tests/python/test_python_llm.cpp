@@ -179,8 +179,7 @@ TEST_CASE("python: a killed run with a Python judge resumes without repeating a 
   TempDir d;
   d.write("data.jsonl", data(120));
   d.write("judge.py", kJudge);
-  d.write("clean.yaml", judge_pipeline(srv, "clean", 2));
-  d.write("killed.yaml", judge_pipeline(srv, "killed", 2));
+  write_clean_and_killed(d, [&](const std::string &dir) { return judge_pipeline(srv, dir, 2); });
   const auto [clean_dir, run_dir] = clean_then_killed(srv, d, "-j 2 --chunk-size 5 --no-cache", 120, 3);
   // Dead for sure (clean_then_killed waits for that), then a moment for the server to read what reached its
   // sockets: every request of the killed run is recorded before the resume sends its first.

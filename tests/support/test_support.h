@@ -134,6 +134,12 @@ inline RunResult run_pipeline(const TempDir &d, const std::string &pipeline, con
   return out;
 }
 
+// Writes the two pipelines of a kill-and-resume test, <d>/clean.yaml and <d>/killed.yaml: `pipeline(dir)` for the
+// output folders clean and killed.
+inline void write_clean_and_killed(const TempDir &d, const std::function<std::string(const std::string &)> &pipeline) {
+  for (const std::string dir : {"clean", "killed"}) d.write(dir + ".yaml", pipeline(dir));
+}
+
 // `evalgraph validate <d>/<pipeline>`.
 inline CmdResult validate(const TempDir &d, const std::string &pipeline) {
   return run_cmd(evalgraph_cmd("validate " + (d.path / pipeline).string()));
