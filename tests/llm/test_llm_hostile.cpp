@@ -9,38 +9,26 @@
 #include <thread>
 
 #include "black_hole.h"
+#include "llm_test_support.h"
 #include "llm/llm_service.h"
 #include "test_llm_server.h"
 #include "util/stop.h"
 
-using evalgraph::llm::CacheOptions;
-using evalgraph::llm::CallResult;
-using evalgraph::llm::LlmService;
+using namespace llmtest;
 using evalgraph::llm::LogLevel;
-using evalgraph::llm::ProviderConfig;
-using evalgraph::testing::Fault;
-using evalgraph::testing::Rule;
-using evalgraph::testing::ServerOptions;
-using evalgraph::testing::TestLlmServer;
 using testsupport::BlackHole;
-using Json = nlohmann::json;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
+// One attempt a call, 10 s to connect and to answer, 8 in flight.
 ProviderConfig provider(const std::string &base_url) {
-  ProviderConfig p;
-  p.name = "p";
-  p.base_url = base_url;
+  ProviderConfig p = provider_at(base_url);
   p.model = "m";
+  p.embedding_model.clear();
   p.timeout_s = 10;
   p.connect_timeout_s = 10;
   p.max_in_flight = 8;
   p.max_attempts = 1;
-  p.backoff_initial_s = 0.001;
-  p.backoff_max_s = 0.01;
   return p;
 }
 

@@ -16,27 +16,17 @@
 #include <sstream>
 #include <thread>
 
+#include "llm_test_support.h"
 #include "llm/llm_service.h"
 #include "llm/response_cache.h"
 #include "llm/sha256.h"
 #include "raw_http_server.h"
 #include "test_llm_server.h"
 
-using evalgraph::llm::CacheOptions;
-using evalgraph::llm::CallResult;
-using evalgraph::llm::LlmService;
-using evalgraph::llm::ProviderConfig;
-using evalgraph::testing::Fault;
-using evalgraph::testing::Rule;
-using evalgraph::testing::ServerOptions;
-using evalgraph::testing::TestLlmServer;
-using Json = nlohmann::json;
+using namespace llmtest;
 namespace fs = std::filesystem;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 struct TempDir {
   fs::path path;
@@ -53,25 +43,19 @@ struct TempDir {
   std::string file(const std::string& name) const { return (path / name).string(); }
 };
 
-ProviderConfig provider_for(const TestLlmServer& s, const std::string& name = "p") {
-  ProviderConfig p;
-  p.name = name;
-  p.base_url = s.base_url();
-  p.model = "test-chat";
-  p.embedding_model = "test-embed";
-  p.timeout_s = 5;
-  p.connect_timeout_s = 2;
-  p.max_in_flight = 16;
-  p.max_attempts = 4;
-  p.backoff_initial_s = 0.001;
-  p.backoff_max_s = 0.01;
-  return p;
-}
+ProviderConfig provider_for(const TestLlmServer& s, const std::string& name = "p") { return provider_at(s.base_url(), name); }
 
 CacheOptions no_cache() { return CacheOptions{false, ""}; }
 
 Json chat_body(const std::string& user) {
   return {{"messages", Json::array({{{"role", "system"}, {"content", "You are terse."}}, {{"role", "user"}, {"content", user}}})}};
+}
+
+// `n` chat bodies, the i-th asking "<prefix><i>".
+std::vector<Json> chat_bodies(int n, const std::string& prefix) {
+  std::vector<Json> out;
+  for (int i = 0; i < n; ++i) out.push_back(chat_body(prefix + std::to_string(i)));
+  return out;
 }
 
 std::string content_of(const CallResult& r) { return r.response["choices"][0]["message"]["content"].get<std::string>(); }
@@ -681,8 +665,7 @@ TEST_CASE("max_in_flight holds for batches and for many concurrent callers", "[l
   auto p = provider_for(server);
   p.max_in_flight = 4;
   LlmService svc({p}, no_cache());
-  std::vector<Json> bodies;
-  for (int i = 0; i < 40; ++i) bodies.push_back(chat_body("b" + std::to_string(i)));
+  std::vector<Json> bodies = chat_bodies(40, "b");
   auto t0 = Clock::now();
   auto rs = svc.chat_batch("p", bodies, 0);
   double wall = since(t0);
@@ -722,8 +705,7 @@ TEST_CASE("requests_per_minute spaces the requests", "[llm][concurrency]") {
   p.requests_per_minute = 1200;  // one every 50 ms
   p.max_in_flight = 8;
   LlmService svc({p}, no_cache());
-  std::vector<Json> bodies;
-  for (int i = 0; i < 11; ++i) bodies.push_back(chat_body("r" + std::to_string(i)));
+  std::vector<Json> bodies = chat_bodies(11, "r");
   auto t0 = Clock::now();
   auto rs = svc.chat_batch("p", bodies, 0);
   for (auto& r : rs) CHECK(r.ok);
@@ -817,8 +799,7 @@ TEST_CASE("test server: seeded random faults are deterministic per request", "[l
     auto p = provider_for(server);
     p.max_attempts = 3;
     LlmService svc({p}, no_cache());
-    std::vector<Json> bodies;
-    for (int i = 0; i < 200; ++i) bodies.push_back(chat_body("random " + std::to_string(i)));
+    std::vector<Json> bodies = chat_bodies(200, "random ");
     auto rs = svc.chat_batch("p", bodies, 0);
     std::vector<int> faulted;
     for (int i = 0; i < 200; ++i) {
@@ -855,8 +836,7 @@ TEST_CASE("test server: heavy-tailed latency is seeded per body, has the set mea
     auto p = provider_for(server);
     p.max_in_flight = 32;
     LlmService svc({p}, no_cache());
-    std::vector<Json> bodies;
-    for (int i = 0; i < 400; ++i) bodies.push_back(chat_body("draw " + std::to_string(i)));
+    std::vector<Json> bodies = chat_bodies(400, "draw ");
     bodies.push_back(chat_body("fixed latency"));
     for (const auto& r : svc.chat_batch("p", bodies, 0)) CHECK(r.ok);
     std::map<std::string, int> delay;  // by body: the arrival order varies from run to run
