@@ -50,4 +50,10 @@ std::string did_you_mean(const std::string &word, const std::vector<std::string>
   return best.empty() ? std::string() : " (did you mean '" + best + "'?)";
 }
 
+std::string join_list(const std::vector<std::string> &words, const char *sep) {
+  std::string s;
+  for (const auto &x : words) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
 }  // namespace evalgraph

@@ -29,6 +29,9 @@ class ConfigError : public std::runtime_error {
   std::vector<Diagnostic> diags_;
 };
 
+// The words separated by `sep` ("a, b, c"), for messages.
+std::string join_list(const std::vector<std::string> &words, const char *sep = ", ");
+
 // "did you mean 'x'?" — the closest candidate within a small edit distance, or empty.
 std::string did_you_mean(const std::string &word, const std::vector<std::string> &candidates);
 std::size_t edit_distance(const std::string &a, const std::string &b);

@@ -52,12 +52,6 @@ Location param_location(const NodeDecl &d, const std::string &pointer, bool key)
   return d.uses_where;
 }
 
-std::string join(const std::vector<std::string> &v, const char *sep = ", ") {
-  std::string s;
-  for (const auto &x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
 // A node of a type with describe() (ABI 1.2): the plugin says, from the node's own parameters, what this node
 // reads, writes and takes. Returns nullptr (with the plugin's messages at their parameters) when it cannot.
 std::shared_ptr<NodeTypeInfo> describe_node(const NodeDecl &d, const NodeTypeInfo &t, const Pipeline &p,
@@ -117,59 +111,6 @@ std::shared_ptr<NodeTypeInfo> describe_node(const NodeDecl &d, const NodeTypeInf
   return info;
 }
 
-struct Builder {
-  const Pipeline &p;
-  const PluginRegistry &reg;
-  std::vector<Diagnostic> diags;
-  std::set<std::string> columns;
-  std::vector<std::string> ordered_columns;  // as in the dataset, for messages
-  std::map<std::string, size_t> index_of;  // node id -> declaration index
-
-  void error(const Location &at, std::string msg) { diags.push_back({at, std::move(msg)}); }
-
-  // Resolves a field for a port; returns false (with a message) when nothing provides it.
-  bool resolve(const NodeDecl &d, const std::vector<const NodeTypeInfo *> &types, PortBinding &b, const Location &at,
-               bool must, bool allow_nodes = true) {
-    const std::string &f = b.field;
-    if (columns.count(f) != 0) {
-      b.top = f;
-      return true;
-    }
-    size_t dot = f.find('.');
-    std::string head = f.substr(0, dot);
-    if (auto it = index_of.find(head); allow_nodes && it != index_of.end()) {
-      if (head == d.id) {
-        if (must) error(at, fmt::format("node '{}' cannot read its own output '{}'", d.id, f));
-        return false;
-      }
-      b.top = head;
-      b.sub = dot == std::string::npos ? "" : f.substr(dot + 1);
-      const NodeTypeInfo *t = types[it->second];
-      if (t != nullptr && !b.sub.empty()) {
-        const auto &w = t->writes;
-        if (std::find(w.begin(), w.end(), "*") == w.end() && std::find(w.begin(), w.end(), b.sub) == w.end()) {
-          if (must)
-            error(at, fmt::format("node '{}' ({}) does not write '{}'{}; it writes: {}", head, t->name, b.sub,
-                                  did_you_mean(b.sub, w), join(w)));
-          return false;
-        }
-      }
-      return true;
-    }
-    if (!must) return false;
-    std::vector<std::string> cands(columns.begin(), columns.end());
-    for (const auto &[id, i] : index_of) {
-      if (types[i] == nullptr || id == d.id) continue;
-      for (const auto &w : types[i]->writes) cands.push_back(id + "." + w);
-    }
-    const std::vector<std::string> &cols = ordered_columns;
-    error(at, fmt::format("port '{}' of node '{}' reads field '{}', which neither the dataset nor an upstream node "
-                          "provides{}; dataset columns: {}. Map the port to a field with `inputs: {{{}: <field>}}`",
-                          b.port, d.id, f, did_you_mean(f, cands), cols.empty() ? "(none)" : join(cols), b.port));
-    return false;
-  }
-};
-
 // Finds one cycle in the graph and returns it as "a -> b -> a".
 std::string find_cycle(const DagGraph &g, const std::vector<std::string> &names) {
   size_t n = boost::num_vertices(g);
@@ -198,37 +139,98 @@ std::string find_cycle(const DagGraph &g, const std::vector<std::string> &names)
   return result;
 }
 
-}  // namespace
+// build_plan's steps, in the order it takes them: resolve the node types, link each node to what it needs and
+// reads, order the graph, then lay out the plan. Every problem found on the way is kept in `diags`.
+struct Builder {
+  const Pipeline &p;
+  const PluginRegistry &reg;
+  Plan &plan;
+  std::vector<Diagnostic> diags;
+  std::set<std::string> columns;
+  std::vector<std::string> ordered_columns;  // as in the dataset, for messages
+  std::map<std::string, size_t> index_of;  // node id -> declaration index
+  std::vector<const NodeTypeInfo *> types;  // per node, nullptr where it could not be resolved
+  std::vector<const NodeTypeInfo *> sink_types;
+  std::vector<std::set<size_t>> preds;  // per node: the nodes it runs after
+  std::map<std::pair<size_t, size_t>, std::set<std::string>> reasons;  // per edge: the fields (or "needs") behind it
+  std::vector<std::vector<PortBinding>> ports;  // per node
 
-Plan build_plan(const Pipeline &p, const PluginRegistry &reg, const std::vector<std::string> &cols) {
-  Builder b{p, reg, {}, {cols.begin(), cols.end()}, cols, {}};
-  Plan plan;
-  plan.dataset_columns = cols;
-  const size_t n = p.nodes.size();
-  for (size_t i = 0; i < n; ++i) b.index_of[p.nodes[i].id] = i;
+  Builder(const Pipeline &pipeline, const PluginRegistry &registry, Plan &out, const std::vector<std::string> &cols)
+      : p(pipeline), reg(registry), plan(out), columns(cols.begin(), cols.end()), ordered_columns(cols),
+        preds(pipeline.nodes.size()), ports(pipeline.nodes.size()) {
+    for (size_t i = 0; i < p.nodes.size(); ++i) index_of[p.nodes[i].id] = i;
+  }
 
-  // 1. Resolve every node type and check its parameters against the type's schema.
-  std::vector<const NodeTypeInfo *> types(n, nullptr);
-  auto resolve_type = [&](const NodeDecl &d, bool sink) -> const NodeTypeInfo * {
+  void error(const Location &at, std::string msg) { diags.push_back({at, std::move(msg)}); }
+
+  // Resolves a field for a port; returns false (with a message) when nothing provides it.
+  bool resolve(const NodeDecl &d, PortBinding &b, const Location &at,
+               bool must, bool allow_nodes = true) {
+    const std::string &f = b.field;
+    if (columns.count(f) != 0) {
+      b.top = f;
+      return true;
+    }
+    size_t dot = f.find('.');
+    std::string head = f.substr(0, dot);
+    if (auto it = index_of.find(head); allow_nodes && it != index_of.end()) {
+      if (head == d.id) {
+        if (must) error(at, fmt::format("node '{}' cannot read its own output '{}'", d.id, f));
+        return false;
+      }
+      b.top = head;
+      b.sub = dot == std::string::npos ? "" : f.substr(dot + 1);
+      const NodeTypeInfo *t = types[it->second];
+      if (t != nullptr && !b.sub.empty()) {
+        const auto &w = t->writes;
+        if (std::find(w.begin(), w.end(), "*") == w.end() && std::find(w.begin(), w.end(), b.sub) == w.end()) {
+          if (must)
+            error(at, fmt::format("node '{}' ({}) does not write '{}'{}; it writes: {}", head, t->name, b.sub,
+                                  did_you_mean(b.sub, w), join_list(w)));
+          return false;
+        }
+      }
+      return true;
+    }
+    if (!must) return false;
+    std::vector<std::string> cands(columns.begin(), columns.end());
+    for (const auto &[id, i] : index_of) {
+      if (types[i] == nullptr || id == d.id) continue;
+      for (const auto &w : types[i]->writes) cands.push_back(id + "." + w);
+    }
+    const std::vector<std::string> &cols = ordered_columns;
+    error(at, fmt::format("port '{}' of node '{}' reads field '{}', which neither the dataset nor an upstream node "
+                          "provides{}; dataset columns: {}. Map the port to a field with `inputs: {{{}: <field>}}`",
+                          b.port, d.id, f, did_you_mean(f, cands), cols.empty() ? "(none)" : join_list(cols), b.port));
+    return false;
+  }
+
+  void add_edge(size_t from, size_t to, std::string why) {
+    preds[to].insert(from);
+    reasons[{from, to}].insert(std::move(why));
+  }
+
+  // 1. A node's type, its kind checked against where it is listed and its parameters against the type's schema.
+  const NodeTypeInfo *resolve_type(const NodeDecl &d, bool sink) {
     if (d.uses.empty()) return nullptr;
     const NodeTypeInfo *t = reg.find(d.uses);
     if (t == nullptr) {
-      b.error(d.uses_where, fmt::format("unknown node type '{}'{}; `evalgraph plugins` lists the loaded ones (add a "
-                                        "folder with --plugin-dir or EVALGRAPH_PLUGIN_PATH)",
-                                        d.uses, did_you_mean(d.uses, reg.names())));
+      error(d.uses_where, fmt::format("unknown node type '{}'{}; `evalgraph plugins` lists the loaded ones (add a "
+                                      "folder with --plugin-dir or EVALGRAPH_PLUGIN_PATH)",
+                                      d.uses, did_you_mean(d.uses, reg.names())));
       return nullptr;
     }
     bool is_sink = t->type->kind == EG_KIND_SINK;
     if (sink && !is_sink) {
-      b.error(d.uses_where, fmt::format("'{}' is not a sink (its kind is {}); move it to 'nodes'", d.uses, kind_name(t->type->kind)));
+      error(d.uses_where, fmt::format("'{}' is not a sink (its kind is {}); move it to 'nodes'", d.uses, kind_name(t->type->kind)));
       return nullptr;
     }
     if (!sink && is_sink) {
-      b.error(d.uses_where, fmt::format("'{}' is a sink; list it under 'sinks', not 'nodes'", d.uses));
+      error(d.uses_where, fmt::format("'{}' is a sink; list it under 'sinks', not 'nodes'", d.uses));
       return nullptr;
     }
     if (!sink && t->describe != nullptr) {
-      auto described = describe_node(d, *t, p, cols, b.diags);
+      auto described = describe_node(d, *t, p, ordered_columns, diags);
       if (described == nullptr) return nullptr;
       plan.described.push_back(described);
       t = described.get();
@@ -238,101 +240,110 @@ Plan build_plan(const Pipeline &p, const PluginRegistry &reg, const std::vector<
     for (const auto &x : v) {
       bool key = x.message.rfind("unknown parameter", 0) == 0;
       std::string where = x.pointer.empty() ? "" : " at 'with" + x.pointer + "'";
-      b.error(param_location(d, x.pointer, key), fmt::format("node '{}' ({}): parameter{} {}", d.id, d.uses, where, x.message));
+      error(param_location(d, x.pointer, key), fmt::format("node '{}' ({}): parameter{} {}", d.id, d.uses, where, x.message));
     }
     return t;
-  };
-  for (size_t i = 0; i < n; ++i) types[i] = resolve_type(p.nodes[i], false);
-  std::vector<const NodeTypeInfo *> sink_types;
-  for (const auto &s : p.sinks) sink_types.push_back(resolve_type(s, true));
+  }
 
-  // 2. Edges from `needs` and from the fields each node reads.
-  std::vector<std::set<size_t>> preds(n);
-  std::map<std::pair<size_t, size_t>, std::set<std::string>> reasons;
-  std::vector<std::vector<PortBinding>> ports(n);
-  for (size_t i = 0; i < n; ++i) {
+  // 2a. Edges from `needs`.
+  void link_needs(size_t i) {
     const NodeDecl &d = p.nodes[i];
     for (size_t k = 0; k < d.needs.size(); ++k) {
-      auto it = b.index_of.find(d.needs[k]);
-      if (it == b.index_of.end()) {
+      auto it = index_of.find(d.needs[k]);
+      if (it == index_of.end()) {
         std::vector<std::string> ids;
         for (const auto &x : p.nodes) ids.push_back(x.id);
-        b.error(d.needs_locations[k], fmt::format("node '{}' needs '{}', which is not a node id{}", d.id, d.needs[k],
-                                                  did_you_mean(d.needs[k], ids)));
+        error(d.needs_locations[k], fmt::format("node '{}' needs '{}', which is not a node id{}", d.id, d.needs[k],
+                                                did_you_mean(d.needs[k], ids)));
       } else if (it->second == i) {
-        b.error(d.needs_locations[k], fmt::format("node '{}' needs itself", d.id));
+        error(d.needs_locations[k], fmt::format("node '{}' needs itself", d.id));
       } else {
-        preds[i].insert(it->second);
-        reasons[{it->second, i}].insert("needs");
+        add_edge(it->second, i, "needs");
       }
-    }
-    const NodeTypeInfo *t = types[i];
-    if (t == nullptr) continue;
-    for (const auto &[port, field] : d.inputs) {
-      bool known = std::count(t->reads.begin(), t->reads.end(), port) + std::count(t->reads_optional.begin(), t->reads_optional.end(), port);
-      if (!known) {
-        std::vector<std::string> all = t->reads;
-        all.insert(all.end(), t->reads_optional.begin(), t->reads_optional.end());
-        b.error(d.input_locations.at(port), fmt::format("node '{}' ({}) has no input port '{}'{}; its ports: {}", d.id,
-                                                        t->name, port, did_you_mean(port, all), all.empty() ? "(none)" : join(all)));
-      }
-    }
-    auto bind = [&](const std::string &port, bool required) {
-      PortBinding pb;
-      pb.port = port;
-      pb.required = required;
-      auto it = d.inputs.find(port);
-      bool mapped = it != d.inputs.end();
-      pb.field = mapped ? it->second : port;
-      Location at = mapped ? d.input_locations.at(port) : d.uses_where;
-      // An unmapped port reads the dataset column of its own name; node outputs are read only when mapped.
-      if (!mapped && b.columns.count(pb.field) == 0) {
-        if (required) b.resolve(d, types, pb, at, true, false);  // reports the missing field
-        return;
-      }
-      if (!b.resolve(d, types, pb, at, required || mapped)) return;
-      if (b.index_of.count(pb.top) != 0 && b.columns.count(pb.field) == 0) {
-        size_t u = b.index_of[pb.top];
-        preds[i].insert(u);
-        reasons[{u, i}].insert(pb.sub.empty() ? pb.top : pb.sub);
-      }
-      ports[i].push_back(std::move(pb));
-    };
-    for (const auto &r : t->reads) bind(r, true);
-    for (const auto &r : t->reads_optional) bind(r, false);
-
-    if (t->has(EG_FLAG_SEQUENCE)) {
-      if (d.group_by.empty()) {
-        b.error(d.uses_where, fmt::format("node '{}' ({}) is a sequence node: give `group_by: <conversation id field>` "
-                                          "and `order_by: <turn field>`", d.id, t->name));
-      } else {
-        for (const auto &f : {d.group_by, d.order_by}) {
-          if (!f.empty() && b.columns.count(f) == 0)
-            b.error(d.group_by_where, fmt::format("node '{}': group/order field '{}' is not a dataset column{}", d.id, f,
-                                                  did_you_mean(f, cols)));
-        }
-        if (!plan.group_by.empty() && (plan.group_by != d.group_by || plan.order_by != d.order_by))
-          b.error(d.group_by_where, fmt::format("node '{}' groups by '{}'/'{}' but another sequence node groups by "
-                                                "'{}'/'{}'; one pipeline uses one grouping",
-                                                d.id, d.group_by, d.order_by, plan.group_by, plan.order_by));
-        plan.group_by = d.group_by;
-        plan.order_by = d.order_by;
-      }
-    } else if (!d.group_by.empty()) {
-      b.error(d.group_by_where, fmt::format("node '{}' ({}) is not a sequence node; remove group_by/order_by", d.id, t->name));
     }
   }
 
-  // 3. The Boost graph, the cycle check and the execution order (Kahn's algorithm, ties by declaration).
-  plan.graph = DagGraph(n);
-  for (size_t v = 0; v < n; ++v)
-    for (size_t u : preds[v]) {
-      boost::add_edge(u, v, plan.graph);
-      plan.edge_list.emplace_back(u, v);
-      plan.edge_reasons.push_back(join({reasons[{u, v}].begin(), reasons[{u, v}].end()}));
+  // 2b. Every port named under `inputs:` is one the node type has.
+  void check_input_ports(const NodeDecl &d, const NodeTypeInfo &t) {
+    for (const auto &[port, field] : d.inputs) {
+      bool known = std::count(t.reads.begin(), t.reads.end(), port) + std::count(t.reads_optional.begin(), t.reads_optional.end(), port);
+      if (!known) {
+        std::vector<std::string> all = t.reads;
+        all.insert(all.end(), t.reads_optional.begin(), t.reads_optional.end());
+        error(d.input_locations.at(port), fmt::format("node '{}' ({}) has no input port '{}'{}; its ports: {}", d.id,
+                                                      t.name, port, did_you_mean(port, all), all.empty() ? "(none)" : join_list(all)));
+      }
     }
-  std::vector<size_t> order;
-  {
+  }
+
+  // 2c. A port bound to the field it reads, and an edge from the node that writes that field.
+  void bind_port(size_t i, const std::string &port, bool required) {
+    const NodeDecl &d = p.nodes[i];
+    PortBinding pb;
+    pb.port = port;
+    pb.required = required;
+    auto it = d.inputs.find(port);
+    bool mapped = it != d.inputs.end();
+    pb.field = mapped ? it->second : port;
+    Location at = mapped ? d.input_locations.at(port) : d.uses_where;
+    // An unmapped port reads the dataset column of its own name; node outputs are read only when mapped.
+    if (!mapped && columns.count(pb.field) == 0) {
+      if (required) resolve(d, pb, at, true, false);  // reports the missing field
+      return;
+    }
+    if (!resolve(d, pb, at, required || mapped)) return;
+    if (index_of.count(pb.top) != 0 && columns.count(pb.field) == 0)
+      add_edge(index_of[pb.top], i, pb.sub.empty() ? pb.top : pb.sub);
+    ports[i].push_back(std::move(pb));
+  }
+
+  // 2d. A sequence node's grouping: dataset columns, and the same for every sequence node of the pipeline.
+  void check_grouping(const NodeDecl &d, const NodeTypeInfo &t) {
+    if (!t.has(EG_FLAG_SEQUENCE)) {
+      if (!d.group_by.empty())
+        error(d.group_by_where, fmt::format("node '{}' ({}) is not a sequence node; remove group_by/order_by", d.id, t.name));
+      return;
+    }
+    if (d.group_by.empty()) {
+      error(d.uses_where, fmt::format("node '{}' ({}) is a sequence node: give `group_by: <conversation id field>` "
+                                      "and `order_by: <turn field>`", d.id, t.name));
+      return;
+    }
+    for (const auto &f : {d.group_by, d.order_by}) {
+      if (!f.empty() && columns.count(f) == 0)
+        error(d.group_by_where, fmt::format("node '{}': group/order field '{}' is not a dataset column{}", d.id, f,
+                                            did_you_mean(f, ordered_columns)));
+    }
+    if (!plan.group_by.empty() && (plan.group_by != d.group_by || plan.order_by != d.order_by))
+      error(d.group_by_where, fmt::format("node '{}' groups by '{}'/'{}' but another sequence node groups by "
+                                          "'{}'/'{}'; one pipeline uses one grouping",
+                                          d.id, d.group_by, d.order_by, plan.group_by, plan.order_by));
+    plan.group_by = d.group_by;
+    plan.order_by = d.order_by;
+  }
+
+  void link_node(size_t i) {
+    link_needs(i);
+    const NodeTypeInfo *t = types[i];
+    if (t == nullptr) return;
+    const NodeDecl &d = p.nodes[i];
+    check_input_ports(d, *t);
+    for (const auto &r : t->reads) bind_port(i, r, true);
+    for (const auto &r : t->reads_optional) bind_port(i, r, false);
+    check_grouping(d, *t);
+  }
+
+  // 3. The Boost graph and the execution order (Kahn's algorithm, ties by declaration); a cycle is an error.
+  std::vector<size_t> order_graph() {
+    const size_t n = p.nodes.size();
+    plan.graph = DagGraph(n);
+    for (size_t v = 0; v < n; ++v)
+      for (size_t u : preds[v]) {
+        boost::add_edge(u, v, plan.graph);
+        plan.edge_list.emplace_back(u, v);
+        plan.edge_reasons.push_back(join_list({reasons[{u, v}].begin(), reasons[{u, v}].end()}));
+      }
+    std::vector<size_t> order;
     std::vector<size_t> indeg(n);
     std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
     for (size_t v = 0; v < n; ++v) {
@@ -346,36 +357,53 @@ Plan build_plan(const Pipeline &p, const PluginRegistry &reg, const std::vector<
       for (auto [e, end] = boost::out_edges(u, plan.graph); e != end; ++e)
         if (--indeg[boost::target(*e, plan.graph)] == 0) ready.push(boost::target(*e, plan.graph));
     }
+    if (order.size() != n) {
+      std::vector<std::string> names;
+      for (const auto &d : p.nodes) names.push_back(d.id);
+      std::string cycle = find_cycle(plan.graph, names);
+      std::string first = cycle.substr(0, cycle.find(' '));
+      error(p.nodes[index_of[first]].where, fmt::format("the nodes form a cycle: {}; a node may only read from or "
+                                                        "need nodes that come before it", cycle));
+    }
+    return order;
   }
-  if (order.size() != n) {
-    std::vector<std::string> names;
-    for (const auto &d : p.nodes) names.push_back(d.id);
-    std::string cycle = find_cycle(plan.graph, names);
-    std::string first = cycle.substr(0, cycle.find(' '));
-    b.error(p.nodes[b.index_of[first]].where, fmt::format("the nodes form a cycle: {}; a node may only read from or "
-                                                          "need nodes that come before it", cycle));
-  }
-  check_expectations(p, types, cols, b.diags);  // expect: against the nodes' declared outputs
-  if (!b.diags.empty()) throw ConfigError(std::move(b.diags));
 
-  std::vector<size_t> pos(n);
-  for (size_t k = 0; k < n; ++k) pos[order[k]] = k;
-  for (size_t k = 0; k < n; ++k) {
-    size_t i = order[k];
-    PlannedNode pn;
-    pn.decl = &p.nodes[i];
-    pn.type = types[i];
-    pn.ports = std::move(ports[i]);
-    for (size_t u : preds[i]) pn.upstream.push_back(pos[u]);
-    std::sort(pn.upstream.begin(), pn.upstream.end());
-    plan.nodes.push_back(std::move(pn));
+  // 4. The planned nodes in execution order, their upstream nodes as positions in that order; then the sinks.
+  void lay_out(const std::vector<size_t> &order) {
+    const size_t n = p.nodes.size();
+    std::vector<size_t> pos(n);
+    for (size_t k = 0; k < n; ++k) pos[order[k]] = k;
+    for (size_t i : order) {
+      PlannedNode pn;
+      pn.decl = &p.nodes[i];
+      pn.type = types[i];
+      pn.ports = std::move(ports[i]);
+      for (size_t u : preds[i]) pn.upstream.push_back(pos[u]);
+      std::sort(pn.upstream.begin(), pn.upstream.end());
+      plan.nodes.push_back(std::move(pn));
+    }
+    for (size_t s = 0; s < p.sinks.size(); ++s) {
+      PlannedNode pn;
+      pn.decl = &p.sinks[s];
+      pn.type = sink_types[s];
+      plan.sinks.push_back(std::move(pn));
+    }
   }
-  for (size_t s = 0; s < p.sinks.size(); ++s) {
-    PlannedNode pn;
-    pn.decl = &p.sinks[s];
-    pn.type = sink_types[s];
-    plan.sinks.push_back(std::move(pn));
-  }
+};
+
+}  // namespace
+
+Plan build_plan(const Pipeline &p, const PluginRegistry &reg, const std::vector<std::string> &cols) {
+  Plan plan;
+  plan.dataset_columns = cols;
+  Builder b(p, reg, plan, cols);
+  for (const auto &d : p.nodes) b.types.push_back(b.resolve_type(d, false));
+  for (const auto &s : p.sinks) b.sink_types.push_back(b.resolve_type(s, true));
+  for (size_t i = 0; i < p.nodes.size(); ++i) b.link_node(i);
+  std::vector<size_t> order = b.order_graph();
+  check_expectations(p, b.types, cols, b.diags);  // expect: against the nodes' declared outputs
+  if (!b.diags.empty()) throw ConfigError(std::move(b.diags));
+  b.lay_out(order);
   return plan;
 }
 
@@ -406,7 +434,7 @@ std::string to_dot(const Pipeline &p, const Plan &plan) {
       if (std::find(plan.dataset_columns.begin(), plan.dataset_columns.end(), b.field) != plan.dataset_columns.end())
         fields.push_back(dot_escape(b.field));
     if (!fields.empty() || pn.upstream.empty())
-      s += fmt::format("  \"dataset\" -> \"{}\" [label=\"{}\"];\n", dot_escape(pn.decl->id), join(fields, "\\n"));
+      s += fmt::format("  \"dataset\" -> \"{}\" [label=\"{}\"];\n", dot_escape(pn.decl->id), join_list(fields, "\\n"));
   }
   for (size_t k = 0; k < plan.edge_list.size(); ++k) {
     const auto &[u, v] = plan.edge_list[k];
