@@ -121,11 +121,9 @@ bool expand_env(json &v, std::string &why) {
 void check_keys(Ctx &ctx, const YAML::Node &map, const std::vector<std::string> &allowed, const std::string &what) {
   for (const auto &kv : map) {
     std::string k = kv.first.Scalar();
-    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
-      std::string list;
-      for (const auto &a : allowed) list += (list.empty() ? "" : ", ") + a;
-      ctx.error(kv.first, fmt::format("unknown key '{}' in {}{}; allowed: {}", k, what, did_you_mean(k, allowed), list));
-    }
+    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
+      ctx.error(kv.first, fmt::format("unknown key '{}' in {}{}; allowed: {}", k, what, did_you_mean(k, allowed),
+                                      join_list(allowed)));
   }
 }
 
@@ -144,59 +142,57 @@ std::string scalar(Ctx &ctx, const YAML::Node &n, const std::string &what) {
   return n.Scalar();
 }
 
-// One entry of `expect:`: its shape here; whether its node, field and stat fit the plugins is checked with the
-// plan (expect/expectations.cpp).
-void parse_expect(Ctx &ctx, const YAML::Node &n, std::vector<ExpectDecl> &out) {
-  if (!expect(ctx, n, YAML::NodeType::Map, "an 'expect' entry ({metric: node.field, stat: mean, min: 0.5})")) return;
-  check_keys(ctx, n, {"metric", "stat", "min", "max", "equals", "confidence", "where", "name"}, "an 'expect' entry");
-  ExpectDecl d;
-  d.at = d.metric_at = d.stat_at = ctx.at(n);
-  auto number = [&](const char *key, double &v) {
-    auto x = n[key];
-    if (!x) return false;
-    json j = to_json(ctx, x, nullptr, "");
-    if (!j.is_number() || !std::isfinite(j.get<double>())) {
-      ctx.error(x, fmt::format("expect '{}' must be a number", key));
-      return false;
-    }
-    v = j.get<double>();
-    return true;
-  };
-  if (auto m = n["metric"]) {
-    d.metric = scalar(ctx, m, "expect 'metric'");
-    d.metric_at = ctx.at(m);
-    std::size_t start = 0;
-    for (;;) {
-      std::size_t dot = d.metric.find('.', start);
-      std::string part = d.metric.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-      if (start == 0) d.node = part;
-      else d.path.push_back(part);
-      if (dot == std::string::npos) break;
-      start = dot + 1;
-    }
-    bool empty_part = d.node.empty() || std::any_of(d.path.begin(), d.path.end(), [](const auto &x) { return x.empty(); });
-    if (d.path.empty() || empty_part)
-      ctx.error(m, fmt::format("expect metric '{}' must name a node's output as node.field, e.g. o0.O0", d.metric));
-  } else {
-    ctx.error(n, "an 'expect' entry needs 'metric: node.field', e.g. {metric: o0.O0, stat: mean, min: 0.6}");
+// `metric: node.field[.sub...]` split into the node and the path inside its output.
+void parse_expect_metric(Ctx &ctx, const YAML::Node &m, ExpectDecl &d) {
+  d.metric = scalar(ctx, m, "expect 'metric'");
+  d.metric_at = ctx.at(m);
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t dot = d.metric.find('.', start);
+    std::string part = d.metric.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (start == 0) d.node = part;
+    else d.path.push_back(part);
+    if (dot == std::string::npos) break;
+    start = dot + 1;
   }
-  if (auto st = n["stat"]) {
-    d.stat = scalar(ctx, st, "expect 'stat'");
-    d.stat_at = ctx.at(st);
-    const std::string &s = d.stat;
-    int pct = 0;
-    bool is_p = s.size() >= 2 && s.size() <= 3 && s[0] == 'p' &&
-                std::all_of(s.begin() + 1, s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-    if (is_p) pct = std::atoi(s.c_str() + 1);
-    if (is_p && pct >= 1 && pct <= 99) d.quantile = pct / 100.0;
-    else if (s == "median") d.quantile = 0.5;
-    else if (s != "mean" && s != "min" && s != "max" && s != "share")
-      ctx.error(st, fmt::format("unknown expect stat '{}'{}; use mean, median, min, max, p1 ... p99 (e.g. p5, p95) or "
-                                "share (with equals)", s, did_you_mean(s, {"mean", "median", "min", "max", "share"})));
+  bool empty_part = d.node.empty() || std::any_of(d.path.begin(), d.path.end(), [](const auto &x) { return x.empty(); });
+  if (d.path.empty() || empty_part)
+    ctx.error(m, fmt::format("expect metric '{}' must name a node's output as node.field, e.g. o0.O0", d.metric));
+}
+
+// `stat:` — mean, median, min, max, share or a percentile p1 ... p99 (kept as its quantile).
+void parse_expect_stat(Ctx &ctx, const YAML::Node &st, ExpectDecl &d) {
+  d.stat = scalar(ctx, st, "expect 'stat'");
+  d.stat_at = ctx.at(st);
+  const std::string &s = d.stat;
+  int pct = 0;
+  bool is_p = s.size() >= 2 && s.size() <= 3 && s[0] == 'p' &&
+              std::all_of(s.begin() + 1, s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  if (is_p) pct = std::atoi(s.c_str() + 1);
+  if (is_p && pct >= 1 && pct <= 99) d.quantile = pct / 100.0;
+  else if (s == "median") d.quantile = 0.5;
+  else if (s != "mean" && s != "min" && s != "max" && s != "share")
+    ctx.error(st, fmt::format("unknown expect stat '{}'{}; use mean, median, min, max, p1 ... p99 (e.g. p5, p95) or "
+                              "share (with equals)", s, did_you_mean(s, {"mean", "median", "min", "max", "share"})));
+}
+
+// A finite number under `key`; false (with a message when it is there but no number) otherwise.
+bool expect_number(Ctx &ctx, const YAML::Node &n, const char *key, double &v) {
+  auto x = n[key];
+  if (!x) return false;
+  json j = to_json(ctx, x, nullptr, "");
+  if (!j.is_number() || !std::isfinite(j.get<double>())) {
+    ctx.error(x, fmt::format("expect '{}' must be a number", key));
+    return false;
   }
-  if (auto nm = n["name"]) d.name = scalar(ctx, nm, "expect 'name'");
-  d.has_min = number("min", d.min);
-  d.has_max = number("max", d.max);
+  v = j.get<double>();
+  return true;
+}
+
+// min, max, equals and confidence, each checked against the stat they go with.
+void parse_expect_bounds(Ctx &ctx, const YAML::Node &n, ExpectDecl &d) {
+  d.has_min = expect_number(ctx, n, "min", d.min);
+  d.has_max = expect_number(ctx, n, "max", d.max);
   if (!n["min"] && !n["max"])
     ctx.error(n, fmt::format("expect '{}' needs a bound: min, max or both (e.g. min: 0.6)", d.metric));
   if (d.has_min && d.has_max && d.min > d.max)
@@ -211,23 +207,41 @@ void parse_expect(Ctx &ctx, const YAML::Node &n, std::vector<ExpectDecl> &out) {
   if (d.stat == "share" && ((d.has_min && (d.min < 0 || d.min > 1)) || (d.has_max && (d.max < 0 || d.max > 1))))
     ctx.error(n, "a share lies between 0 and 1: give min/max as fractions (0.05 for 5 %)");
   if (auto c = n["confidence"]) {
-    if (number("confidence", d.confidence) && !(d.confidence >= 0.5 && d.confidence < 1)) {
+    if (expect_number(ctx, n, "confidence", d.confidence) && !(d.confidence >= 0.5 && d.confidence < 1)) {
       ctx.error(c, "expect 'confidence' is the interval's level, from 0.5 to below 1 (e.g. 0.95)");
       d.confidence = 0;
     } else if (d.stat == "min" || d.stat == "max") {
       ctx.error(c, fmt::format("stat {} has no interval; use p5 or p95 with confidence, or drop confidence", d.stat));
     }
   }
-  if (auto w = n["where"]; w && expect(ctx, w, YAML::NodeType::Map, "expect 'where' (field: value)")) {
-    for (const auto &kv : w) {
-      json v = to_json(ctx, kv.second, nullptr, "");
-      bool ok = v.is_primitive() || (v.is_array() && !v.empty() &&
-                                     std::all_of(v.begin(), v.end(), [](const json &x) { return x.is_primitive(); }));
-      if (!ok) ctx.error(kv.second, "expect 'where' compares a field with one value or a list of values (any of them)");
-      d.where.emplace_back(kv.first.Scalar(), v);
-      d.where_at.push_back(ctx.at(kv.first));
-    }
+}
+
+// `where: {field: value or [values]}` — which records the entry judges.
+void parse_expect_where(Ctx &ctx, const YAML::Node &w, ExpectDecl &d) {
+  if (!expect(ctx, w, YAML::NodeType::Map, "expect 'where' (field: value)")) return;
+  for (const auto &kv : w) {
+    json v = to_json(ctx, kv.second, nullptr, "");
+    bool ok = v.is_primitive() || (v.is_array() && !v.empty() &&
+                                   std::all_of(v.begin(), v.end(), [](const json &x) { return x.is_primitive(); }));
+    if (!ok) ctx.error(kv.second, "expect 'where' compares a field with one value or a list of values (any of them)");
+    d.where.emplace_back(kv.first.Scalar(), v);
+    d.where_at.push_back(ctx.at(kv.first));
   }
+}
+
+// One entry of `expect:`: its shape here; whether its node, field and stat fit the plugins is checked with the
+// plan (expect/expectations.cpp).
+void parse_expect(Ctx &ctx, const YAML::Node &n, std::vector<ExpectDecl> &out) {
+  if (!expect(ctx, n, YAML::NodeType::Map, "an 'expect' entry ({metric: node.field, stat: mean, min: 0.5})")) return;
+  check_keys(ctx, n, {"metric", "stat", "min", "max", "equals", "confidence", "where", "name"}, "an 'expect' entry");
+  ExpectDecl d;
+  d.at = d.metric_at = d.stat_at = ctx.at(n);
+  if (auto m = n["metric"]) parse_expect_metric(ctx, m, d);
+  else ctx.error(n, "an 'expect' entry needs 'metric: node.field', e.g. {metric: o0.O0, stat: mean, min: 0.6}");
+  if (auto st = n["stat"]) parse_expect_stat(ctx, st, d);
+  if (auto nm = n["name"]) d.name = scalar(ctx, nm, "expect 'name'");
+  parse_expect_bounds(ctx, n, d);
+  if (auto w = n["where"]) parse_expect_where(ctx, w, d);
   out.push_back(std::move(d));
 }
 
@@ -353,6 +367,141 @@ NodeDecl parse_node(Ctx &ctx, const YAML::Node &n, bool sink, size_t index) {
   return d;
 }
 
+// `dataset:` — path (relative to the pipeline file), format, reader options and a record limit.
+void parse_dataset(Ctx &ctx, const YAML::Node &ds, const fs::path &base, DatasetDecl &out) {
+  check_keys(ctx, ds, {"path", "format", "options", "limit"}, "'dataset'");
+  out.where = ctx.at(ds);
+  if (auto path = ds["path"]) {
+    std::string s = scalar(ctx, path, "dataset path");
+    out.path = (fs::path(s).is_absolute() ? fs::path(s) : base / s).lexically_normal();
+    out.path_where = ctx.at(path);
+  } else {
+    ctx.error(ds, "'dataset' needs a 'path' (relative to the pipeline file)");
+  }
+  if (auto f = ds["format"]) {
+    out.format = scalar(ctx, f, "dataset format");
+    if (out.format != "csv" && out.format != "jsonl")
+      ctx.error(f, fmt::format("unknown dataset format '{}'; use csv or jsonl{}", out.format,
+                               did_you_mean(out.format, {"csv", "jsonl"})));
+  }
+  if (auto o = ds["options"]; o && expect(ctx, o, YAML::NodeType::Map, "dataset 'options'"))
+    out.options = to_json(ctx, o, nullptr, "");
+  if (auto l = ds["limit"]) {
+    json v = to_json(ctx, l, nullptr, "");
+    if (!v.is_number_integer() || v.get<long long>() < 0) ctx.error(l, "dataset 'limit' must be a whole number >= 0");
+    else out.limit = v.get<long long>();
+  }
+}
+
+// One entry of `providers:`; false when it is no mapping.
+bool parse_provider(Ctx &ctx, const YAML::Node &key, const YAML::Node &value, ProviderDecl &d, bool &is_default) {
+  d.name = key.Scalar();
+  d.where = ctx.at(key);
+  if (!value.IsMap()) {
+    ctx.error(value, fmt::format("provider '{}' must be a mapping (base_url, model, api_key_env, ...)", d.name));
+    return false;
+  }
+  d.config = to_json(ctx, value, &d.locations, "");
+  // ${VAR} and ${VAR:-default} in provider settings, so one pipeline serves any server. Keys stay out:
+  // use api_key_env / api_key_file, which the host never writes anywhere.
+  std::string why;
+  if (!expand_env(d.config, why)) ctx.error(key, fmt::format("provider '{}': {}", d.name, why));
+  is_default = d.config.value("default", false);
+  d.config.erase("default");
+  if (auto pr = d.config.find("price"); pr != d.config.end()) {  // checked here too, so that validate sees it
+    try {
+      llm::price_from_json(d.name, *pr);
+    } catch (const llm::ProviderConfigError &e) {
+      ctx.diags.push_back({d.at(e.pointer), e.what()});
+    }
+  }
+  return true;
+}
+
+// `providers: {name: settings}`; the default is the one marked `default: true`, else the first.
+void parse_providers(Ctx &ctx, const YAML::Node &prov, Pipeline &p) {
+  for (const auto &kv : prov) {
+    ProviderDecl d;
+    bool is_default = false;
+    if (!parse_provider(ctx, kv.first, kv.second, d, is_default)) continue;
+    if (is_default) p.default_provider = d.name;
+    p.providers.push_back(std::move(d));
+  }
+  if (p.default_provider.empty() && !p.providers.empty()) p.default_provider = p.providers.front().name;
+}
+
+// `budget: {max_cost_usd: USD}`.
+void parse_budget(Ctx &ctx, const YAML::Node &b, BudgetDecl &out) {
+  check_keys(ctx, b, {"max_cost_usd"}, "'budget'");
+  out.where = ctx.at(b);
+  if (auto m = b["max_cost_usd"]) {
+    json v = to_json(ctx, m, nullptr, "");
+    if (!v.is_number() || !(v.get<double>() > 0) || !(v.get<double>() < 1e12))
+      ctx.error(m, "budget 'max_cost_usd' must be a number of US dollars > 0, e.g. {max_cost_usd: 20}");
+    else out.max_cost_usd = v.get<double>();
+  } else {
+    ctx.error(b, "'budget' needs 'max_cost_usd' (US dollars), e.g. budget: {max_cost_usd: 20}");
+  }
+}
+
+// `embeddings: provider` or `{provider: name}`: tfidf (the default, kept as "") or a declared provider.
+void parse_embeddings(Ctx &ctx, const YAML::Node &e, Pipeline &p) {
+  p.embedding_where = ctx.at(e);
+  if (e.IsScalar()) {
+    p.embedding_provider = e.Scalar();
+  } else if (expect(ctx, e, YAML::NodeType::Map, "'embeddings'")) {
+    check_keys(ctx, e, {"provider"}, "'embeddings'");
+    if (auto pr = e["provider"]) p.embedding_provider = scalar(ctx, pr, "embeddings provider");
+  }
+  if (p.embedding_provider == "tfidf") p.embedding_provider.clear();
+  if (p.embedding_provider.empty()) return;
+  bool found = false;
+  std::vector<std::string> names{"tfidf"};
+  for (const auto &pd : p.providers) {
+    names.push_back(pd.name);
+    found = found || pd.name == p.embedding_provider;
+  }
+  if (!found)
+    ctx.error(e, fmt::format("embeddings provider '{}' is not declared under 'providers'{}", p.embedding_provider,
+                             did_you_mean(p.embedding_provider, names)));
+}
+
+// `nodes:` or `sinks:`; ids are unique across both (several sinks of one kind are numbered instead).
+void parse_node_list(Ctx &ctx, const YAML::Node &root, const char *key, bool sink, std::set<std::string> &ids,
+                     std::vector<NodeDecl> &out) {
+  auto list = root[key];
+  if (!list) return;
+  if (!expect(ctx, list, YAML::NodeType::Sequence, fmt::format("'{}'", key))) return;
+  size_t i = 0;
+  for (const auto &n : list) {
+    NodeDecl d = parse_node(ctx, n, sink, i++);
+    if (!d.id.empty() && !ids.insert(d.id).second) {
+      if (sink) {  // several sinks of one kind: number them instead of refusing
+        int k = 2;
+        while (!ids.insert(d.id + "#" + std::to_string(k)).second) ++k;
+        d.id += "#" + std::to_string(k);
+      } else {
+        ctx.error(n["id"], fmt::format("duplicate node id '{}'; ids must be unique", d.id));
+      }
+    }
+    out.push_back(std::move(d));
+  }
+}
+
+// `output: dir` or `{dir: ...}`, relative to the pipeline file; without it, results/ in the working directory.
+fs::path parse_output_dir(Ctx &ctx, const YAML::Node &root, const fs::path &base) {
+  auto o = root["output"];
+  if (!o) return "results";
+  fs::path out_dir = "results";
+  if (o.IsScalar()) {
+    out_dir = o.Scalar();
+  } else if (expect(ctx, o, YAML::NodeType::Map, "'output'")) {
+    check_keys(ctx, o, {"dir"}, "'output'");
+    if (auto d = o["dir"]) out_dir = scalar(ctx, d, "output dir");
+  }
+  return (out_dir.is_absolute() ? out_dir : base / out_dir).lexically_normal();
+}
+
 }  // namespace
 
 std::string ExpectDecl::label() const {
@@ -382,146 +531,29 @@ Pipeline parse_pipeline(const std::string &text, const fs::path &file) {
   if (auto n = root["name"]) p.name = scalar(ctx, n, "name");
   if (p.name.empty()) ctx.error(root, "the pipeline needs a 'name' (used in the results folder's name)");
   if (auto n = root["description"]) p.description = scalar(ctx, n, "description");
-
-  if (auto ds = root["dataset"]; !ds) {
-    ctx.error(root, "the pipeline needs a 'dataset' with a 'path'");
-  } else if (expect(ctx, ds, YAML::NodeType::Map, "'dataset'")) {
-    check_keys(ctx, ds, {"path", "format", "options", "limit"}, "'dataset'");
-    p.dataset.where = ctx.at(ds);
-    if (auto path = ds["path"]) {
-      std::string s = scalar(ctx, path, "dataset path");
-      p.dataset.path = (fs::path(s).is_absolute() ? fs::path(s) : base / s).lexically_normal();
-      p.dataset.path_where = ctx.at(path);
-    } else {
-      ctx.error(ds, "'dataset' needs a 'path' (relative to the pipeline file)");
-    }
-    if (auto f = ds["format"]) {
-      p.dataset.format = scalar(ctx, f, "dataset format");
-      if (p.dataset.format != "csv" && p.dataset.format != "jsonl")
-        ctx.error(f, fmt::format("unknown dataset format '{}'; use csv or jsonl{}", p.dataset.format,
-                                 did_you_mean(p.dataset.format, {"csv", "jsonl"})));
-    }
-    if (auto o = ds["options"]; o && expect(ctx, o, YAML::NodeType::Map, "dataset 'options'"))
-      p.dataset.options = to_json(ctx, o, nullptr, "");
-    if (auto l = ds["limit"]) {
-      json v = to_json(ctx, l, nullptr, "");
-      if (!v.is_number_integer() || v.get<long long>() < 0) ctx.error(l, "dataset 'limit' must be a whole number >= 0");
-      else p.dataset.limit = v.get<long long>();
-    }
-  }
-
+  if (auto ds = root["dataset"]; !ds) ctx.error(root, "the pipeline needs a 'dataset' with a 'path'");
+  else if (expect(ctx, ds, YAML::NodeType::Map, "'dataset'")) parse_dataset(ctx, ds, base, p.dataset);
   if (auto l = root["limits"]) parse_limits(ctx, l, p.limits);
-
   if (auto r = root["replications"]) {
     json v = to_json(ctx, r, nullptr, "");
     if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 1000)
       ctx.error(r, "'replications' must be a whole number from 1 to 1000");
     else p.replications = static_cast<int>(v.get<long long>());
   }
-
-  if (auto prov = root["providers"]; prov && expect(ctx, prov, YAML::NodeType::Map, "'providers' (name: settings)")) {
-    for (const auto &kv : prov) {
-      ProviderDecl d;
-      d.name = kv.first.Scalar();
-      d.where = ctx.at(kv.first);
-      if (!kv.second.IsMap()) {
-        ctx.error(kv.second, fmt::format("provider '{}' must be a mapping (base_url, model, api_key_env, ...)", d.name));
-        continue;
-      }
-      d.config = to_json(ctx, kv.second, &d.locations, "");
-      // ${VAR} and ${VAR:-default} in provider settings, so one pipeline serves any server. Keys stay out:
-      // use api_key_env / api_key_file, which the host never writes anywhere.
-      std::string why;
-      if (!expand_env(d.config, why)) ctx.error(kv.first, fmt::format("provider '{}': {}", d.name, why));
-      if (d.config.value("default", false)) p.default_provider = d.name;
-      d.config.erase("default");
-      if (auto pr = d.config.find("price"); pr != d.config.end()) {  // checked here too, so that validate sees it
-        try {
-          llm::price_from_json(d.name, *pr);
-        } catch (const llm::ProviderConfigError &e) {
-          ctx.diags.push_back({d.at(e.pointer), e.what()});
-        }
-      }
-      p.providers.push_back(std::move(d));
-    }
-    if (p.default_provider.empty() && !p.providers.empty()) p.default_provider = p.providers.front().name;
-  }
-
-  if (auto b = root["budget"]; b && expect(ctx, b, YAML::NodeType::Map, "'budget' ({max_cost_usd: USD})")) {
-    check_keys(ctx, b, {"max_cost_usd"}, "'budget'");
-    p.budget.where = ctx.at(b);
-    if (auto m = b["max_cost_usd"]) {
-      json v = to_json(ctx, m, nullptr, "");
-      if (!v.is_number() || !(v.get<double>() > 0) || !(v.get<double>() < 1e12))
-        ctx.error(m, "budget 'max_cost_usd' must be a number of US dollars > 0, e.g. {max_cost_usd: 20}");
-      else p.budget.max_cost_usd = v.get<double>();
-    } else {
-      ctx.error(b, "'budget' needs 'max_cost_usd' (US dollars), e.g. budget: {max_cost_usd: 20}");
-    }
-  }
-
+  if (auto prov = root["providers"]; prov && expect(ctx, prov, YAML::NodeType::Map, "'providers' (name: settings)"))
+    parse_providers(ctx, prov, p);
+  if (auto b = root["budget"]; b && expect(ctx, b, YAML::NodeType::Map, "'budget' ({max_cost_usd: USD})"))
+    parse_budget(ctx, b, p.budget);
   if (auto e = root["expect"]; e && expect(ctx, e, YAML::NodeType::Sequence, "'expect' (a list of {metric, stat, min/max})"))
     for (const auto &item : e) parse_expect(ctx, item, p.expect);
-
-  if (auto e = root["embeddings"]) {
-    p.embedding_where = ctx.at(e);
-    if (e.IsScalar()) {
-      p.embedding_provider = e.Scalar();
-    } else if (expect(ctx, e, YAML::NodeType::Map, "'embeddings'")) {
-      check_keys(ctx, e, {"provider"}, "'embeddings'");
-      if (auto pr = e["provider"]) p.embedding_provider = scalar(ctx, pr, "embeddings provider");
-    }
-    if (p.embedding_provider == "tfidf") p.embedding_provider.clear();
-    if (!p.embedding_provider.empty()) {
-      bool found = false;
-      std::vector<std::string> names{"tfidf"};
-      for (const auto &pd : p.providers) {
-        names.push_back(pd.name);
-        found = found || pd.name == p.embedding_provider;
-      }
-      if (!found)
-        ctx.error(e, fmt::format("embeddings provider '{}' is not declared under 'providers'{}", p.embedding_provider,
-                                 did_you_mean(p.embedding_provider, names)));
-    }
-  }
+  if (auto e = root["embeddings"]) parse_embeddings(ctx, e, p);
 
   std::set<std::string> ids;
-  auto read_list = [&](const char *key, bool sink, std::vector<NodeDecl> &out) {
-    auto list = root[key];
-    if (!list) return;
-    if (!expect(ctx, list, YAML::NodeType::Sequence, fmt::format("'{}'", key))) return;
-    size_t i = 0;
-    for (const auto &n : list) {
-      NodeDecl d = parse_node(ctx, n, sink, i++);
-      if (!d.id.empty() && !ids.insert(d.id).second) {
-        if (sink) {  // several sinks of one kind: number them instead of refusing
-          int k = 2;
-          while (!ids.insert(d.id + "#" + std::to_string(k)).second) ++k;
-          d.id += "#" + std::to_string(k);
-        } else {
-          ctx.error(n["id"], fmt::format("duplicate node id '{}'; ids must be unique", d.id));
-        }
-      }
-      out.push_back(std::move(d));
-    }
-  };
-  read_list("nodes", false, p.nodes);
-  read_list("sinks", true, p.sinks);
+  parse_node_list(ctx, root, "nodes", false, ids, p.nodes);
+  parse_node_list(ctx, root, "sinks", true, ids, p.sinks);
   if (p.nodes.empty() && p.sinks.empty())
     ctx.error(root, "the pipeline has no 'nodes' and no 'sinks'; there is nothing to run");
-
-  fs::path out_dir = "results";
-  if (auto o = root["output"]) {
-    if (o.IsScalar()) {
-      out_dir = o.Scalar();
-    } else if (expect(ctx, o, YAML::NodeType::Map, "'output'")) {
-      check_keys(ctx, o, {"dir"}, "'output'");
-      if (auto d = o["dir"]) out_dir = scalar(ctx, d, "output dir");
-    }
-    p.output_dir = (out_dir.is_absolute() ? out_dir : base / out_dir).lexically_normal();
-  } else {
-    p.output_dir = out_dir;  // relative to the working directory
-  }
+  p.output_dir = parse_output_dir(ctx, root, base);
 
   if (!ctx.diags.empty()) throw ConfigError(std::move(ctx.diags));
   return p;
