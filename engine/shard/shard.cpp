@@ -198,16 +198,9 @@ void sum_into(json &acc, const json &add) {
   }
 }
 
-}  // namespace
-
-int run_merge(const std::vector<std::string> &folders, const std::string &out_dir, const std::vector<std::string> &plugin_dirs,
-              bool quiet) {
-  if (folders.empty()) refuse("merge", "give the shard folders: evalgraph merge SHARD_FOLDER... -o DIR");
-  if (out_dir.empty()) refuse("merge", "give the folder to write: -o DIR");
-  std::vector<ShardFolder> shards;
-  for (const auto &f : folders) shards.push_back(read_shard(f));
-
-  // One run: same count, same fingerprint, every index exactly once.
+// The shards are one run: the same count and fingerprint, every index exactly once. Returns the shard count
+// and sorts the shards by index; throws ConfigError listing every problem.
+int check_one_run(std::vector<ShardFolder> &shards) {
   const ShardFolder &first = shards.front();
   const int n = first.shard.value("count", 0);
   std::vector<std::string> problems;
@@ -235,33 +228,46 @@ int run_merge(const std::vector<std::string> &folders, const std::string &out_di
   }
   std::sort(shards.begin(), shards.end(),
             [](const ShardFolder &a, const ShardFolder &b) { return a.shard.value("index", 0) < b.shard.value("index", 0); });
+  return n;
+}
 
-  fs::path out(out_dir);
-  if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
-    refuse(out.string(), "exists and is not empty; give a new folder with -o");
-  const bool out_existed = fs::exists(out);
+// The pipeline as the shards ran it, with the same sinks (the default report included when they had it),
+// planned against this machine's plugins and data set.
+struct MergedPipeline {
+  Pipeline p;
+  PluginRegistry reg;
+  Plan plan;
+  json fingerprint;
+};
 
-  // The pipeline as the shards ran it, with the same sinks (the default report included when they had it).
+void plan_as_shards_ran(const ShardFolder &first, const std::vector<std::string> &plugin_dirs, MergedPipeline &m) {
   std::ifstream pin(run_folder::pipeline_copy(first.dir), std::ios::binary);
   std::stringstream ss;
   ss << pin.rdbuf();
-  Pipeline p = parse_pipeline(ss.str(), first.shard.value("pipeline_file", std::string()));
-  PluginRegistry reg;
-  for (const auto &d : plugin_search_path(plugin_dirs)) reg.load_directory(d);
-  if (first.shard.value("report", false)) add_default_report(p, reg);
-  Plan plan = build_plan(p, reg, read_dataset_columns(p));
-  json fp = fingerprint(p, plan, first.shard.value("limit", -1LL));
+  m.p = parse_pipeline(ss.str(), first.shard.value("pipeline_file", std::string()));
+  for (const auto &d : plugin_search_path(plugin_dirs)) m.reg.load_directory(d);
+  if (first.shard.value("report", false)) add_default_report(m.p, m.reg);
+  m.plan = build_plan(m.p, m.reg, read_dataset_columns(m.p));
+  m.fingerprint = fingerprint(m.p, m.plan, first.shard.value("limit", -1LL));
   for (const auto &[k, v] : first.run["fingerprint"].items())
-    if (fp.value(k, json()) != v)
-      refuse(k == "dataset" ? p.dataset.path.string() : "merge",
+    if (m.fingerprint.value(k, json()) != v)
+      refuse(k == "dataset" ? m.p.dataset.path.string() : "merge",
              fmt::format("the shards' {} differs from what this machine has ({} vs {}): the merge re-reads the data set "
                          "and re-runs the sinks, so it needs the same data set, plugins and engine as the shards",
-                         k, v.dump(), fp.value(k, json()).dump()));
+                         k, v.dump(), m.fingerprint.value(k, json()).dump()));
+}
 
+// What run.json says of the shards: one provenance entry each (with the nodes' failures), and the LLM
+// statistics, costs and seconds summed over them.
+struct ShardTotals {
   json provenance = json::array();
   json llm = json::object();
   json cost = json::object();
   double cpu_seconds = 0;
+};
+
+ShardTotals shard_totals(const std::vector<ShardFolder> &shards) {
+  ShardTotals t;
   for (const auto &s : shards) {
     json e = {{"folder", fs::absolute(s.dir).string()},
               {"shard", s.shard},
@@ -279,25 +285,72 @@ int run_merge(const std::vector<std::string> &folders, const std::string &out_di
     }
     if (s.run.contains("llm")) {
       e["llm"] = s.run["llm"];
-      sum_into(llm, s.run["llm"]);
+      sum_into(t.llm, s.run["llm"]);
     }
     if (s.run.contains("cost") && s.run["cost"].is_object()) {  // summed: every shard's calls, per provider and node
       e["cost_usd"] = s.run["cost"].value("cost_usd", 0.0);
-      sum_cost_json(cost, s.run["cost"]);
+      sum_cost_json(t.cost, s.run["cost"]);
     }
-    cpu_seconds += s.run.value("seconds", 0.0);
-    provenance.push_back(e);
+    t.cpu_seconds += s.run.value("seconds", 0.0);
+    t.provenance.push_back(e);
   }
+  return t;
+}
+
+// Every record a shard counted in its run.json must have come out of its journal: a journal that lost or
+// gained lines (a damaged or partly copied shard folder) would otherwise merge into a silently different run.
+// Returns the message that says which shards differ, or "" when the merged count is right.
+std::string journal_count_mismatch(const std::vector<ShardFolder> &shards, std::size_t merged) {
+  long long expected = 0;
+  for (const auto &s : shards) expected += s.run.value("records", 0LL);
+  if (static_cast<long long>(merged) == expected) return "";
+  std::vector<std::string> bad;
+  for (const auto &s : shards) {
+    std::ifstream jin(run_folder::shard_journal(s.dir), std::ios::binary);
+    std::string line;
+    long long lines = 0;
+    while (std::getline(jin, line))
+      if (!line.empty() && (line[0] == 'D' || line[0] == 'F')) ++lines;
+    const long long counted = s.run.value("records", 0LL);
+    if (lines != counted)
+      bad.push_back(fmt::format("shard {} ({}) has {} records in {} but its run.json counts {}", s.shard.value("label", std::string()),
+                                s.dir.string(), lines, run_folder::shard_journal(s.dir).filename().string(), counted));
+  }
+  return fmt::format(
+      "the shards' journals gave {} records where their run.json files count {}{}{}; nothing was written. Rerun a "
+      "damaged shard (evalgraph run PIPELINE --shard I/N) and merge again",
+      merged, expected, bad.empty() ? "" : ": ", fmt::join(bad, "; "));
+}
+
+}  // namespace
+
+int run_merge(const std::vector<std::string> &folders, const std::string &out_dir, const std::vector<std::string> &plugin_dirs,
+              bool quiet) {
+  if (folders.empty()) refuse("merge", "give the shard folders: evalgraph merge SHARD_FOLDER... -o DIR");
+  if (out_dir.empty()) refuse("merge", "give the folder to write: -o DIR");
+  std::vector<ShardFolder> shards;
+  for (const auto &f : folders) shards.push_back(read_shard(f));
+  const int n = check_one_run(shards);
+
+  fs::path out(out_dir);
+  if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
+    refuse(out.string(), "exists and is not empty; give a new folder with -o");
+  const bool out_existed = fs::exists(out);
+  MergedPipeline m;
+  plan_as_shards_ran(shards.front(), plugin_dirs, m);
+  const Pipeline &p = m.p;
+  ShardTotals totals = shard_totals(shards);
 
   RunOptions opt;
   opt.run_dir = out;
   opt.journal = false;
   opt.jobs = 1;
   for (const auto &s : shards) opt.merge_journals.push_back(run_folder::shard_journal(s.dir));
-  opt.extra_summary = {{"fingerprint", fp},
-                       {"merged", {{"count", n}, {"merged_at", now_iso()}, {"shard_seconds_total", cpu_seconds}, {"shards", provenance}}}};
-  if (!llm.empty()) opt.extra_summary["llm"] = llm;
-  if (!cost.empty()) opt.extra_summary["cost"] = cost;
+  opt.extra_summary = {{"fingerprint", m.fingerprint},
+                       {"merged", {{"count", n}, {"merged_at", now_iso()}, {"shard_seconds_total", totals.cpu_seconds},
+                                   {"shards", totals.provenance}}}};
+  if (!totals.llm.empty()) opt.extra_summary["llm"] = totals.llm;
+  if (!totals.cost.empty()) opt.extra_summary["cost"] = totals.cost;
   auto svc = make_llm_service(p.providers, true, "", out);
   HostServices host(svc, p.default_provider, p.embedding_provider);
   host.set_min_stderr_level(quiet ? EG_LOG_ERROR : EG_LOG_WARN);
@@ -312,34 +365,15 @@ int run_merge(const std::vector<std::string> &folders, const std::string &out_di
   };
   RunResult r;
   try {
-    r = run_plan(p, plan, host, opt);
+    r = run_plan(p, m.plan, host, opt);
   } catch (...) {
     discard_out();
     throw;
   }
   fs::remove_all(run_folder::progress_dir(out), ec);  // the no-cache call log of the merge (it makes no calls)
-  // Every record a shard counted in its run.json must have come out of its journal: a journal that lost or
-  // gained lines (a damaged or partly copied shard folder) would otherwise merge into a silently different run.
-  long long expected = 0;
-  for (const auto &s : shards) expected += s.run.value("records", 0LL);
-  if (static_cast<long long>(r.records) != expected) {
-    std::vector<std::string> bad;
-    for (const auto &s : shards) {
-      std::ifstream jin(run_folder::shard_journal(s.dir), std::ios::binary);
-      std::string line;
-      long long lines = 0;
-      while (std::getline(jin, line))
-        if (!line.empty() && (line[0] == 'D' || line[0] == 'F')) ++lines;
-      const long long counted = s.run.value("records", 0LL);
-      if (lines != counted)
-        bad.push_back(fmt::format("shard {} ({}) has {} records in {} but its run.json counts {}", s.shard.value("label", std::string()),
-                                  s.dir.string(), lines, run_folder::shard_journal(s.dir).filename().string(), counted));
-    }
+  if (std::string mismatch = journal_count_mismatch(shards, r.records); !mismatch.empty()) {
     discard_out();
-    throw std::runtime_error(fmt::format(
-        "the shards' journals gave {} records where their run.json files count {}{}{}; nothing was written. Rerun a "
-        "damaged shard (evalgraph run PIPELINE --shard I/N) and merge again",
-        r.records, expected, bad.empty() ? "" : ": ", fmt::join(bad, "; ")));
+    throw std::runtime_error(mismatch);
   }
   if (!quiet)
     std::fprintf(stderr, "evalgraph: merged %d shards: %zu records in %.2f s (%.0f records/s), %zu with failures\n", n,
