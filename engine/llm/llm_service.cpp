@@ -708,111 +708,111 @@ struct LlmService::Impl {
     return true;
   }
 
-  void on_done(CURLMsg* cmsg) {
-    Transfer* t = nullptr;
-    curl_easy_getinfo(cmsg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
-    CURLcode code = cmsg->data.result;
-    long status = 0;
-    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
-    JobPtr job = t->job;
-    auto& ps = *provs[job->prov];
-    const auto& cfg = ps.cfg;
-    --ps.in_flight;
-    active.erase(t);
-    job->last_status = static_cast<int>(status);
-
-    bool retryable = false;
-    double retry_after = -1;
-    std::string err;
-    bool malformed = false;
+  // What one finished transfer came to: its answer, or what went wrong and whether a retry may help.
+  struct Outcome {
     nlohmann::json resp;
-    if (code != CURLE_OK) {
-      if (t->too_large) {
-        err = fmt::format("the answer is larger than max_response_bytes ({}){}; it was cut there. If answers this "
-                          "large are expected, raise the provider key max_response_bytes (e.g. max_response_bytes: {})",
-                          size_words(t->limit), t->content_encoding.empty() ? "" : " after decompression",
-                          size_words(std::max(t->limit * 4, std::size_t(32) << 20)));
-      } else if (t->over_total) {
-        err = fmt::format("the answers being received from this provider together passed max_response_bytes_in_flight "
-                          "({}); this one was cut (raise max_response_bytes_in_flight, or lower max_in_flight)",
-                          size_words(t->total_limit));
-        retryable = true;
-      } else if (code == CURLE_OPERATION_TIMEDOUT) {
-        err = fmt::format("timeout after {} s ({})", cfg.timeout_s, t->errbuf[0] ? t->errbuf : curl_easy_strerror(code));
-        retryable = true;
-      } else {
-        err = fmt::format("{} ({})", curl_easy_strerror(code), t->errbuf[0] ? t->errbuf : "no details");
-        retryable = retryable_curl(code);
-      }
-    } else if (status >= 200 && status < 300) {
-      bool valid = false;
-      try {
-        valid = validate(*job, *t, resp, err);
-      } catch (const std::exception&) {  // (a library's words would say little here)
-        err = fmt::format("cannot read the response: a field has an unexpected type; body starts: '{}'",
-                          snippet(t->body));
-      }
-      if (!valid) {
-        malformed = true;
-        ++job->malformed;
-        retryable = job->malformed < cfg.max_malformed_attempts;
-        err = fmt::format("malformed response (HTTP {}): {}", status, err);
-        std::lock_guard lk(stats_mu);
-        ++ps.stats.malformed;
-      }
-    } else if (status >= 300 && status < 400) {
-      err = t->location.empty()
-                ? fmt::format("HTTP {}: a redirect without a Location header (redirects are not followed)", status)
-                : fmt::format("HTTP {}: redirect to {} not followed (redirects are not followed: set base_url to the "
-                              "address that answers)", status, snippet(t->location));
-    } else {
-      err = fmt::format("HTTP {}: {}", status, server_message(t->body));
-      retryable = retryable_status(status);
-      retry_after = parse_retry_after(t->retry_after);
-      double ms = parse_retry_after(t->retry_after_ms);
-      if (ms >= 0) retry_after = std::max(retry_after, ms / 1000.0);
-    }
-    std::string t_retry_after = !t->retry_after.empty() ? t->retry_after : t->retry_after_ms + " ms";
-    bool ok = code == CURLE_OK && status >= 200 && status < 300 && !malformed;
-    release_transfer(t, true);
-    if (ok && !job->embed) check_model(ps, resp);
+    std::string err;
+    bool retryable = false;
+    bool malformed = false;
+    double retry_after = -1;  // seconds the server asked to wait (Retry-After), -1 when it did not
+  };
 
-    if (ok) {
-      if (cache) {
-        std::string txt = dump(resp);
-        if (txt.size() < (std::size_t(64) << 20))
-          cache->put(job->key, job->embed ? "embeddings" : "chat", cfg.name,
-                     job->embed ? (cfg.embedding_model.empty() ? cfg.model : cfg.embedding_model) : cfg.model,
-                     redact(std::move(txt)), seconds_since(job->start));
-      }
-      CallResult r;
-      r.ok = true;
-      r.response = std::move(resp);
-      finish(job, std::move(r));
+  // A transfer that curl could not complete: cut at a size limit, timed out, or a network error.
+  static void read_curl_failure(const Transfer& t, CURLcode code, const ProviderConfig& cfg, Outcome& o) {
+    if (t.too_large) {
+      o.err = fmt::format("the answer is larger than max_response_bytes ({}){}; it was cut there. If answers this "
+                          "large are expected, raise the provider key max_response_bytes (e.g. max_response_bytes: {})",
+                          size_words(t.limit), t.content_encoding.empty() ? "" : " after decompression",
+                          size_words(std::max(t.limit * 4, std::size_t(32) << 20)));
+    } else if (t.over_total) {
+      o.err = fmt::format("the answers being received from this provider together passed max_response_bytes_in_flight "
+                          "({}); this one was cut (raise max_response_bytes_in_flight, or lower max_in_flight)",
+                          size_words(t.total_limit));
+      o.retryable = true;
+    } else if (code == CURLE_OPERATION_TIMEDOUT) {
+      o.err = fmt::format("timeout after {} s ({})", cfg.timeout_s, t.errbuf[0] ? t.errbuf : curl_easy_strerror(code));
+      o.retryable = true;
+    } else {
+      o.err = fmt::format("{} ({})", curl_easy_strerror(code), t.errbuf[0] ? t.errbuf : "no details");
+      o.retryable = retryable_curl(code);
+    }
+  }
+
+  // A 2xx answer: parsed and checked; one that is not what was asked for counts as malformed.
+  void read_answer(Job& job, const Transfer& t, long status, ProviderState& ps, Outcome& o) {
+    bool valid = false;
+    try {
+      valid = validate(job, t, o.resp, o.err);
+    } catch (const std::exception&) {  // (a library's words would say little here)
+      o.err = fmt::format("cannot read the response: a field has an unexpected type; body starts: '{}'",
+                          snippet(t.body));
+    }
+    if (valid) return;
+    o.malformed = true;
+    ++job.malformed;
+    o.retryable = job.malformed < ps.cfg.max_malformed_attempts;
+    o.err = fmt::format("malformed response (HTTP {}): {}", status, o.err);
+    std::lock_guard lk(stats_mu);
+    ++ps.stats.malformed;
+  }
+
+  // Any other HTTP status: a redirect (never followed) or an error, with the server's Retry-After.
+  static void read_http_failure(const Transfer& t, long status, Outcome& o) {
+    if (status >= 300 && status < 400) {
+      o.err = t.location.empty()
+                  ? fmt::format("HTTP {}: a redirect without a Location header (redirects are not followed)", status)
+                  : fmt::format("HTTP {}: redirect to {} not followed (redirects are not followed: set base_url to the "
+                                "address that answers)", status, snippet(t.location));
       return;
     }
+    o.err = fmt::format("HTTP {}: {}", status, server_message(t.body));
+    o.retryable = retryable_status(status);
+    o.retry_after = parse_retry_after(t.retry_after);
+    double ms = parse_retry_after(t.retry_after_ms);
+    if (ms >= 0) o.retry_after = std::max(o.retry_after, ms / 1000.0);
+  }
+
+  // A good answer: into the cache (when there is one and it is below 64 MiB), then to the caller.
+  void answer(const JobPtr& job, const ProviderConfig& cfg, nlohmann::json resp) {
+    if (cache) {
+      std::string txt = dump(resp);
+      if (txt.size() < (std::size_t(64) << 20))
+        cache->put(job->key, job->embed ? "embeddings" : "chat", cfg.name,
+                   job->embed ? (cfg.embedding_model.empty() ? cfg.model : cfg.embedding_model) : cfg.model,
+                   redact(std::move(txt)), seconds_since(job->start));
+    }
+    CallResult r;
+    r.ok = true;
+    r.response = std::move(resp);
+    finish(job, std::move(r));
+  }
+
+  // A failed attempt: retried after a backoff (at least what the server asked) while attempts and time are
+  // left; otherwise the call fails with the reason in words.
+  void retry_or_fail(const JobPtr& job, const ProviderConfig& cfg, const Outcome& o, const std::string& retry_after_text) {
+    const std::string& err = o.err;
     if (cancel_flag.load()) {
       fail(job, "cancelled");
       return;
     }
-    if (retryable && stop_requested()) {  // no retry after a stop: the call is left for --resume
+    if (o.retryable && stop_requested()) {  // no retry after a stop: the call is left for --resume
       fail(job, fmt::format("{} (last attempt: {})", stop_message(), err), true);
       return;
     }
-    if (retryable && retry_after > cfg.retry_after_max_s) {  // not worth waiting for: fail now, in its words
+    if (o.retryable && o.retry_after > cfg.retry_after_max_s) {  // not worth waiting for: fail now, in its words
       std::string msg = fmt::format(
           "provider '{}': the server asks to wait {} before a retry (Retry-After: {}), longer than retry_after_max_s "
           "({} s); the call fails now: {}",
-          cfg.name, duration_words(retry_after), snippet(t_retry_after), cfg.retry_after_max_s, err);
+          cfg.name, duration_words(o.retry_after), snippet(retry_after_text), cfg.retry_after_max_s, err);
       log(LogLevel::error, msg);
       fail(job, std::move(msg));
       return;
     }
-    if (retryable && job->attempts < cfg.max_attempts) {
+    if (o.retryable && job->attempts < cfg.max_attempts) {
       int retry_no = job->attempts;  // 1 for the first retry
       double cap = std::min(cfg.backoff_max_s, cfg.backoff_initial_s * std::pow(2.0, retry_no - 1));
       double delay = std::uniform_real_distribution<double>(0.0, std::max(cap, 0.0))(rng);
-      if (retry_after >= 0) delay = std::max(delay, retry_after);
+      if (o.retry_after >= 0) delay = std::max(delay, o.retry_after);
       if (seconds_since(job->start) + delay > cfg.retry_total_max_s) {
         std::string msg = fmt::format(
             "provider '{}': gave up after {} attempts: the next retry (in {:.1f} s) would start past retry_total_max_s "
@@ -829,15 +829,40 @@ struct LlmService::Impl {
       return;
     }
     std::string msg;
-    if (retryable)
+    if (o.retryable)
       msg = fmt::format("provider '{}': gave up after {} attempts: {}", cfg.name, job->attempts, err);
-    else if (malformed && job->attempts > 1)
+    else if (o.malformed && job->attempts > 1)
       msg = fmt::format("provider '{}': gave up after {} attempts ({} malformed): {}", cfg.name, job->attempts,
                         job->malformed, err);
     else
       msg = fmt::format("provider '{}': {}", cfg.name, err);
     log(LogLevel::error, msg);
     fail(job, std::move(msg));
+  }
+
+  // A transfer has ended: read what it came to, give its slot back, then answer, retry or fail the call.
+  void on_done(CURLMsg* cmsg) {
+    Transfer* t = nullptr;
+    curl_easy_getinfo(cmsg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
+    CURLcode code = cmsg->data.result;
+    long status = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    JobPtr job = t->job;
+    auto& ps = *provs[job->prov];
+    --ps.in_flight;
+    active.erase(t);
+    job->last_status = static_cast<int>(status);
+
+    Outcome o;
+    if (code != CURLE_OK) read_curl_failure(*t, code, ps.cfg, o);
+    else if (status >= 200 && status < 300) read_answer(*job, *t, status, ps, o);
+    else read_http_failure(*t, status, o);
+    std::string retry_after_text = !t->retry_after.empty() ? t->retry_after : t->retry_after_ms + " ms";
+    bool ok = code == CURLE_OK && status >= 200 && status < 300 && !o.malformed;
+    release_transfer(t, true);
+    if (ok && !job->embed) check_model(ps, o.resp);
+    if (ok) answer(job, ps.cfg, std::move(o.resp));
+    else retry_or_fail(job, ps.cfg, o, retry_after_text);
   }
 
   void fail_active(const std::string& why, bool stopped) {
@@ -1054,6 +1079,108 @@ struct LlmService::Impl {
     }
   }
 
+  // A call that fails before it is sent: counted, and its error (redacted) in `out`. Returns nullptr.
+  JobPtr fail_unsent(ProviderState& ps, CallResult& out, std::string e) {
+    out.error = redact(std::move(e));
+    std::lock_guard lk(stats_mu);
+    ++ps.stats.calls;
+    ++ps.stats.errors;
+    return nullptr;
+  }
+
+  // What is wrong with a request before anything is looked up or sent; "" when nothing is.
+  static std::string request_problem(const ProviderConfig& cfg, bool embed, const nlohmann::json& request,
+                                     const std::string& model) {
+    if (model.empty()) return fmt::format("provider '{}' has no {} model", cfg.name, embed ? "embedding" : "chat");
+    if (!request.is_object()) return fmt::format("provider '{}': request body must be a JSON object", cfg.name);
+    if (embed) return "";
+    if (!request.contains("messages") || !request["messages"].is_array())
+      return fmt::format("provider '{}': chat request needs a 'messages' array", cfg.name);
+    if (request.contains("stream") && request["stream"] == true)
+      return fmt::format("provider '{}': streaming responses are not supported", cfg.name);
+    return "";
+  }
+
+  // The cached answer under `key` into `out`; false on a miss (an entry that is not JSON within the limits is
+  // one: a cache file is data too).
+  bool answer_from_cache(ProviderState& ps, const std::string& key, bool embed, Clock::time_point t0, CallResult& out) {
+    double fetched_latency = -1;
+    auto hit = cache->get(key, &fetched_latency);
+    if (!hit) return false;
+    rawjson::CheckResult chk;
+    rawjson::check(*hit, response_check(), chk, nullptr);
+    // (a dry run parses it with rawjson::parse, equal to json::parse and faster: an estimate reads every answer)
+    auto j = !chk.ok() ? nlohmann::json(nlohmann::json::value_t::discarded)
+             : dry_run ? rawjson::parse(*hit)
+                       : nlohmann::json::parse(*hit, nullptr, false);
+    if (j.is_discarded()) return false;
+    out.ok = true;
+    out.response = std::move(j);
+    out.cache_hit = true;
+    out.http_status = 200;
+    out.fetched_latency_s = fetched_latency;
+    // what the answer cost when it was fetched (not counted for this run: a hit is free)
+    if (!reported_usage(out.response, embed, out.usage)) out.usage = Usage{};
+    out.latency_s = seconds_since(t0);
+    std::lock_guard lk(stats_mu);
+    ++ps.stats.calls;
+    ++ps.stats.cache_hits;
+    ps.stats.hit_prompt_tokens += out.usage.prompt_tokens;
+    ps.stats.hit_completion_tokens += out.usage.completion_tokens;
+    return true;
+  }
+
+  // The budget's gate for a priced provider: true when the call may go (`gated` when it holds a reserve);
+  // false, with `refusal` the message, when the budget is reached (the run's stop, util/stop.h, with the budget
+  // as its reason; this call, like every later one, is left for --resume).
+  bool within_budget(std::size_t prov, const std::string& key, const nlohmann::json& body, bool embed,
+                     const std::function<void()>* before_wait, CallResult& out, bool& gated, double& reserve,
+                     std::string& refusal) {
+    bool shared = false;  // an identical call in flight answers this one for free
+    if (cache) {
+      std::lock_guard lk(flight_mu);
+      shared = in_flight.count(key) != 0;
+    }
+    std::string why;
+    bool first = false;
+    if (!shared && !admit(prov, body, embed, reserve, why, first, before_wait)) {
+      if (first && on_budget) on_budget(why);
+      out.stopped = true;
+      out.budget_refused = !why.empty();
+      refusal = why.empty() ? stop_message() : fmt::format("not sent: {}; --resume asks again", why);
+      return false;
+    }
+    gated = !shared;
+    return true;
+  }
+
+  // estimate: answered at once, empty, nothing sent; the prompt's tokens counted from `counted`.
+  void answer_dry(bool embed, const nlohmann::json& counted, std::size_t n_inputs, CallResult& out) {
+    out.ok = true;
+    out.dry = true;
+    out.http_status = 0;
+    out.response = embed ? nlohmann::json{{"data", nlohmann::json::array()}}
+                         : nlohmann::json{{"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", kDryAnswer}}}}}}};
+    if (embed) {
+      for (std::size_t i = 0; i < n_inputs; ++i) out.response["data"].push_back({{"index", i}, {"embedding", {0.0}}});
+    }
+    auto tc = tokens();
+    out.usage.prompt_tokens = embed ? tc->embedding_tokens(counted) : tc->chat_prompt_tokens(counted);
+    out.usage.estimated = true;
+  }
+
+  // With the cache on, an identical call already in flight answers this one (single flight): it becomes a
+  // follower of that call's job.
+  void join_in_flight(ProviderState& ps, const JobPtr& job) {
+    std::lock_guard lk(flight_mu);
+    auto [leader, fresh] = in_flight.try_emplace(job->key, job);
+    if (fresh) return;
+    job->follower = true;  // submit() leaves it out; the leader's finish() answers it
+    leader->second->followers.push_back(job);
+    std::lock_guard sl(stats_mu);
+    ++ps.stats.merged;
+  }
+
   // Prepares a job; returns nullptr with `out` filled when the call is already answered (error or cache hit).
   JobPtr prepare(const std::string& provider, bool embed, const nlohmann::json& request, std::size_t n_inputs, int replication,
                  CallResult& out, const std::function<void()>* before_wait = nullptr) {
@@ -1065,24 +1192,10 @@ struct LlmService::Impl {
       return nullptr;
     }
     auto& ps = *provs[it->second];
-    auto fail_now = [&](std::string e) -> JobPtr {
-      out.error = redact(std::move(e));
-      std::lock_guard lk(stats_mu);
-      ++ps.stats.calls;
-      ++ps.stats.errors;
-      return nullptr;
-    };
-    if (cancel_flag.load()) return fail_now("cancelled");
+    if (cancel_flag.load()) return fail_unsent(ps, out, "cancelled");
     std::string model = embed ? (ps.cfg.embedding_model.empty() ? ps.cfg.model : ps.cfg.embedding_model) : ps.cfg.model;
-    if (model.empty())
-      return fail_now(fmt::format("provider '{}' has no {} model", ps.cfg.name, embed ? "embedding" : "chat"));
-    if (!request.is_object()) return fail_now(fmt::format("provider '{}': request body must be a JSON object", ps.cfg.name));
-    if (!embed) {
-      if (!request.contains("messages") || !request["messages"].is_array())
-        return fail_now(fmt::format("provider '{}': chat request needs a 'messages' array", ps.cfg.name));
-      if (request.contains("stream") && request["stream"] == true)
-        return fail_now(fmt::format("provider '{}': streaming responses are not supported", ps.cfg.name));
-    }
+    if (std::string problem = request_problem(ps.cfg, embed, request, model); !problem.empty())
+      return fail_unsent(ps, out, std::move(problem));
     // (a dry run without a cache sends nothing and looks nothing up: no text, no key, and no copy of the
     // request to name the model in)
     const bool bare = dry_run && !cache;
@@ -1097,80 +1210,28 @@ struct LlmService::Impl {
     const nlohmann::json& body = (bare || lazy) ? request : with_model;
     std::string text = bare ? std::string() : lazy ? dry_text(request, model) : dump(body);
     std::string key = bare ? std::string() : key_for(ps, embed ? "embeddings" : "chat", model, text, replication);
-    if (cache) {
-      double fetched_latency = -1;
-      if (auto hit = cache->get(key, &fetched_latency)) {
-        // (a cache file is data too: an entry that is not JSON within the limits is a miss)
-        rawjson::CheckResult chk;
-        rawjson::check(*hit, response_check(), chk, nullptr);
-        // (a dry run parses it with rawjson::parse, equal to json::parse and faster: an estimate reads every answer)
-        auto j = !chk.ok() ? nlohmann::json(nlohmann::json::value_t::discarded)
-                 : dry_run ? rawjson::parse(*hit)
-                           : nlohmann::json::parse(*hit, nullptr, false);
-        if (!j.is_discarded()) {
-          out.ok = true;
-          out.response = std::move(j);
-          out.cache_hit = true;
-          out.http_status = 200;
-          out.fetched_latency_s = fetched_latency;
-          // what the answer cost when it was fetched (not counted for this run: a hit is free)
-          if (!reported_usage(out.response, embed, out.usage)) out.usage = Usage{};
-          out.latency_s = seconds_since(t0);
-          std::lock_guard lk(stats_mu);
-          ++ps.stats.calls;
-          ++ps.stats.cache_hits;
-          ps.stats.hit_prompt_tokens += out.usage.prompt_tokens;
-          ps.stats.hit_completion_tokens += out.usage.completion_tokens;
-          return nullptr;
-        }
-      }
-    }
+    if (cache && answer_from_cache(ps, key, embed, t0, out)) return nullptr;
     if (stop_requested()) {  // an answer from the cache is still given; nothing new goes out
       out.stopped = true;
-      return fail_now(stop_message());
+      return fail_unsent(ps, out, stop_message());
     }
     bool gated = false;
     double reserve = 0;
-    if (budget_max >= 0 && ps.cfg.price.set && !dry_run) {
-      bool shared = false;  // an identical call in flight answers this one for free
-      if (cache) {
-        std::lock_guard lk(flight_mu);
-        shared = in_flight.count(key) != 0;
-      }
-      std::string why;
-      bool first = false;
-      if (!shared && !admit(it->second, body, embed, reserve, why, first, before_wait)) {
-        // The budget is reached: the run's stop (util/stop.h) with the budget as its reason; this call, like
-        // every later one, is left for --resume.
-        if (first && on_budget) on_budget(why);
-        out.stopped = true;
-        out.budget_refused = !why.empty();
-        return fail_now(why.empty() ? stop_message() : fmt::format("not sent: {}; --resume asks again", why));
-      }
-      gated = !shared;
-    }
+    std::string refusal;
+    if (budget_max >= 0 && ps.cfg.price.set && !dry_run &&
+        !within_budget(it->second, key, body, embed, before_wait, out, gated, reserve, refusal))
+      return fail_unsent(ps, out, std::move(refusal));
     {
       std::lock_guard lk(stats_mu);
       ++ps.stats.calls;
       if (cache) ++ps.stats.cache_misses;
     }
-    if (dry_run) {  // estimate: answered at once, empty, nothing sent; the prompt's tokens counted
+    if (dry_run) {
       if (lazy) {
         with_model = request;
         with_model["model"] = model;
       }
-      const nlohmann::json& counted = lazy ? with_model : body;
-      out.ok = true;
-      out.dry = true;
-      out.http_status = 0;
-      out.response = embed ? nlohmann::json{{"data", nlohmann::json::array()}}
-                           : nlohmann::json{{"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", kDryAnswer}}}}}}};
-      if (embed) {
-        for (std::size_t i = 0; i < n_inputs; ++i) out.response["data"].push_back({{"index", i}, {"embedding", {0.0}}});
-      }
-      auto tc = tokens();
-      out.usage.prompt_tokens = embed ? tc->embedding_tokens(counted) : tc->chat_prompt_tokens(counted);
-      out.usage.estimated = true;
+      answer_dry(embed, lazy ? with_model : body, n_inputs, out);
       return nullptr;
     }
     auto job = std::make_shared<Job>();
@@ -1183,16 +1244,7 @@ struct LlmService::Impl {
     job->key = std::move(key);
     job->n_inputs = n_inputs;
     job->start = t0;
-    if (cache) {
-      std::lock_guard lk(flight_mu);
-      auto [leader, fresh] = in_flight.try_emplace(job->key, job);
-      if (!fresh) {
-        job->follower = true;  // submit() leaves it out; the leader's finish() answers it
-        leader->second->followers.push_back(job);
-        std::lock_guard sl(stats_mu);
-        ++ps.stats.merged;
-      }
-    }
+    if (cache) join_in_flight(ps, job);
     return job;
   }
 
