@@ -194,6 +194,84 @@ std::size_t contraction(std::string_view s, const std::vector<std::size_t>& off,
   return 0;
 }
 
+// The pattern's alternatives, each at character i of `s` (its characters in `cs`, their byte offsets in `off`,
+// n characters): the end of the piece it matches (exclusive, in characters), or 0 when it does not match.
+
+// cl100k: '(?i:s|t|re|ve|m|ll|d) or [^\r\n\p{L}\p{N}]?\p{L}+
+std::size_t cl100k_word(std::string_view s, const std::vector<Char>& cs, const std::vector<std::size_t>& off,
+                        std::size_t i, std::size_t n) {
+  if (std::size_t k = contraction(s, off, i, n)) return i + k;
+  const Cls c0 = cs[i].cls;
+  std::size_t j = i;
+  if (!is_letter(c0) && c0 != C_NEWLINE && c0 != C_NUMBER) ++j;
+  if (j >= n || !is_letter(cs[j].cls)) return 0;
+  while (j < n && is_letter(cs[j].cls)) ++j;
+  return j;
+}
+
+// o200k's letters from j: the end of U*L+ (else U+L*), or 0  (U: Lu Lt Lm Lo M; L: Ll Lm Lo M)
+std::size_t o200k_letters_from(const std::vector<Char>& cs, std::size_t j, std::size_t n) {
+  std::size_t u = j;
+  while (u < n && upperish(cs[u].cls)) ++u;
+  std::size_t e = 0;
+  if (u < n && lowerish(cs[u].cls)) {
+    e = u;
+    while (e < n && lowerish(cs[e].cls)) ++e;
+  } else {
+    // U* gives characters back until L+ can start: L+ then ends after the last lower-ish one
+    for (std::size_t b = u; b > j && !e; --b)
+      if (lowerish(cs[b - 1].cls)) e = b;
+    if (!e && u > j) e = u;  // U+L* with an empty L*
+  }
+  return e;
+}
+
+// o200k: [^\r\n\p{L}\p{N}]?(U*L+|U+L*)(contraction)?
+std::size_t o200k_word(std::string_view s, const std::vector<Char>& cs, const std::vector<std::size_t>& off,
+                       std::size_t i, std::size_t n) {
+  const Cls c0 = cs[i].cls;
+  std::size_t e = 0;
+  if (!is_letter(c0) && c0 != C_NEWLINE && c0 != C_NUMBER && i + 1 < n) e = o200k_letters_from(cs, i + 1, n);
+  if (!e) e = o200k_letters_from(cs, i, n);
+  return e ? e + contraction(s, off, e, n) : 0;
+}
+
+// \p{N}{1,3}
+std::size_t digits(const std::vector<Char>& cs, std::size_t i, std::size_t n) {
+  if (cs[i].cls != C_NUMBER) return 0;
+  std::size_t j = i;
+  while (j < n && j < i + 3 && cs[j].cls == C_NUMBER) ++j;
+  return j;
+}
+
+// ' ?[^\s\p{L}\p{N}]+[\r\n]*'  (o200k: [\r\n/]*)
+std::size_t punctuation(std::string_view s, const std::vector<Char>& cs, const std::vector<std::size_t>& off,
+                        std::size_t i, std::size_t n, bool o200k) {
+  std::size_t j = i;
+  if (s[off[i]] == ' ' && i + 1 < n && other(cs[i + 1].cls)) ++j;
+  if (!other(cs[j].cls)) return 0;
+  while (j < n && other(cs[j].cls)) ++j;
+  while (j < n && (cs[j].cls == C_NEWLINE || (o200k && s[off[j]] == '/'))) ++j;
+  return j;
+}
+
+// \s*[\r\n]+ | \s+(?!\S) | \s+
+std::size_t white_space(const std::vector<Char>& cs, std::size_t i, std::size_t n) {
+  if (!is_ws(cs[i].cls)) return 0;
+  std::size_t r = i;
+  while (r < n && is_ws(cs[r].cls)) ++r;  // the white-space run [i, r)
+  std::size_t last_nl = r;
+  for (std::size_t k = r; k > i; --k)
+    if (cs[k - 1].cls == C_NEWLINE) {
+      last_nl = k;
+      break;
+    }
+  if (last_nl != r || (r > i && cs[r - 1].cls == C_NEWLINE)) return last_nl;  // \s*[\r\n]+
+  if (r == n) return r;                                                       // \s+(?!\S) at the end
+  if (r - i >= 2) return r - 1;                                               // \s+(?!\S): leave one for the next piece
+  return r;                                                                   // \s+
+}
+
 // Splits `s` the way the encoding's pattern does; calls f(first, end) for each piece: its characters in `cs`
 // (its bytes from off[first] to off[end]).
 template <class F>
@@ -209,71 +287,11 @@ void split(std::string_view s, TokenCounter::Encoding enc, std::vector<Char>& cs
   off[n] = o;
   const bool o200k = enc == TokenCounter::Encoding::o200k_base;
   std::size_t i = 0;
-  while (i < n) {
-    std::size_t end = 0;  // exclusive, in characters; 0: not matched yet
-    const Cls c0 = cs[i].cls;
-    if (!o200k) {
-      // '(?i:s|t|re|ve|m|ll|d)
-      if (std::size_t k = contraction(s, off, i, n)) end = i + k;
-      // [^\r\n\p{L}\p{N}]?\p{L}+
-      if (!end) {
-        std::size_t j = i;
-        if (!is_letter(c0) && c0 != C_NEWLINE && c0 != C_NUMBER) ++j;
-        if (j < n && is_letter(cs[j].cls)) {
-          while (j < n && is_letter(cs[j].cls)) ++j;
-          end = j;
-        }
-      }
-    } else {
-      // [^\r\n\p{L}\p{N}]?(U*L+|U+L*)(contraction)?  (U: Lu Lt Lm Lo M; L: Ll Lm Lo M)
-      auto letters_from = [&](std::size_t j) -> std::size_t {  // the end of U*L+ (else U+L*) from j, or 0
-        std::size_t u = j;
-        while (u < n && upperish(cs[u].cls)) ++u;
-        std::size_t e = 0;
-        if (u < n && lowerish(cs[u].cls)) {
-          e = u;
-          while (e < n && lowerish(cs[e].cls)) ++e;
-        } else {
-          // U* gives characters back until L+ can start: L+ then ends after the last lower-ish one
-          for (std::size_t b = u; b > j && !e; --b)
-            if (lowerish(cs[b - 1].cls)) e = b;
-          if (!e && u > j) e = u;  // U+L* with an empty L*
-        }
-        return e;
-      };
-      std::size_t e = 0;
-      if (!is_letter(c0) && c0 != C_NEWLINE && c0 != C_NUMBER && i + 1 < n) e = letters_from(i + 1);
-      if (!e) e = letters_from(i);
-      if (e) end = e + contraction(s, off, e, n);
-    }
-    if (!end && c0 == C_NUMBER) {  // \p{N}{1,3}
-      std::size_t j = i;
-      while (j < n && j < i + 3 && cs[j].cls == C_NUMBER) ++j;
-      end = j;
-    }
-    if (!end) {  // ' ?[^\s\p{L}\p{N}]+[\r\n]*'  (o200k: [\r\n/]*)
-      std::size_t j = i;
-      if (s[off[i]] == ' ' && i + 1 < n && other(cs[i + 1].cls)) ++j;
-      if (other(cs[j].cls)) {
-        while (j < n && other(cs[j].cls)) ++j;
-        while (j < n && (cs[j].cls == C_NEWLINE || (o200k && s[off[j]] == '/'))) ++j;
-        end = j;
-      }
-    }
-    if (!end && is_ws(c0)) {
-      std::size_t r = i;
-      while (r < n && is_ws(cs[r].cls)) ++r;  // the white-space run [i, r)
-      std::size_t last_nl = r;
-      for (std::size_t k = r; k > i; --k)
-        if (cs[k - 1].cls == C_NEWLINE) {
-          last_nl = k;
-          break;
-        }
-      if (last_nl != r || (r > i && cs[r - 1].cls == C_NEWLINE)) end = last_nl;  // \s*[\r\n]+
-      else if (r == n) end = r;                                                // \s+(?!\S) at the end
-      else if (r - i >= 2) end = r - 1;                                        // \s+(?!\S): leave one for the next piece
-      else end = r;                                                            // \s+
-    }
+  while (i < n) {  // the alternatives in the pattern's order; the first that matches gives the piece
+    std::size_t end = o200k ? o200k_word(s, cs, off, i, n) : cl100k_word(s, cs, off, i, n);
+    if (!end) end = digits(cs, i, n);
+    if (!end) end = punctuation(s, cs, off, i, n, o200k);
+    if (!end) end = white_space(cs, i, n);
     if (!end) end = i + 1;  // (not reached: every character is in one of the classes above)
     f(i, end);  // the piece: characters [i, end), bytes [off[i], off[end])
     i = end;
