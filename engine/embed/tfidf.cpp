@@ -218,6 +218,111 @@ bool reuse_tokens(const Scratch &sc, const Root &r, std::uintptr_t b, std::uintp
   return true;
 }
 
+// Sizes the scratch space for a call of n texts of `total` bytes. All lowercased texts live in one arena that
+// is sized up front and never reallocates during the call, so the vocabulary keys (pointers into it) stay
+// valid; lowercasing never makes a text longer. 8 bytes of slack: same_bytes() reads whole words.
+void prepare(Scratch &sc, std::size_t total, std::size_t n) {
+  if (sc.arena.size() < total + 8) sc.arena.resize(total + 8);
+  sc.vocab.reset(total / 32 + 16);  // distinct tokens; the table grows when needed
+  sc.ids.clear();
+  sc.id_bounds.assign(n + 1, 0);
+  sc.roots.clear();
+  sc.tok_b.clear();
+  sc.tok_e.clear();
+  sc.tok_id.clear();
+  // At most one token per two bytes of each text: no reallocation while tokenising (reused pieces may add more ids).
+  const std::size_t max_tokens = total / 2 + n + 1;
+  sc.ids.reserve(max_tokens);
+  sc.tok_b.reserve(max_tokens);
+  sc.tok_e.reserve(max_tokens);
+  sc.tok_id.reserve(max_tokens);
+}
+
+// The term ids of a text that is a piece of an earlier one (the most recently used root is tried first),
+// appended to sc.ids; false when it is none, or its tokens do not line up with the piece.
+bool reuse_earlier_text(Scratch &sc, std::string_view text, std::size_t &last_root) {
+  if (text.empty() || sc.roots.empty()) return false;
+  const std::uintptr_t tb = reinterpret_cast<std::uintptr_t>(text.data()), te = tb + text.size();
+  const std::size_t nr = sc.roots.size();
+  for (std::size_t k = 0; k < nr && k < 64; ++k) {
+    const Root &r = sc.roots[(last_root + nr - k) % nr];
+    if (r.begin <= tb && te <= r.end) {
+      const bool reused = reuse_tokens(sc, r, tb, te, sc.ids);
+      if (reused) last_root = (last_root + nr - k) % nr;
+      return reused;
+    }
+  }
+  return false;
+}
+
+// Lowercases and tokenises a text into the arena at `pos`, its term ids appended to sc.ids. The text becomes a
+// root whose tokens later pieces can reuse, unless lowercasing changed its length (the offsets moved).
+void tokenise_text(Scratch &sc, std::string_view text, std::size_t &pos, std::size_t &last_root) {
+  char *base = sc.arena.data() + pos;
+  const std::size_t first = sc.tok_b.size();
+  const std::size_t len = lower_tokens(text, base, [&](std::size_t b, std::size_t e) {
+    std::uint32_t id = sc.vocab.id(base + b, static_cast<std::uint32_t>(e - b));
+    sc.tok_b.push_back(static_cast<std::uint32_t>(b));
+    sc.tok_e.push_back(static_cast<std::uint32_t>(e));
+    sc.tok_id.push_back(id);
+    if (id != Vocab::kStop) sc.ids.push_back(id);
+  });
+  pos += len;
+  if (len == text.size() && text.size() < 0xFFFFFFFFu) {
+    const std::uintptr_t tb = reinterpret_cast<std::uintptr_t>(text.data());
+    sc.roots.push_back({tb, tb + text.size(), first, sc.tok_b.size()});
+    last_root = sc.roots.size() - 1;
+  } else {
+    sc.tok_b.resize(first);  // offsets moved: this text's tokens cannot be reused
+    sc.tok_e.resize(first);
+    sc.tok_id.resize(first);
+  }
+}
+
+// Raw term counts per text (tf) into the rows of `out`, then document frequencies. Each text's distinct terms
+// are also listed in the order of their first occurrence (that order fixes the summation order of the norm),
+// so that the weighting pass visits every term once, without branches on the row's values.
+void count_terms(Scratch &sc, std::size_t n, std::size_t dim, std::vector<float> &out) {
+  sc.df.assign(dim, 0);
+  sc.uniq.resize(sc.ids.size());
+  sc.uniq_bounds.assign(n + 1, 0);
+  std::size_t u = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    float *row = out.data() + i * dim;
+    for (std::size_t k = sc.id_bounds[i]; k < sc.id_bounds[i + 1]; ++k) {
+      const std::uint32_t id = sc.ids[k];
+      if (row[id] == 0.0f) {
+        ++sc.df[id];
+        sc.uniq[u++] = id;
+      }
+      row[id] += 1.0f;
+    }
+    sc.uniq_bounds[i + 1] = u;
+  }
+}
+
+// tf × idf (smoothed: log((1 + n) / (1 + df)) + 1), each row then scaled to unit length.
+void weight_rows(Scratch &sc, std::size_t n, std::size_t dim, std::vector<float> &out) {
+  std::vector<float> &idf = sc.idf;
+  idf.resize(dim);
+  for (std::size_t v = 0; v < dim; ++v)
+    idf[v] = static_cast<float>(std::log((1.0 + static_cast<double>(n)) / (1.0 + sc.df[v])) + 1.0);
+  const std::vector<std::uint32_t> &uniq = sc.uniq;
+  for (std::size_t i = 0; i < n; ++i) {
+    float *row = out.data() + i * dim;
+    double norm = 0;
+    // Only the terms of this text are non-zero: walk its distinct ids instead of the whole row.
+    for (std::size_t k = sc.uniq_bounds[i]; k < sc.uniq_bounds[i + 1]; ++k) {
+      const std::uint32_t id = uniq[k];
+      row[id] *= idf[id];
+      norm += static_cast<double>(row[id]) * row[id];
+    }
+    if (norm <= 0) continue;
+    const float inv = static_cast<float>(1.0 / std::sqrt(norm));
+    for (std::size_t k = sc.uniq_bounds[i]; k < sc.uniq_bounds[i + 1]; ++k) row[uniq[k]] *= inv;
+  }
+}
+
 }  // namespace
 
 bool TfidfEmbedder::is_stopword(std::string_view token) { return stopwords().contains(token, hash_bytes(token.data(), token.size())); }
@@ -243,107 +348,18 @@ void TfidfEmbedder::embed(const std::vector<std::string_view> &texts, std::vecto
       if (total > (std::size_t{16} << 20)) sc = Scratch{};
     }
   } release{total};
-  // All lowercased texts live in one arena that is sized up front and never reallocates during the call,
-  // so the vocabulary keys (pointers into it) stay valid; lowercasing never makes a text longer.
-  // 8 bytes of slack: same_bytes() reads whole words.
-  if (sc.arena.size() < total + 8) sc.arena.resize(total + 8);
-  char *arena = sc.arena.data();
-  sc.vocab.reset(total / 32 + 16);  // distinct tokens; the table grows when needed
-  std::vector<std::uint32_t> &ids = sc.ids;  // term ids of all texts, concatenated (stopwords dropped)
-  ids.clear();
-  std::vector<std::size_t> &id_bounds = sc.id_bounds;
-  id_bounds.assign(n + 1, 0);
-  sc.roots.clear();
-  sc.tok_b.clear();
-  sc.tok_e.clear();
-  sc.tok_id.clear();
-  // At most one token per two bytes of each text: no reallocation while tokenising (reused pieces may add more ids).
-  const std::size_t max_tokens = total / 2 + n + 1;
-  ids.reserve(max_tokens);
-  sc.tok_b.reserve(max_tokens);
-  sc.tok_e.reserve(max_tokens);
-  sc.tok_id.reserve(max_tokens);
+  prepare(sc, total, n);
   std::size_t pos = 0, last_root = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uintptr_t tb = reinterpret_cast<std::uintptr_t>(texts[i].data()), te = tb + texts[i].size();
-    // A piece of an earlier text (the most recently used one is tried first).
-    bool reused = false;
-    if (!texts[i].empty() && !sc.roots.empty()) {
-      const std::size_t nr = sc.roots.size();
-      for (std::size_t k = 0; k < nr && k < 64; ++k) {
-        const Root &r = sc.roots[(last_root + nr - k) % nr];
-        if (r.begin <= tb && te <= r.end) {
-          reused = reuse_tokens(sc, r, tb, te, ids);
-          if (reused) last_root = (last_root + nr - k) % nr;
-          break;
-        }
-      }
-    }
-    if (!reused) {
-      char *base = arena + pos;
-      const std::size_t first = sc.tok_b.size();
-      const std::size_t len = lower_tokens(texts[i], base, [&](std::size_t b, std::size_t e) {
-        std::uint32_t id = sc.vocab.id(base + b, static_cast<std::uint32_t>(e - b));
-        sc.tok_b.push_back(static_cast<std::uint32_t>(b));
-        sc.tok_e.push_back(static_cast<std::uint32_t>(e));
-        sc.tok_id.push_back(id);
-        if (id != Vocab::kStop) ids.push_back(id);
-      });
-      pos += len;
-      if (len == texts[i].size() && texts[i].size() < 0xFFFFFFFFu) {
-        sc.roots.push_back({tb, te, first, sc.tok_b.size()});
-        last_root = sc.roots.size() - 1;
-      } else {
-        sc.tok_b.resize(first);  // offsets moved: this text's tokens cannot be reused
-        sc.tok_e.resize(first);
-        sc.tok_id.resize(first);
-      }
-    }
-    id_bounds[i + 1] = ids.size();
+  for (std::size_t i = 0; i < n; ++i) {  // term ids of all texts, concatenated (stopwords dropped)
+    if (!reuse_earlier_text(sc, texts[i], last_root)) tokenise_text(sc, texts[i], pos, last_root);
+    sc.id_bounds[i + 1] = sc.ids.size();
   }
   const std::size_t V = sc.vocab.terms();
   dim = V == 0 ? 1 : V;
   out.assign(n * dim, 0.0f);
   if (V == 0) return;
-  // Raw term counts per text (tf), then document frequencies. Each text's distinct terms are also listed in
-  // the order of their first occurrence (that order fixes the summation order of the norm), so that the
-  // weighting passes below visit every term once, without branches on the row's values.
-  std::vector<std::uint32_t> &df = sc.df;
-  df.assign(V, 0);
-  std::vector<std::uint32_t> &uniq = sc.uniq;
-  std::vector<std::size_t> &uniq_bounds = sc.uniq_bounds;
-  uniq.resize(ids.size());
-  uniq_bounds.assign(n + 1, 0);
-  std::size_t u = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    float *row = out.data() + i * dim;
-    for (std::size_t k = id_bounds[i]; k < id_bounds[i + 1]; ++k) {
-      const std::uint32_t id = ids[k];
-      if (row[id] == 0.0f) {
-        ++df[id];
-        uniq[u++] = id;
-      }
-      row[id] += 1.0f;
-    }
-    uniq_bounds[i + 1] = u;
-  }
-  std::vector<float> &idf = sc.idf;
-  idf.resize(V);
-  for (std::size_t v = 0; v < V; ++v)
-    idf[v] = static_cast<float>(std::log((1.0 + static_cast<double>(n)) / (1.0 + df[v])) + 1.0);
-  for (std::size_t i = 0; i < n; ++i) {
-    float *row = out.data() + i * dim;
-    double norm = 0;
-    // Only the terms of this text are non-zero: walk its distinct ids instead of the whole row.
-    for (std::size_t k = uniq_bounds[i]; k < uniq_bounds[i + 1]; ++k) {
-      const std::uint32_t id = uniq[k];
-      row[id] *= idf[id];
-      norm += static_cast<double>(row[id]) * row[id];
-    }
-    if (norm <= 0) continue;
-    const float inv = static_cast<float>(1.0 / std::sqrt(norm));
-    for (std::size_t k = uniq_bounds[i]; k < uniq_bounds[i + 1]; ++k) row[uniq[k]] *= inv;
-  }
+  count_terms(sc, n, dim, out);
+  weight_rows(sc, n, dim, out);
 }
 
 }  // namespace evalgraph::embed
