@@ -13,111 +13,152 @@ namespace evalgraph {
 
 namespace {
 bool blank(char c) { return c == ' ' || c == '\t'; }
+
+// yaml_too_deep's scanner: reads the text a line at a time and keeps what is open at each point, the way YAML
+// nests: block collections by their indentation, flow collections ([ and {) by their brackets.
+class NestingScan {
+ public:
+  NestingScan(const std::string &file, int max_depth) : file_(file), max_depth_(max_depth) {}
+
+  // One line (its end of line removed); returns where the nesting first passes max_depth.
+  std::optional<Location> scan_line(std::string_view line) {
+    ++line_no_;
+    std::size_t indent = 0;
+    while (indent < line.size() && line[indent] == ' ') ++indent;
+    if (block_scalar_ >= 0) {
+      if (indent == line.size() || static_cast<long>(indent) > block_scalar_) return std::nullopt;
+      block_scalar_ = -1;
+    }
+    std::size_t i = 0;
+    node_start_ = false;
+    if (quote_ == 0 && flow_ == 0) {
+      if (indent == line.size() || line[indent] == '#') return std::nullopt;  // blank or a comment
+      i = open_blocks(line, indent);
+      if (auto hit = too_deep(indent)) return hit;
+      node_start_ = true;
+    } else if (flow_ > 0) {
+      node_start_ = true;
+    }
+    for (; i < line.size(); ++i) {
+      const char c = line[i];
+      if (quote_ != 0) {
+        pass_quoted(line, i);
+        continue;
+      }
+      if (c == '#' && (i == 0 || blank(line[i - 1]))) break;  // a comment
+      if (blank(c)) continue;
+      if (auto hit = flow_ > 0 ? flow_char(c, i) : block_char(line, i, indent)) return hit;
+      if (block_scalar_ >= 0) break;  // a block scalar's text follows on the next lines
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::optional<Location> too_deep(std::size_t col) const {
+    if (static_cast<long>(block_.size()) + flow_ > max_depth_) return Location{file_, line_no_, static_cast<int>(col) + 1};
+    return std::nullopt;
+  }
+
+  // A line in block context: closes the block collections indented as much or more, opens its own, and one
+  // more for each compact entry ("- - x", "? x"). Returns where the line's node starts.
+  std::size_t open_blocks(std::string_view line, std::size_t indent) {
+    while (!block_.empty() && block_.back() >= indent) block_.pop_back();
+    block_.push_back(indent);
+    std::size_t i = indent;
+    while (i < line.size() && (line[i] == '-' || line[i] == '?') && (i + 1 == line.size() || blank(line[i + 1]))) {
+      ++i;
+      while (i < line.size() && blank(line[i])) ++i;
+      if (i < line.size() && line[i] != '#') block_.push_back(i);
+    }
+    return i;
+  }
+
+  // Inside a quoted scalar: passes an escape (double quotes), or ends the quote ('' inside single quotes is one).
+  void pass_quoted(std::string_view line, std::size_t &i) {
+    const char c = line[i];
+    if (quote_ == '"' && c == '\\') {
+      ++i;
+    } else if (c == quote_) {
+      if (quote_ == '\'' && i + 1 < line.size() && line[i + 1] == '\'') ++i;  // '' is a quote inside
+      else quote_ = 0;
+    }
+  }
+
+  // Inside a flow collection: brackets open and close, a quote starts a scalar only where a node starts.
+  std::optional<Location> flow_char(char c, std::size_t i) {
+    if (c == '[' || c == '{') {
+      ++flow_;
+      node_start_ = true;
+      return too_deep(i);
+    }
+    if (c == ']' || c == '}') {
+      --flow_;
+      node_start_ = false;
+    } else if (c == ',' || c == ':') {
+      node_start_ = true;
+    } else if (node_start_ && (c == '"' || c == '\'')) {
+      quote_ = c;
+      node_start_ = false;
+    } else {
+      node_start_ = false;
+    }
+    return std::nullopt;
+  }
+
+  // Block context: [ { " ' | > mean something only where a node starts; "key: " starts one.
+  std::optional<Location> block_char(std::string_view line, std::size_t &i, std::size_t indent) {
+    const char c = line[i];
+    if (node_start_) {
+      if (c == '[' || c == '{') {
+        flow_ = 1;
+        node_start_ = true;
+        return too_deep(i);
+      }
+      if (c == '"' || c == '\'') {
+        quote_ = c;
+        node_start_ = false;
+        return std::nullopt;
+      }
+      if (c == '&' || c == '!') {  // an anchor or a tag, then the node itself
+        while (i + 1 < line.size() && !blank(line[i + 1])) ++i;
+        return std::nullopt;
+      }
+      if (c == '|' || c == '>') {
+        std::size_t j = i + 1;
+        while (j < line.size() && (line[j] == '+' || line[j] == '-' || (line[j] >= '0' && line[j] <= '9'))) ++j;
+        while (j < line.size() && blank(line[j])) ++j;
+        if (j == line.size() || line[j] == '#') {
+          block_scalar_ = static_cast<long>(indent);
+          return std::nullopt;
+        }
+      }
+      node_start_ = false;
+    }
+    if (c == ':' && (i + 1 == line.size() || blank(line[i + 1]))) node_start_ = true;
+    return std::nullopt;
+  }
+
+  const std::string &file_;
+  const int max_depth_;
+  std::vector<std::size_t> block_;  // indentation of the open block collections
+  int flow_ = 0;                    // open flow collections ([ and {)
+  char quote_ = 0;                  // inside a quoted scalar that may go on over lines
+  long block_scalar_ = -1;          // in a block scalar (| or >): lines indented more than this are its text
+  int line_no_ = 0;
+  bool node_start_ = false;         // at the start of a node (where [ { " ' | > begin something)
+};
 }  // namespace
 
 std::optional<Location> yaml_too_deep(std::string_view text, const std::string &file, int max_depth) {
-  std::vector<std::size_t> block;  // indentation of the open block collections
-  int flow = 0;                    // open flow collections ([ and {)
-  char quote = 0;                  // inside a quoted scalar that may go on over lines
-  long block_scalar = -1;          // in a block scalar (| or >): lines indented more than this are its text
-  int line_no = 0;
-  auto too_deep = [&](std::size_t col) -> std::optional<Location> {
-    if (static_cast<long>(block.size()) + flow > max_depth) return Location{file, line_no, static_cast<int>(col) + 1};
-    return std::nullopt;
-  };
+  NestingScan scan(file, max_depth);
   std::size_t pos = 0;
   while (pos < text.size()) {
     std::size_t eol = text.find('\n', pos);
     if (eol == std::string_view::npos) eol = text.size();
     std::string_view line = text.substr(pos, eol - pos);
     pos = eol + 1;
-    ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    std::size_t indent = 0;
-    while (indent < line.size() && line[indent] == ' ') ++indent;
-    if (block_scalar >= 0) {
-      if (indent == line.size() || static_cast<long>(indent) > block_scalar) continue;
-      block_scalar = -1;
-    }
-    std::size_t i = 0;
-    bool node_start = false;  // at the start of a node (where [ { " ' | > begin something)
-    if (quote == 0 && flow == 0) {
-      if (indent == line.size() || line[indent] == '#') continue;  // blank or a comment
-      while (!block.empty() && block.back() >= indent) block.pop_back();
-      block.push_back(indent);
-      i = indent;
-      // Compact entries ("- - x", "? x"): each holds a node one level further in.
-      while (i < line.size() && (line[i] == '-' || line[i] == '?') && (i + 1 == line.size() || blank(line[i + 1]))) {
-        ++i;
-        while (i < line.size() && blank(line[i])) ++i;
-        if (i < line.size() && line[i] != '#') block.push_back(i);
-      }
-      if (auto hit = too_deep(indent)) return hit;
-      node_start = true;
-    } else if (flow > 0) {
-      node_start = true;
-    }
-    for (; i < line.size(); ++i) {
-      const char c = line[i];
-      if (quote != 0) {
-        if (quote == '"' && c == '\\') {
-          ++i;
-        } else if (c == quote) {
-          if (quote == '\'' && i + 1 < line.size() && line[i + 1] == '\'') ++i;  // '' is a quote inside
-          else quote = 0;
-        }
-        continue;
-      }
-      if (c == '#' && (i == 0 || blank(line[i - 1]))) break;  // a comment
-      if (blank(c)) continue;
-      if (flow > 0) {
-        if (c == '[' || c == '{') {
-          ++flow;
-          if (auto hit = too_deep(i)) return hit;
-          node_start = true;
-        } else if (c == ']' || c == '}') {
-          --flow;
-          node_start = false;
-        } else if (c == ',' || c == ':') {
-          node_start = true;
-        } else if (node_start && (c == '"' || c == '\'')) {
-          quote = c;
-          node_start = false;
-        } else {
-          node_start = false;
-        }
-        continue;
-      }
-      // Block context: [ { " ' | > mean something only where a node starts.
-      if (node_start) {
-        if (c == '[' || c == '{') {
-          flow = 1;
-          if (auto hit = too_deep(i)) return hit;
-          node_start = true;
-          continue;
-        }
-        if (c == '"' || c == '\'') {
-          quote = c;
-          node_start = false;
-          continue;
-        }
-        if (c == '&' || c == '!') {  // an anchor or a tag, then the node itself
-          while (i + 1 < line.size() && !blank(line[i + 1])) ++i;
-          continue;
-        }
-        if (c == '|' || c == '>') {
-          std::size_t j = i + 1;
-          while (j < line.size() && (line[j] == '+' || line[j] == '-' || (line[j] >= '0' && line[j] <= '9'))) ++j;
-          while (j < line.size() && blank(line[j])) ++j;
-          if (j == line.size() || line[j] == '#') {
-            block_scalar = static_cast<long>(indent);
-            break;
-          }
-        }
-        node_start = false;
-      }
-      if (c == ':' && (i + 1 == line.size() || blank(line[i + 1]))) node_start = true;
-    }
+    if (auto hit = scan.scan_line(line)) return hit;
   }
   return std::nullopt;
 }
