@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "config/diagnostics.h"
 #include "llm/llm_service.h"
 
 namespace evalgraph::llm {
@@ -136,38 +137,25 @@ Price price_from_json(const std::string& name, const nlohmann::json& j) {
   return p;
 }
 
-ProviderConfig provider_from_json(const std::string& name, const nlohmann::json& j, bool resolve_secrets) {
+namespace {
+
+void check_known_keys(const std::string& name, const nlohmann::json& j) {
   static const std::set<std::string> known = {
       "base_url",    "model",         "embedding_model",     "api_key_env",  "api_key_file",
       "headers",     "timeout_s",     "connect_timeout_s",   "max_in_flight", "requests_per_minute",
       "max_attempts", "backoff_initial_s", "backoff_max_s",  "max_malformed_attempts", "retry_after_max_s",
       "retry_total_max_s", "max_response_bytes", "max_response_bytes_in_flight", "price"};
-  if (name.empty()) throw std::invalid_argument("provider: empty name");
-  if (!j.is_object()) fail(name, "must be a mapping of settings");
   for (const auto& [k, v] : j.items()) {
     (void)v;
-    if (!known.count(k)) {
-      std::string list;
-      for (const auto& kk : known) list += (list.empty() ? "" : ", ") + kk;
-      fail(name, fmt::format("unknown key '{}' (known keys: {})", k, list), "/" + k + "#key");
-    }
+    if (!known.count(k))
+      fail(name, fmt::format("unknown key '{}' (known keys: {})", k, join_list({known.begin(), known.end()})),
+           "/" + k + "#key");
   }
-  ProviderConfig p;
-  p.name = name;
-  if (!j.contains("base_url")) fail(name, "missing 'base_url' (e.g. https://api.openai.com/v1)");
-  p.base_url = get_string(name, j, "base_url");
-  if (p.base_url.rfind("http://", 0) != 0 && p.base_url.rfind("https://", 0) != 0)
-    fail(name, fmt::format("'base_url' must start with http:// or https:// (got '{}')", p.base_url));
-  while (!p.base_url.empty() && p.base_url.back() == '/') p.base_url.pop_back();
-  if (j.contains("model")) p.model = get_string(name, j, "model");
-  if (j.contains("embedding_model")) p.embedding_model = get_string(name, j, "embedding_model");
-  if (p.model.empty() && p.embedding_model.empty()) fail(name, "needs 'model' and/or 'embedding_model'");
+}
 
-  if (j.contains("api_key_env") && j.contains("api_key_file"))
-    fail(name, "give either 'api_key_env' or 'api_key_file', not both");
-  if (!resolve_secrets) {
-    // (estimate: no request is sent, the key is not needed)
-  } else if (j.contains("api_key_env")) {
+// The API key from api_key_env or api_key_file (one of them), and where it came from.
+void read_api_key(const std::string& name, const nlohmann::json& j, ProviderConfig& p) {
+  if (j.contains("api_key_env")) {
     std::string var = get_string(name, j, "api_key_env");
     if (var.empty()) fail(name, "'api_key_env' is empty");
     const char* val = std::getenv(var.c_str());
@@ -186,42 +174,75 @@ ProviderConfig provider_from_json(const std::string& name, const nlohmann::json&
       fail(name, fmt::format("API key file '{}' must hold one line", path));
     p.api_key_source = "file:" + path;
   }
+}
 
-  if (j.contains("headers")) {
-    const auto& h = j.at("headers");
-    if (!h.is_object()) fail(name, "'headers' must be a mapping of header name to string value");
-    for (const auto& [k, v] : h.items()) {
-      if (!v.is_string()) fail(name, fmt::format("header '{}' must be a string", k));
-      if (k.empty() || k.find_first_of(":\r\n ") != std::string::npos)
-        fail(name, fmt::format("invalid header name '{}'", k));
-      if (v.get<std::string>().find_first_of("\r\n") != std::string::npos)
-        fail(name, fmt::format("header '{}' has a line break in its value", k));
-      if (ieq(k, "Authorization") && !p.api_key.empty())
-        fail(name, "header 'Authorization' conflicts with api_key_env/api_key_file");
-      if (ieq(k, "Content-Type") || ieq(k, "Content-Length"))
-        fail(name, fmt::format("header '{}' is set by the client and cannot be overridden", k));
-      p.headers[k] = v.get<std::string>();
-    }
+// `headers`: extra request headers, none that the client sets itself or that would carry a second key.
+void read_headers(const std::string& name, const nlohmann::json& h, ProviderConfig& p) {
+  if (!h.is_object()) fail(name, "'headers' must be a mapping of header name to string value");
+  for (const auto& [k, v] : h.items()) {
+    if (!v.is_string()) fail(name, fmt::format("header '{}' must be a string", k));
+    if (k.empty() || k.find_first_of(":\r\n ") != std::string::npos)
+      fail(name, fmt::format("invalid header name '{}'", k));
+    if (v.get<std::string>().find_first_of("\r\n") != std::string::npos)
+      fail(name, fmt::format("header '{}' has a line break in its value", k));
+    if (ieq(k, "Authorization") && !p.api_key.empty())
+      fail(name, "header 'Authorization' conflicts with api_key_env/api_key_file");
+    if (ieq(k, "Content-Type") || ieq(k, "Content-Length"))
+      fail(name, fmt::format("header '{}' is set by the client and cannot be overridden", k));
+    p.headers[k] = v.get<std::string>();
   }
-  if (j.contains("timeout_s")) p.timeout_s = get_number(name, j, "timeout_s", 0, false);
-  if (j.contains("connect_timeout_s")) p.connect_timeout_s = get_number(name, j, "connect_timeout_s", 0, false);
-  if (j.contains("max_in_flight")) p.max_in_flight = get_int(name, j, "max_in_flight", 1);
-  if (j.contains("requests_per_minute")) p.requests_per_minute = get_number(name, j, "requests_per_minute", 0, true);
-  if (j.contains("max_attempts")) p.max_attempts = get_int(name, j, "max_attempts", 1);
-  if (j.contains("backoff_initial_s")) p.backoff_initial_s = get_number(name, j, "backoff_initial_s", 0, true);
-  if (j.contains("backoff_max_s")) p.backoff_max_s = get_number(name, j, "backoff_max_s", 0, true);
-  if (j.contains("max_malformed_attempts")) p.max_malformed_attempts = get_int(name, j, "max_malformed_attempts", 1);
-  if (j.contains("retry_after_max_s")) p.retry_after_max_s = get_number(name, j, "retry_after_max_s", 0, true);
-  if (j.contains("retry_total_max_s")) p.retry_total_max_s = get_number(name, j, "retry_total_max_s", 0, true);
+}
+
+// Timeouts, concurrency, retries and response bounds, each where it is given.
+void read_limits(const std::string& name, const nlohmann::json& j, ProviderConfig& p) {
+  auto number = [&](const char* k, double& dst, bool zero_ok) {
+    if (j.contains(k)) dst = get_number(name, j, k, 0, zero_ok);
+  };
+  auto whole = [&](const char* k, int& dst) {
+    if (j.contains(k)) dst = get_int(name, j, k, 1);
+  };
+  number("timeout_s", p.timeout_s, false);
+  number("connect_timeout_s", p.connect_timeout_s, false);
+  whole("max_in_flight", p.max_in_flight);
+  number("requests_per_minute", p.requests_per_minute, true);
+  whole("max_attempts", p.max_attempts);
+  number("backoff_initial_s", p.backoff_initial_s, true);
+  number("backoff_max_s", p.backoff_max_s, true);
+  whole("max_malformed_attempts", p.max_malformed_attempts);
+  number("retry_after_max_s", p.retry_after_max_s, true);
+  number("retry_total_max_s", p.retry_total_max_s, true);
   if (j.contains("max_response_bytes")) p.max_response_bytes = get_size(name, j, "max_response_bytes", 1024);
   if (j.contains("max_response_bytes_in_flight"))
     p.max_response_bytes_in_flight = get_size(name, j, "max_response_bytes_in_flight", 1024);
-  if (!j.contains("max_response_bytes_in_flight"))  // one answer may always take the whole bound
+  else  // one answer may always take the whole bound
     p.max_response_bytes_in_flight = std::max(p.max_response_bytes_in_flight, p.max_response_bytes);
   if (p.max_response_bytes_in_flight < p.max_response_bytes)
     fail(name, fmt::format("'max_response_bytes_in_flight' ({}) must be at least 'max_response_bytes' ({})",
                            p.max_response_bytes_in_flight, p.max_response_bytes));
   if (p.backoff_max_s < p.backoff_initial_s) fail(name, "'backoff_max_s' must be >= 'backoff_initial_s'", "/backoff_max_s");
+}
+
+}  // namespace
+
+ProviderConfig provider_from_json(const std::string& name, const nlohmann::json& j, bool resolve_secrets) {
+  if (name.empty()) throw std::invalid_argument("provider: empty name");
+  if (!j.is_object()) fail(name, "must be a mapping of settings");
+  check_known_keys(name, j);
+  ProviderConfig p;
+  p.name = name;
+  if (!j.contains("base_url")) fail(name, "missing 'base_url' (e.g. https://api.openai.com/v1)");
+  p.base_url = get_string(name, j, "base_url");
+  if (p.base_url.rfind("http://", 0) != 0 && p.base_url.rfind("https://", 0) != 0)
+    fail(name, fmt::format("'base_url' must start with http:// or https:// (got '{}')", p.base_url));
+  while (!p.base_url.empty() && p.base_url.back() == '/') p.base_url.pop_back();
+  if (j.contains("model")) p.model = get_string(name, j, "model");
+  if (j.contains("embedding_model")) p.embedding_model = get_string(name, j, "embedding_model");
+  if (p.model.empty() && p.embedding_model.empty()) fail(name, "needs 'model' and/or 'embedding_model'");
+  if (j.contains("api_key_env") && j.contains("api_key_file"))
+    fail(name, "give either 'api_key_env' or 'api_key_file', not both");
+  if (resolve_secrets) read_api_key(name, j, p);  // (estimate: no request is sent, the key is not needed)
+  if (j.contains("headers")) read_headers(name, j.at("headers"), p);
+  read_limits(name, j, p);
   if (j.contains("price")) p.price = price_from_json(name, j.at("price"));
   return p;
 }
