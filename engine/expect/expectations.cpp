@@ -20,12 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string join(const std::vector<std::string> &v) {
-  std::string s;
-  for (const auto &x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
 // A record field as the checks see it: the node's declared outputs, or a dataset column.
 struct FieldCheck {
   const Pipeline &p;
@@ -53,15 +47,15 @@ struct FieldCheck {
     if (t == nullptr) {
       bool sink = std::any_of(p.sinks.begin(), p.sinks.end(), [&](const NodeDecl &s) { return s.id == id; });
       diags.push_back({at, sink ? fmt::format("{}: '{}' is a sink; expect reads the outputs of nodes ({})", what, id,
-                                              join(node_ids()))
+                                              join_list(node_ids()))
                                 : fmt::format("{}: the pipeline has no node '{}'{}; its nodes: {}", what, id,
-                                              did_you_mean(id, node_ids()), join(node_ids()))});
+                                              did_you_mean(id, node_ids()), join_list(node_ids()))});
       return nullptr;
     }
     const auto &w = t->writes;
     if (std::find(w.begin(), w.end(), "*") == w.end() && std::find(w.begin(), w.end(), field) == w.end()) {
       diags.push_back({at, fmt::format("{}: node '{}' ({}) has no output '{}'{}; its outputs: {}", what, id, t->name,
-                                       field, did_you_mean(field, w), join(w))});
+                                       field, did_you_mean(field, w), join_list(w))});
       return nullptr;
     }
     return t;
@@ -270,7 +264,7 @@ void check_expectations(const Pipeline &p, const std::vector<const NodeTypeInfo 
       }
       diags.push_back({d.where_at[i], fmt::format("{} where: '{}' is neither a column of the dataset{} nor a node's "
                                                   "output (node.field); columns: {}", what, f,
-                                                  did_you_mean(f, columns), join(columns))});
+                                                  did_you_mean(f, columns), join_list(columns))});
     }
   }
 }
@@ -344,6 +338,67 @@ void ExpectationSet::observe(std::string_view record) {
   }
 }
 
+namespace {
+
+// An entry's statistic over its n values, with its interval (none for min and max) and how it was computed.
+struct Estimate {
+  double value = 0;
+  stats::Interval ci{NAN, NAN};
+  std::string method;
+  double level = 0.95;
+};
+
+Estimate estimate(const ExpectDecl &d, const std::vector<double> &values, std::size_t booleans, std::size_t hits,
+                  std::size_t n) {
+  Estimate e;
+  e.level = d.confidence > 0 ? d.confidence : 0.95;  // the interval is shown even when not judged
+  if (d.stat == "share") {
+    e.value = static_cast<double>(hits) / static_cast<double>(n);
+    e.ci = stats::wilson_interval(hits, n, e.level);
+    e.method = "Wilson score interval of the share";
+  } else if (d.stat == "mean" && booleans == n) {
+    e.value = stats::mean(values);
+    e.ci = stats::wilson_interval(static_cast<std::uint64_t>(std::llround(e.value * static_cast<double>(n))), n, e.level);
+    e.method = "Wilson score interval of the share of true";
+  } else if (d.stat == "mean") {
+    e.value = stats::mean(values);
+    e.ci = stats::mean_interval(values, e.level);
+    e.method = "mean ± z·sd/√n";
+  } else {
+    std::vector<double> s = values;
+    std::sort(s.begin(), s.end());
+    if (d.stat == "min") e.value = s.front();
+    else if (d.stat == "max") e.value = s.back();
+    else {
+      e.value = stats::quantile_sorted(s, d.quantile);
+      e.ci = stats::quantile_interval(s, d.quantile, e.level);
+      e.method = "order statistics (exact binomial ranks)";
+    }
+  }
+  return e;
+}
+
+// Why the entry fails, "" when it passes: the point value, or with `confidence` the interval's end on the
+// bound's side, against min and max.
+std::string failure(const ExpectDecl &d, const Estimate &e, std::size_t n, std::size_t missing, std::size_t not_numeric) {
+  const bool judged_interval = d.confidence > 0;
+  const double lo = judged_interval ? e.ci.low : e.value, hi = judged_interval ? e.ci.high : e.value;
+  if (n == 0)
+    return fmt::format("no record{} had a value for {} ({} missing{})", d.where.empty() ? "" : " matching where",
+                       d.metric, missing, not_numeric > 0 ? fmt::format(", {} not numbers", not_numeric) : "");
+  if (d.has_min && !(lo >= d.min))
+    return judged_interval ? fmt::format("the {:g} % interval's lower end {} is below the minimum {} ({} {})",
+                                         d.confidence * 100, num(lo), num(d.min), d.stat, num(e.value))
+                           : fmt::format("{} {} is below the minimum {}", d.stat, num(e.value), num(d.min));
+  if (d.has_max && !(hi <= d.max))
+    return judged_interval ? fmt::format("the {:g} % interval's upper end {} is above the maximum {} ({} {})",
+                                         d.confidence * 100, num(hi), num(d.max), d.stat, num(e.value))
+                           : fmt::format("{} {} is above the maximum {}", d.stat, num(e.value), num(d.max));
+  return "";
+}
+
+}  // namespace
+
 json ExpectationSet::evaluate() const {
   std::lock_guard lk(mu_);
   json results = json::array();
@@ -361,61 +416,20 @@ json ExpectationSet::evaluate() const {
 
     const std::size_t n = d.stat == "share" ? it.present : it.values.size();
     r["n"] = n;
-    double value = 0;
-    stats::Interval ci{NAN, NAN};
-    std::string method;
+    Estimate e;
     if (n > 0) {
-      const double level = d.confidence > 0 ? d.confidence : 0.95;  // the interval is shown even when not judged
-      if (d.stat == "share") {
-        value = static_cast<double>(it.hits) / static_cast<double>(n);
-        ci = stats::wilson_interval(it.hits, n, level);
-        method = "Wilson score interval of the share";
-      } else if (d.stat == "mean" && it.booleans == n) {
-        value = stats::mean(it.values);
-        ci = stats::wilson_interval(static_cast<std::uint64_t>(std::llround(value * static_cast<double>(n))), n, level);
-        method = "Wilson score interval of the share of true";
-      } else if (d.stat == "mean") {
-        value = stats::mean(it.values);
-        ci = stats::mean_interval(it.values, level);
-        method = "mean ± z·sd/√n";
-      } else {
-        std::vector<double> s = it.values;
-        std::sort(s.begin(), s.end());
-        if (d.stat == "min") value = s.front();
-        else if (d.stat == "max") value = s.back();
-        else {
-          value = stats::quantile_sorted(s, d.quantile);
-          ci = stats::quantile_interval(s, d.quantile, level);
-          method = "order statistics (exact binomial ranks)";
-        }
-      }
-      r["value"] = value;
-      if (!method.empty()) {
-        r["interval"] = {finite_or_null(ci.low), finite_or_null(ci.high)};
-        r["interval_level"] = level;
-        r["interval_method"] = method;
+      e = estimate(d, it.values, it.booleans, it.hits, n);
+      r["value"] = e.value;
+      if (!e.method.empty()) {
+        r["interval"] = {finite_or_null(e.ci.low), finite_or_null(e.ci.high)};
+        r["interval_level"] = e.level;
+        r["interval_method"] = e.method;
       }
     } else {
       r["value"] = nullptr;
     }
-
-    // The verdict: the point value, or with `confidence` the interval's end on the bound's side.
-    const bool judged_interval = d.confidence > 0;
-    const double lo = judged_interval ? ci.low : value, hi = judged_interval ? ci.high : value;
-    std::string why;
-    if (n == 0) {
-      why = fmt::format("no record{} had a value for {} ({} missing{})", d.where.empty() ? "" : " matching where",
-                        d.metric, it.missing, it.not_numeric > 0 ? fmt::format(", {} not numbers", it.not_numeric) : "");
-    } else if (d.has_min && !(lo >= d.min)) {
-      why = judged_interval ? fmt::format("the {:g} % interval's lower end {} is below the minimum {} ({} {})",
-                                          d.confidence * 100, num(lo), num(d.min), d.stat, num(value))
-                            : fmt::format("{} {} is below the minimum {}", d.stat, num(value), num(d.min));
-    } else if (d.has_max && !(hi <= d.max)) {
-      why = judged_interval ? fmt::format("the {:g} % interval's upper end {} is above the maximum {} ({} {})",
-                                          d.confidence * 100, num(hi), num(d.max), d.stat, num(value))
-                            : fmt::format("{} {} is above the maximum {}", d.stat, num(value), num(d.max));
-    }
-    r["judged"] = judged_interval ? "interval" : "value";
+    std::string why = failure(d, e, n, it.missing, it.not_numeric);
+    r["judged"] = d.confidence > 0 ? "interval" : "value";
     r["passed"] = why.empty();
     if (!why.empty()) {
       r["message"] = why;
