@@ -40,7 +40,7 @@ using namespace evalgraph;
 using nlohmann::json;
 
 namespace {
-constexpr std::size_t kBudgetChunkSize = 16;  // --chunk-size's default under a budget (see cmd_run)
+constexpr std::size_t kBudgetChunkSize = 16;  // --chunk-size's default under a budget (see apply_run_flags)
 
 // Exit codes (documented in the README).
 constexpr int kExitOk = 0;
@@ -209,55 +209,55 @@ int cmd_plugins(const std::vector<std::string> &dirs, bool as_json) {
   return kExitOk;
 }
 
-int cmd_run(const std::string &file, const po::variables_map &vm, const std::vector<std::string> &dirs) {
-  PluginRegistry reg;
-  load_plugins(reg, dirs);
-  RunOptions opt;
-  Loaded l;
-  if (vm.count("resume")) {
-    // The pipeline as it was run (its copy in the run folder), resolved against its original location.
-    opt.resume = true;
-    opt.run_dir = vm["resume"].as<std::string>();
-    RunState rs = read_run_state(opt.run_dir);
-    l.pipeline = parse_pipeline(rs.pipeline_text, rs.pipeline_file);
-    if (rs.state.contains("shard")) {
-      opt.shard_index = rs.state["shard"].value("index", 0);
-      opt.shard_count = rs.state["shard"].value("count", 0);
-      opt.extra_summary = rs.state.value("extra_summary", json::object());
-    }
-  } else {
-    l.pipeline = load_pipeline(file);
-    shard::ShardSpec spec = shard::resolve_shard(
-        vm.count("shard") ? std::optional<std::string>(vm["shard"].as<std::string>()) : std::nullopt,
-        vm["shard-count"].as<int>(), [](const char *n) { return std::getenv(n); });
-    opt.shard_index = spec.index;
-    opt.shard_count = spec.count;
-    opt.run_dir = new_run_dir(l.pipeline, vm.count("output") ? fs::path(vm["output"].as<std::string>()) : fs::path());
-    if (spec.count > 0) {
-      if (vm.count("no-journal"))
-        throw ConfigError({{{"--no-journal", 0, 0}, "a shard keeps its records for `evalgraph merge`; drop --no-journal"}});
-      opt.run_dir += run_folder::shard_suffix(spec.index, spec.count);
-      char host[256] = {};
-      gethostname(host, sizeof host - 1);
-      opt.extra_summary["shard"] = {{"index", spec.index}, {"count", spec.count}, {"label", spec.label()},
-                                    {"source", spec.source}, {"host", host},
-                                    {"started", fmt::format("{:%Y-%m-%dT%H:%M:%S}", fmt::localtime(std::time(nullptr)))},
-                                    {"pipeline_file", fs::absolute(l.pipeline.file).string()},
-                                    {"report", vm.count("no-report") == 0},
-                                    {"limit", vm["limit"].as<long long>() >= 0 ? vm["limit"].as<long long>() : l.pipeline.dataset.limit},
-                                    {"rule", "record index mod N (group_by: FNV-1a of the group key mod N)"}};
-      for (const char *e : {"SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX", "HOSTNAME"})
-        if (const char *v = std::getenv(e); v != nullptr && spec.source != "--shard") opt.extra_summary["shard"]["env"][e] = v;
-    }
+// --resume: the pipeline as it was run (its copy in the run folder), resolved against its original location,
+// with the shard it was.
+void resume_run(const po::variables_map &vm, Loaded &l, RunOptions &opt) {
+  opt.resume = true;
+  opt.run_dir = vm["resume"].as<std::string>();
+  RunState rs = read_run_state(opt.run_dir);
+  l.pipeline = parse_pipeline(rs.pipeline_text, rs.pipeline_file);
+  if (rs.state.contains("shard")) {
+    opt.shard_index = rs.state["shard"].value("index", 0);
+    opt.shard_count = rs.state["shard"].value("count", 0);
+    opt.extra_summary = rs.state.value("extra_summary", json::object());
   }
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
-  set_stop_grace_s(vm["stop-grace"].as<double>());
-  // The budget (docs/cost.md): --max-cost, else the pipeline's, of which a shard gets its share.
-  opt.max_cost_usd = l.pipeline.budget.max_cost_usd;
-  if (opt.max_cost_usd > 0 && opt.shard_count > 0) opt.max_cost_usd /= opt.shard_count;
-  if (vm.count("max-cost")) opt.max_cost_usd = vm["max-cost"].as<double>();
-  StopWatchdog watchdog(opt.run_dir.string());
+}
+
+// What run.json says of a shard: which one, where and when it ran, and what the merge must run alike.
+json shard_provenance(const shard::ShardSpec &spec, const Loaded &l, const po::variables_map &vm) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  json s = {{"index", spec.index}, {"count", spec.count}, {"label", spec.label()},
+            {"source", spec.source}, {"host", host},
+            {"started", fmt::format("{:%Y-%m-%dT%H:%M:%S}", fmt::localtime(std::time(nullptr)))},
+            {"pipeline_file", fs::absolute(l.pipeline.file).string()},
+            {"report", vm.count("no-report") == 0},
+            {"limit", vm["limit"].as<long long>() >= 0 ? vm["limit"].as<long long>() : l.pipeline.dataset.limit},
+            {"rule", "record index mod N (group_by: FNV-1a of the group key mod N)"}};
+  for (const char *e : {"SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX", "HOSTNAME"})
+    if (const char *v = std::getenv(e); v != nullptr && spec.source != "--shard") s["env"][e] = v;
+  return s;
+}
+
+// A new run: the pipeline file, its results folder, and the shard (--shard, or the scheduler's array index).
+void start_run(const std::string &file, const po::variables_map &vm, Loaded &l, RunOptions &opt) {
+  l.pipeline = load_pipeline(file);
+  shard::ShardSpec spec = shard::resolve_shard(
+      vm.count("shard") ? std::optional<std::string>(vm["shard"].as<std::string>()) : std::nullopt,
+      vm["shard-count"].as<int>(), [](const char *n) { return std::getenv(n); });
+  opt.shard_index = spec.index;
+  opt.shard_count = spec.count;
+  opt.run_dir = new_run_dir(l.pipeline, vm.count("output") ? fs::path(vm["output"].as<std::string>()) : fs::path());
+  if (spec.count == 0) return;
+  if (vm.count("no-journal"))
+    throw ConfigError({{{"--no-journal", 0, 0}, "a shard keeps its records for `evalgraph merge`; drop --no-journal"}});
+  opt.run_dir += run_folder::shard_suffix(spec.index, spec.count);
+  opt.extra_summary["shard"] = shard_provenance(spec, l, vm);
+}
+
+// The command line's settings of a run: workers, limits, chunks, windows, journal, progress display (after the
+// budget: it sets the chunk size's default).
+void apply_run_flags(const po::variables_map &vm, RunOptions &opt) {
   opt.jobs = vm["jobs"].as<int>();
   if (opt.jobs <= 0) opt.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   opt.limit = vm["limit"].as<long long>();
@@ -267,55 +267,54 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
   opt.llm_concurrency = std::max(0, vm["llm-concurrency"].as<int>());
   opt.window = vm["window"].as<std::size_t>();
   opt.journal = vm.count("no-journal") == 0;
-  const bool quiet = vm.count("quiet") != 0;
   const char *ci = std::getenv("CI");
-  opt.progress = !quiet && isatty(STDERR_FILENO) && (ci == nullptr || std::string(ci).empty());
-  RunRequest req{opt, vm.count("no-report") == 0, vm.count("no-cache") != 0, vm["cache"].as<std::string>(),
-                 quiet ? EG_LOG_ERROR : EG_LOG_WARN, [](HostServices *h) { g_host = h; }};
-  RunResult r = run_pipeline(l.pipeline, reg, req);  // engine/entry/run_entry.h (front ends run here too)
-  opt = req.opt;
+  opt.progress = vm.count("quiet") == 0 && isatty(STDERR_FILENO) && (ci == nullptr || std::string(ci).empty());
+}
 
-  if (!quiet) {
-    std::fprintf(stderr, "evalgraph: %s: %zu records in %.2f s (%.0f records/s), %zu with failures\n",
-                 l.pipeline.name.c_str(), r.records, r.seconds, r.seconds > 0 ? r.records / r.seconds : 0.0,
-                 r.failed_records);
-    for (const auto &[id, st] : r.nodes) {
-      if (st.failed + st.skipped == 0) continue;
-      std::fprintf(stderr, "  node %s: %zu ok, %zu failed, %zu skipped%s%s\n", id.c_str(), st.ok, st.failed, st.skipped,
-                   st.first_error.empty() ? "" : "; first error: ", st.first_error.c_str());
-    }
-    if (r.summary.contains("llm")) {
-      for (const auto &[name, s] : r.summary["llm"].items())
-        std::fprintf(stderr, "  provider %s: %s\n", name.c_str(), s.dump().c_str());
-    }
-    if (const auto c = r.summary.find("cost"); c != r.summary.end())  // docs/cost.md
-      std::fprintf(stderr, "  cost: $%.4f (%s billed calls, %s answered by the cache for free)\n",
-                   c->value("cost_usd", 0.0), c->value("billed_calls", json(0)).dump().c_str(),
-                   c->value("cache_hits", json(0)).dump().c_str());
+// The run's summary on stderr: records, the nodes with failures, the providers and the cost.
+void print_run_summary(const Pipeline &p, const RunResult &r) {
+  std::fprintf(stderr, "evalgraph: %s: %zu records in %.2f s (%.0f records/s), %zu with failures\n",
+               p.name.c_str(), r.records, r.seconds, r.seconds > 0 ? r.records / r.seconds : 0.0, r.failed_records);
+  for (const auto &[id, st] : r.nodes) {
+    if (st.failed + st.skipped == 0) continue;
+    std::fprintf(stderr, "  node %s: %zu ok, %zu failed, %zu skipped%s%s\n", id.c_str(), st.ok, st.failed, st.skipped,
+                 st.first_error.empty() ? "" : "; first error: ", st.first_error.c_str());
   }
-  std::printf("%s\n", r.run_dir.string().c_str());
-  if (r.interrupted) {
-    std::string detail = stop_detail();
-    if (r.stop_reason == StopReason::budget) {  // what was spent, what is left, how to go on (docs/cost.md)
-      const double spent = r.summary.contains("cost") ? r.summary["cost"].value("cost_usd", 0.0) : 0.0;
-      std::fprintf(stderr,
-                   "evalgraph: budget reached: spent $%.4f of the $%.4g budget (%s); %zu records finished, %s remain; "
-                   "continue with a larger budget:\n  evalgraph run --resume %s --max-cost AMOUNT\n",
-                   spent, opt.max_cost_usd, detail.c_str(), r.records,
-                   r.remaining_records >= 0 ? fmt::format("{} records", r.remaining_records).c_str() : "the other records",
-                   r.run_dir.string().c_str());
-      return stop_exit_code(r.stop_reason);
-    }
-    std::fprintf(stderr, "evalgraph: stopped (%s%s%s) after %zu records; finish the run with:\n  evalgraph run --resume %s\n",
-                 stop_reason_name(r.stop_reason), detail.empty() ? "" : ": ", detail.c_str(), r.records,
+  if (r.summary.contains("llm")) {
+    for (const auto &[name, s] : r.summary["llm"].items())
+      std::fprintf(stderr, "  provider %s: %s\n", name.c_str(), s.dump().c_str());
+  }
+  if (const auto c = r.summary.find("cost"); c != r.summary.end())  // docs/cost.md
+    std::fprintf(stderr, "  cost: $%.4f (%s billed calls, %s answered by the cache for free)\n",
+                 c->value("cost_usd", 0.0), c->value("billed_calls", json(0)).dump().c_str(),
+                 c->value("cache_hits", json(0)).dump().c_str());
+}
+
+// A stopped run: why, and how to go on (for the budget: what was spent, what is left; docs/cost.md).
+int report_stop(const RunResult &r, double max_cost_usd) {
+  std::string detail = stop_detail();
+  if (r.stop_reason == StopReason::budget) {
+    const double spent = r.summary.contains("cost") ? r.summary["cost"].value("cost_usd", 0.0) : 0.0;
+    std::fprintf(stderr,
+                 "evalgraph: budget reached: spent $%.4f of the $%.4g budget (%s); %zu records finished, %s remain; "
+                 "continue with a larger budget:\n  evalgraph run --resume %s --max-cost AMOUNT\n",
+                 spent, max_cost_usd, detail.c_str(), r.records,
+                 r.remaining_records >= 0 ? fmt::format("{} records", r.remaining_records).c_str() : "the other records",
                  r.run_dir.string().c_str());
-    return r.stop_reason == StopReason::none ? kExitInterrupted : stop_exit_code(r.stop_reason);
+    return stop_exit_code(r.stop_reason);
   }
-  // expect: (docs/ci.md): a failed expectation is the CI gate, exit 4 even when records failed too (both said).
+  std::fprintf(stderr, "evalgraph: stopped (%s%s%s) after %zu records; finish the run with:\n  evalgraph run --resume %s\n",
+               stop_reason_name(r.stop_reason), detail.empty() ? "" : ": ", detail.c_str(), r.records,
+               r.run_dir.string().c_str());
+  return r.stop_reason == StopReason::none ? kExitInterrupted : stop_exit_code(r.stop_reason);
+}
+
+// expect: (docs/ci.md): a failed expectation is the CI gate, exit 4 even when records failed too (both said).
+int finished_exit_code(const Pipeline &p, const RunResult &r, bool quiet) {
   if (auto v = r.summary.find("expectations"); v != r.summary.end()) {
     if (v->contains("deferred") && !quiet)
       std::fprintf(stderr, "evalgraph: expect: %s\n", (*v)["deferred"].get<std::string>().c_str());
-    if (!announce_expectations(*v, l.pipeline.name, quiet)) {
+    if (!announce_expectations(*v, p.name, quiet)) {
       std::fprintf(stderr, "evalgraph: %zu of %zu expectations failed (junit.xml in the results folder)%s\n",
                    (*v)["failed"].get<std::size_t>(), (*v)["total"].get<std::size_t>(),
                    r.failed_records > 0 ? fmt::format("; {} records failed too", r.failed_records).c_str() : "");
@@ -323,6 +322,34 @@ int cmd_run(const std::string &file, const po::variables_map &vm, const std::vec
     }
   }
   return r.failed_records > 0 ? kExitRecordFailures : kExitOk;
+}
+
+int cmd_run(const std::string &file, const po::variables_map &vm, const std::vector<std::string> &dirs) {
+  PluginRegistry reg;
+  load_plugins(reg, dirs);
+  RunOptions opt;
+  Loaded l;
+  if (vm.count("resume")) resume_run(vm, l, opt);
+  else start_run(file, vm, l, opt);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  set_stop_grace_s(vm["stop-grace"].as<double>());
+  // The budget (docs/cost.md): --max-cost, else the pipeline's, of which a shard gets its share.
+  opt.max_cost_usd = l.pipeline.budget.max_cost_usd;
+  if (opt.max_cost_usd > 0 && opt.shard_count > 0) opt.max_cost_usd /= opt.shard_count;
+  if (vm.count("max-cost")) opt.max_cost_usd = vm["max-cost"].as<double>();
+  StopWatchdog watchdog(opt.run_dir.string());
+  apply_run_flags(vm, opt);
+  const bool quiet = vm.count("quiet") != 0;
+  RunRequest req{opt, vm.count("no-report") == 0, vm.count("no-cache") != 0, vm["cache"].as<std::string>(),
+                 quiet ? EG_LOG_ERROR : EG_LOG_WARN, [](HostServices *h) { g_host = h; }};
+  RunResult r = run_pipeline(l.pipeline, reg, req);  // engine/entry/run_entry.h (front ends run here too)
+  opt = req.opt;
+
+  if (!quiet) print_run_summary(l.pipeline, r);
+  std::printf("%s\n", r.run_dir.string().c_str());
+  if (r.interrupted) return report_stop(r, opt.max_cost_usd);
+  return finished_exit_code(l.pipeline, r, quiet);
 }
 
 // ---- the chatbot evaluation of seed 004 (frontends/chatbot_config/) ----
@@ -381,9 +408,7 @@ int cmd_create_dataset(const po::variables_map &vm) {
   return kExitOk;
 }
 
-}  // namespace
-
-int main(int argc, char **argv) {
+po::options_description command_line_options() {
   po::options_description opts("options");
   opts.add_options()("help,h", "show this help")("version", "print the version")(
       "plugin-dir,P", po::value<std::vector<std::string>>()->composing(), "also load plugins from this folder (repeatable)")(
@@ -413,6 +438,75 @@ int main(int argc, char **argv) {
       "compare --fail-if-worse: tolerate a worsening up to this size (the metric's units)")(
       "config-dir", po::value<std::string>(), "run/create-dataset: a chatbot evaluation's config folder (seed 004 format)")(
       "only-transform", "run --config-dir: run the transformations only");
+  return opts;
+}
+
+// The command and its arguments, to the function that does it.
+int dispatch(const std::string &cmd, const std::vector<std::string> &args, const po::variables_map &vm,
+             const std::vector<std::string> &dirs) {
+  if (cmd == "plugins") return cmd_plugins(dirs, vm.count("json") != 0);
+  if (cmd == "run" && vm.count("config-dir") && args.empty()) {
+    if (vm.count("shard") || vm["shard-count"].as<int>() > 0) {
+      std::fprintf(stderr, "evalgraph run --config-dir: --shard is for pipeline runs (evalgraph run PIPELINE.yaml --shard I/N)\n");
+      return kExitUsage;
+    }
+    return cmd_chatbot_run(vm, dirs);
+  }
+  if (cmd == "combine-experiments") return cmd_combine(args, vm, dirs);
+  if (cmd == "compare") {  // docs/ci.md for the gate
+    compare::Gate g;
+    if (vm.count("fail-if-worse")) g.metrics = vm["fail-if-worse"].as<std::vector<std::string>>();
+    g.alpha = vm["alpha"].as<double>();
+    g.min_diff = vm["min-diff"].as<double>();
+    return compare::run_compare(args, vm.count("json") != 0, vm.count("output") ? vm["output"].as<std::string>() : "", g);
+  }
+  if (cmd == "create-dataset") return cmd_create_dataset(vm);
+  if (cmd == "estimate") {  // docs/cost.md
+    if (args.size() != 1) {
+      std::fprintf(stderr, "evalgraph estimate: give exactly one pipeline file\n\n%s", kUsage);
+      return kExitUsage;
+    }
+    estimate::Options eo{vm["limit"].as<long long>(), std::max(1, vm["jobs"].as<int>()), vm["cache"].as<std::string>(),
+                         vm.count("no-cache") != 0};
+    if (vm["jobs"].as<int>() <= 0) eo.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return estimate::run_command(args[0], vm.count("json") != 0, eo, dirs);
+  }
+  if (cmd == "merge")
+    return shard::run_merge(args, vm.count("output") ? vm["output"].as<std::string>() : "", dirs, vm.count("quiet") != 0);
+  if (cmd == "cache") {
+    if (args.empty() || args[0] != "merge") {
+      std::fprintf(stderr, "evalgraph cache: the one subcommand is: evalgraph cache merge -o OUT.sqlite IN.sqlite...\n");
+      return kExitUsage;
+    }
+    return shard::run_cache_merge({args.begin() + 1, args.end()}, vm.count("output") ? vm["output"].as<std::string>() : "");
+  }
+  if (cmd == "run" || cmd == "validate" || cmd == "graph") {
+    if (cmd == "run" && vm.count("resume") && args.empty()) return cmd_run("", vm, dirs);
+    if (args.size() != 1) {
+      std::fprintf(stderr, "evalgraph %s: give exactly one pipeline file\n\n%s", cmd.c_str(), kUsage);
+      return kExitUsage;
+    }
+    if (cmd == "run") return cmd_run(args[0], vm, dirs);
+    PluginRegistry reg;
+    load_plugins(reg, dirs);
+    Loaded l = load_and_plan(args[0], reg);
+    if (cmd == "graph") {
+      std::cout << to_dot(l.pipeline, l.plan);
+    } else {
+      std::printf("%s: ok (%zu nodes, %zu sinks, %zu dataset columns)\n", args[0].c_str(), l.plan.nodes.size(),
+                  l.plan.sinks.size(), l.plan.dataset_columns.size());
+    }
+    return kExitOk;
+  }
+  std::fprintf(stderr, "evalgraph: unknown command '%s'%s\n\n%s", cmd.c_str(),
+               did_you_mean(cmd, {"run", "validate", "graph", "plugins", "compare", "merge", "cache", "combine-experiments", "create-dataset", "estimate"}).c_str(), kUsage);
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  const po::options_description opts = command_line_options();
   po::options_description hidden;
   hidden.add_options()("command", po::value<std::string>())("args", po::value<std::vector<std::string>>());
   po::options_description all;
@@ -445,63 +539,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> dirs = vm.count("plugin-dir") ? vm["plugin-dir"].as<std::vector<std::string>>() : std::vector<std::string>{};
 
   try {
-    if (cmd == "plugins") return cmd_plugins(dirs, vm.count("json") != 0);
-    if (cmd == "run" && vm.count("config-dir") && args.empty()) {
-      if (vm.count("shard") || vm["shard-count"].as<int>() > 0) {
-        std::fprintf(stderr, "evalgraph run --config-dir: --shard is for pipeline runs (evalgraph run PIPELINE.yaml --shard I/N)\n");
-        return kExitUsage;
-      }
-      return cmd_chatbot_run(vm, dirs);
-    }
-    if (cmd == "combine-experiments") return cmd_combine(args, vm, dirs);
-    if (cmd == "compare") {  // docs/ci.md for the gate
-      compare::Gate g;
-      if (vm.count("fail-if-worse")) g.metrics = vm["fail-if-worse"].as<std::vector<std::string>>();
-      g.alpha = vm["alpha"].as<double>();
-      g.min_diff = vm["min-diff"].as<double>();
-      return compare::run_compare(args, vm.count("json") != 0, vm.count("output") ? vm["output"].as<std::string>() : "", g);
-    }
-    if (cmd == "create-dataset") return cmd_create_dataset(vm);
-    if (cmd == "estimate") {  // docs/cost.md
-      if (args.size() != 1) {
-        std::fprintf(stderr, "evalgraph estimate: give exactly one pipeline file\n\n%s", kUsage);
-        return kExitUsage;
-      }
-      estimate::Options eo{vm["limit"].as<long long>(), std::max(1, vm["jobs"].as<int>()), vm["cache"].as<std::string>(),
-                           vm.count("no-cache") != 0};
-      if (vm["jobs"].as<int>() <= 0) eo.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      return estimate::run_command(args[0], vm.count("json") != 0, eo, dirs);
-    }
-    if (cmd == "merge")
-      return shard::run_merge(args, vm.count("output") ? vm["output"].as<std::string>() : "", dirs, vm.count("quiet") != 0);
-    if (cmd == "cache") {
-      if (args.empty() || args[0] != "merge") {
-        std::fprintf(stderr, "evalgraph cache: the one subcommand is: evalgraph cache merge -o OUT.sqlite IN.sqlite...\n");
-        return kExitUsage;
-      }
-      return shard::run_cache_merge({args.begin() + 1, args.end()}, vm.count("output") ? vm["output"].as<std::string>() : "");
-    }
-    if (cmd == "run" || cmd == "validate" || cmd == "graph") {
-      if (cmd == "run" && vm.count("resume") && args.empty()) return cmd_run("", vm, dirs);
-      if (args.size() != 1) {
-        std::fprintf(stderr, "evalgraph %s: give exactly one pipeline file\n\n%s", cmd.c_str(), kUsage);
-        return kExitUsage;
-      }
-      if (cmd == "run") return cmd_run(args[0], vm, dirs);
-      PluginRegistry reg;
-      load_plugins(reg, dirs);
-      Loaded l = load_and_plan(args[0], reg);
-      if (cmd == "graph") {
-        std::cout << to_dot(l.pipeline, l.plan);
-      } else {
-        std::printf("%s: ok (%zu nodes, %zu sinks, %zu dataset columns)\n", args[0].c_str(), l.plan.nodes.size(),
-                    l.plan.sinks.size(), l.plan.dataset_columns.size());
-      }
-      return kExitOk;
-    }
-    std::fprintf(stderr, "evalgraph: unknown command '%s'%s\n\n%s", cmd.c_str(),
-                 did_you_mean(cmd, {"run", "validate", "graph", "plugins", "compare", "merge", "cache", "combine-experiments", "create-dataset", "estimate"}).c_str(), kUsage);
-    return kExitUsage;
+    return dispatch(cmd, args, vm, dirs);
   } catch (const ConfigError &e) {
     return print_config_error(e);
   } catch (const io::DataError &e) {
