@@ -338,123 +338,146 @@ std::string show(const json &v) {
   return v.dump();
 }
 
-}  // namespace
-
-json compare_runs(const fs::path &pa, const fs::path &pb) {
-  Run a = load_run(pa), b = load_run(pb);
+// The records of A and B paired by their key (each B record used once), and the keys left unpaired.
+struct Pairing {
   std::string key_name;
-  std::vector<std::string> key = choose_key(a, b, key_name);
-  std::unordered_map<std::string, std::size_t> b_index;
-  for (std::size_t j = 0; j < b.records; ++j) b_index.emplace(key_of(b.ids[j], key, j), j);
   std::vector<std::pair<std::size_t, std::size_t>> pairs;
   std::vector<std::string> pair_keys;
   json unpaired_a = json::array(), unpaired_b = json::array();
+};
+
+Pairing pair_records(const Run &a, const Run &b) {
+  Pairing pr;
+  std::vector<std::string> key = choose_key(a, b, pr.key_name);
+  std::unordered_map<std::string, std::size_t> b_index;
+  for (std::size_t j = 0; j < b.records; ++j) b_index.emplace(key_of(b.ids[j], key, j), j);
   std::vector<bool> b_used(b.records, false);
   for (std::size_t i = 0; i < a.records; ++i) {
     std::string k = key_of(a.ids[i], key, i);
     auto it = b_index.find(k);
     if (it == b_index.end() || b_used[it->second]) {
-      unpaired_a.push_back(k);
+      pr.unpaired_a.push_back(k);
       continue;
     }
     b_used[it->second] = true;
-    pairs.emplace_back(i, it->second);
-    pair_keys.push_back(k);
+    pr.pairs.emplace_back(i, it->second);
+    pr.pair_keys.push_back(k);
   }
   for (std::size_t j = 0; j < b.records; ++j)
-    if (!b_used[j]) unpaired_b.push_back(key_of(b.ids[j], key, j));
+    if (!b_used[j]) pr.unpaired_b.push_back(key_of(b.ids[j], key, j));
+  return pr;
+}
 
-  json metrics = json::array();
-  json only_in = json::array();
-  struct Change {
-    double score = 0;
-    json values = json::array();
-  };
-  std::vector<Change> changes(pairs.size());
-  for (const auto &ma : a.metrics) {
-    auto it = b.metric_index.find(ma.node + "\t" + (ma.field == "value" ? std::string() : ma.field));
-    if (it == b.metric_index.end()) it = b.metric_index.find(ma.node + "\t" + ma.field);
-    if (it == b.metric_index.end()) {
-      only_in.push_back({{"node", ma.node}, {"field", ma.field}, {"in", "a"}});
-      continue;
-    }
-    const Metric &mb = b.metrics[it->second];
-    const bool boolean = !ma.any_number && !mb.any_number;
-    std::vector<double> va, vb, d;
-    std::uint64_t only_a_true = 0, only_b_true = 0;
-    for (std::size_t p = 0; p < pairs.size(); ++p) {
-      double x = ma.values[pairs[p].first], y = mb.values[pairs[p].second];
-      if (std::isnan(x) || std::isnan(y)) continue;
-      va.push_back(x);
-      vb.push_back(y);
-      d.push_back(y - x);
-      if (boolean) {
-        only_a_true += (x == 1 && y == 0);
-        only_b_true += (x == 0 && y == 1);
-      }
-      if (x != y) {
-        double s = std::fabs(y - x);
-        changes[p].score = std::max(changes[p].score, s);
-        if (boolean) changes[p].values.push_back({{"node", ma.node}, {"field", ma.field}, {"a", x == 1}, {"b", y == 1}});
-        else changes[p].values.push_back({{"node", ma.node}, {"field", ma.field}, {"a", x}, {"b", y}});
-      }
-    }
-    json m = {{"node", ma.node}, {"field", ma.field}, {"type", boolean ? "boolean" : "number"}, {"n", d.size()}};
-    m["better"] = better_direction(b, a, ma.node, ma.field);
-    // One value in every record of both runs (a weight, a threshold): kept in the JSON, left out of the table.
-    m["constant"] = !va.empty() && std::all_of(va.begin(), va.end(), [&](double x) { return x == va[0]; }) &&
-                    std::all_of(vb.begin(), vb.end(), [&](double x) { return x == va[0]; });
-    if (d.empty()) {
-      m.update({{"mean_a", nullptr}, {"mean_b", nullptr}, {"diff", nullptr}, {"ci_low", nullptr}, {"ci_high", nullptr},
-                {"p_value", nullptr}, {"test", "none (no record has a value in both runs)"}});
-      metrics.push_back(m);
-      continue;
-    }
-    stats::Interval ci = stats::paired_bootstrap_ci(d);
-    double diff = stats::mean(vb) - stats::mean(va);
-    if (std::all_of(d.begin(), d.end(), [](double x) { return x == 0; })) diff = 0;
-    m["mean_a"] = stats::mean(va);
-    m["mean_b"] = stats::mean(vb);
-    m["diff"] = diff;
-    m["ci_low"] = ci.low;
-    m["ci_high"] = ci.high;
+// What changed in one pair of records: its values that differ, and the largest difference.
+struct Change {
+  double score = 0;
+  json values = json::array();
+};
+
+// B's metric of A's node and field (a node's whole output "value" is the empty field in the other run), or null.
+const Metric *same_metric(const Run &r, const Metric &m) {
+  auto it = r.metric_index.find(m.node + "\t" + (m.field == "value" ? std::string() : m.field));
+  if (it == r.metric_index.end()) it = r.metric_index.find(m.node + "\t" + m.field);
+  return it == r.metric_index.end() ? nullptr : &r.metrics[it->second];
+}
+
+// One metric over the paired records: the means, the paired bootstrap interval of the difference and the
+// test's p (McNemar for booleans, Wilcoxon for numbers); each pair's differing values go to `changes`.
+json compare_metric(const Run &a, const Run &b, const Metric &ma, const Metric &mb,
+                    const std::vector<std::pair<std::size_t, std::size_t>> &pairs, std::vector<Change> &changes) {
+  const bool boolean = !ma.any_number && !mb.any_number;
+  std::vector<double> va, vb, d;
+  std::uint64_t only_a_true = 0, only_b_true = 0;
+  for (std::size_t p = 0; p < pairs.size(); ++p) {
+    double x = ma.values[pairs[p].first], y = mb.values[pairs[p].second];
+    if (std::isnan(x) || std::isnan(y)) continue;
+    va.push_back(x);
+    vb.push_back(y);
+    d.push_back(y - x);
     if (boolean) {
-      m["p_value"] = stats::mcnemar_exact_p(only_a_true, only_b_true);
-      m["test"] = "mcnemar_exact";
-      m["discordant"] = {{"a_only", only_a_true}, {"b_only", only_b_true}};
-    } else {
-      m["p_value"] = stats::wilcoxon_signed_rank_p(d);
-      m["test"] = "wilcoxon_signed_rank";
+      only_a_true += (x == 1 && y == 0);
+      only_b_true += (x == 0 && y == 1);
     }
-    metrics.push_back(m);
+    if (x != y) {
+      double s = std::fabs(y - x);
+      changes[p].score = std::max(changes[p].score, s);
+      if (boolean) changes[p].values.push_back({{"node", ma.node}, {"field", ma.field}, {"a", x == 1}, {"b", y == 1}});
+      else changes[p].values.push_back({{"node", ma.node}, {"field", ma.field}, {"a", x}, {"b", y}});
+    }
   }
-  for (const auto &mb : b.metrics)
-    if (a.metric_index.find(mb.node + "\t" + (mb.field == "value" ? std::string() : mb.field)) == a.metric_index.end() &&
-        a.metric_index.find(mb.node + "\t" + mb.field) == a.metric_index.end())
-      only_in.push_back({{"node", mb.node}, {"field", mb.field}, {"in", "b"}});
+  json m = {{"node", ma.node}, {"field", ma.field}, {"type", boolean ? "boolean" : "number"}, {"n", d.size()}};
+  m["better"] = better_direction(b, a, ma.node, ma.field);
+  // One value in every record of both runs (a weight, a threshold): kept in the JSON, left out of the table.
+  m["constant"] = !va.empty() && std::all_of(va.begin(), va.end(), [&](double x) { return x == va[0]; }) &&
+                  std::all_of(vb.begin(), vb.end(), [&](double x) { return x == va[0]; });
+  if (d.empty()) {
+    m.update({{"mean_a", nullptr}, {"mean_b", nullptr}, {"diff", nullptr}, {"ci_low", nullptr}, {"ci_high", nullptr},
+              {"p_value", nullptr}, {"test", "none (no record has a value in both runs)"}});
+    return m;
+  }
+  stats::Interval ci = stats::paired_bootstrap_ci(d);
+  double diff = stats::mean(vb) - stats::mean(va);
+  if (std::all_of(d.begin(), d.end(), [](double x) { return x == 0; })) diff = 0;
+  m["mean_a"] = stats::mean(va);
+  m["mean_b"] = stats::mean(vb);
+  m["diff"] = diff;
+  m["ci_low"] = ci.low;
+  m["ci_high"] = ci.high;
+  if (boolean) {
+    m["p_value"] = stats::mcnemar_exact_p(only_a_true, only_b_true);
+    m["test"] = "mcnemar_exact";
+    m["discordant"] = {{"a_only", only_a_true}, {"b_only", only_b_true}};
+  } else {
+    m["p_value"] = stats::wilcoxon_signed_rank_p(d);
+    m["test"] = "wilcoxon_signed_rank";
+  }
+  return m;
+}
 
+// The pairs that changed most (largest difference first, then most values), at most kChangedRecords of them.
+json most_changed(const std::vector<Change> &changes, const std::vector<std::string> &pair_keys, std::size_t &n_changed) {
   std::vector<std::size_t> order;
-  for (std::size_t p = 0; p < pairs.size(); ++p)
+  for (std::size_t p = 0; p < changes.size(); ++p)
     if (!changes[p].values.empty()) order.push_back(p);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
     if (changes[x].score != changes[y].score) return changes[x].score > changes[y].score;
     return changes[x].values.size() > changes[y].values.size();
   });
+  n_changed = order.size();
   json changed = json::array();
   for (std::size_t k = 0; k < order.size() && k < kChangedRecords; ++k) {
     const std::size_t p = order[k];
     changed.push_back({{"id", pair_keys[p]}, {"max_abs_diff", changes[p].score}, {"n_changed", changes[p].values.size()},
                        {"values", changes[p].values}});
   }
+  return changed;
+}
+
+}  // namespace
+
+json compare_runs(const fs::path &pa, const fs::path &pb) {
+  Run a = load_run(pa), b = load_run(pb);
+  Pairing pr = pair_records(a, b);
+  json metrics = json::array();
+  json only_in = json::array();
+  std::vector<Change> changes(pr.pairs.size());
+  for (const auto &ma : a.metrics) {
+    if (const Metric *mb = same_metric(b, ma)) metrics.push_back(compare_metric(a, b, ma, *mb, pr.pairs, changes));
+    else only_in.push_back({{"node", ma.node}, {"field", ma.field}, {"in", "a"}});
+  }
+  for (const auto &mb : b.metrics)
+    if (same_metric(a, mb) == nullptr) only_in.push_back({{"node", mb.node}, {"field", mb.field}, {"in", "b"}});
+  std::size_t n_changed = 0;
+  json changed = most_changed(changes, pr.pair_keys, n_changed);
   return {{"a", run_summary(a)},
           {"b", run_summary(b)},
-          {"paired_by", key_name},
-          {"n_paired", pairs.size()},
-          {"unpaired_a", unpaired_a.size()},
-          {"unpaired_b", unpaired_b.size()},
-          {"unpaired_a_ids", unpaired_a},
-          {"unpaired_b_ids", unpaired_b},
-          {"records_changed", order.size()},
+          {"paired_by", pr.key_name},
+          {"n_paired", pr.pairs.size()},
+          {"unpaired_a", pr.unpaired_a.size()},
+          {"unpaired_b", pr.unpaired_b.size()},
+          {"unpaired_a_ids", pr.unpaired_a},
+          {"unpaired_b_ids", pr.unpaired_b},
+          {"records_changed", n_changed},
           {"bootstrap", {{"resamples", stats::kBootstrapResamples}, {"seed", stats::kBootstrapSeed}, {"level", 0.95},
                          {"method", "percentile interval of the mean paired difference (b - a)"}}},
           {"parameter_differences", parameter_differences(a, b)},
@@ -540,8 +563,9 @@ std::string text_report(const json &c) {
   return o;
 }
 
-std::string html_report(const json &c) {
-  std::string o = R"(<!DOCTYPE html>
+namespace {
+
+constexpr const char *kHtmlHead = R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>evalgraph compare</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
@@ -553,6 +577,9 @@ th{background:#f0f2f5;font-weight:600}td.n{text-align:right;font-variant-numeric
 .up{color:#1b7f3b}.down{color:#b3261e}code{background:#f0f2f5;padding:1px 4px;border-radius:3px}.muted{color:#667085}
 </style></head><body>
 <header><h1>evalgraph compare</h1><div class="sub">)";
+
+// The page header and the two runs: folders, pipelines, records, and how they were paired.
+void html_runs(std::string &o, const json &c) {
   o += esc(fmt::format("A: {} — B: {}", c["a"]["path"].get<std::string>(), c["b"]["path"].get<std::string>()));
   o += "</div></header><main>\n<section id=\"runs\"><h2>Runs</h2><table><tr><th></th><th>folder</th><th>pipeline</th><th>records</th></tr>";
   for (const char *s : {"a", "b"})
@@ -568,6 +595,10 @@ th{background:#f0f2f5;font-weight:600}td.n{text-align:right;font-variant-numeric
     for (std::size_t i = 0; i < ids.size(); ++i) o += (i ? ", " : "") + esc(ids[i].get<std::string>());
     o += "</p></details>";
   }
+}
+
+// The settings that differ between the runs (A → B).
+void html_settings(std::string &o, const json &c) {
   o += "</section>\n<section id=\"settings\"><h2>Settings that differ (A → B)</h2>";
   if (c["parameter_differences"].empty()) o += "<p class=\"muted\">none: same pipeline, dataset, node types, plugin versions and parameters</p>";
   else {
@@ -577,6 +608,10 @@ th{background:#f0f2f5;font-weight:600}td.n{text-align:right;font-variant-numeric
                        esc(show(d["b"])));
     o += "</table>";
   }
+}
+
+// One row per compared metric: the means, the diff with its interval drawn, p and the test.
+void html_metrics(std::string &o, const json &c) {
   o += "</section>\n<section id=\"metrics\"><h2>Metrics</h2>";
   o += fmt::format("<p class=\"muted\">diff = mean B − mean A over the paired records; 95 % interval: paired bootstrap ({} resamples, seed {}); "
                    "p: Wilcoxon signed-rank for numbers, exact McNemar for booleans. The bar shows the interval, the dot the diff; "
@@ -611,6 +646,10 @@ th{background:#f0f2f5;font-weight:600}td.n{text-align:right;font-variant-numeric
   }
   o += "</table>";
   if (constant > 0) o += fmt::format("<p class=\"muted\">{} values that are the same constant in every record of both runs (weights, thresholds) are not shown; compare.json lists them.</p>", constant);
+}
+
+// The records that changed most, each with its changed values.
+void html_changed(std::string &o, const json &c) {
   o += "</section>\n<section id=\"changed\"><h2>Records that changed most</h2>";
   if (c["changed"].empty()) o += "<p class=\"muted\">no paired record changed in any value</p>";
   for (const auto &ch : c["changed"]) {
@@ -622,6 +661,16 @@ th{background:#f0f2f5;font-weight:600}td.n{text-align:right;font-variant-numeric
                        esc(v["field"].get<std::string>()), esc(show(v["a"])), esc(show(v["b"])));
     o += "</table></details>";
   }
+}
+
+}  // namespace
+
+std::string html_report(const json &c) {
+  std::string o = kHtmlHead;
+  html_runs(o, c);
+  html_settings(o, c);
+  html_metrics(o, c);
+  html_changed(o, c);
   o += "</section>\n<script>document.querySelectorAll('details.changed').forEach((d,i)=>{if(i<3)d.open=true;});</script>\n</main></body></html>\n";
   return o;
 }
