@@ -214,102 +214,119 @@ std::size_t word_count(std::string_view s) {
   return n;
 }
 
-}  // namespace
+// A code fence that is open (``` or ~~~, at least `len` of `ch`).
+struct Fence {
+  bool open = false;
+  char ch = 0;
+  std::size_t len = 0;
+};
 
-std::vector<Line> classify_lines(std::string_view text) {
-  std::vector<Line> lines;
-  std::size_t pos = 0;
-  bool in_code = false;
-  char fence_ch = 0;
-  std::size_t fence_len = 0;
-  while (pos <= text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    std::size_t end = nl == std::string_view::npos ? text.size() : nl;
-    std::string_view raw = text.substr(pos, end - pos);
-    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
-    Line L;
-    L.raw = raw;
-    L.offset = pos;
-    std::size_t k = 0;
-    int indent = 0;
-    while (k < raw.size() && (raw[k] == ' ' || raw[k] == '\t')) {
-      indent += raw[k] == '\t' ? 4 : 1;
-      ++k;
-    }
-    L.indent = indent;
-    std::string_view body = raw.substr(k);
-    char fch = 0;
-    std::size_t flen = 0;
-    if (in_code) {
-      if (indent <= 3 && is_fence(body, fch, flen) && fch == fence_ch && flen >= fence_len && trim(body.substr(flen)).empty()) {
-        L.kind = LineKind::FenceClose;
-        in_code = false;
-      } else {
-        L.kind = LineKind::Code;
-        L.content = raw;
-      }
-    } else if (trim(body).empty()) {
-      L.kind = LineKind::Blank;
-    } else {
-      // Block quotes: classify what follows the '>' markers.
-      while (!body.empty() && body[0] == '>') {
-        body.remove_prefix(1);
-        while (!body.empty() && (body[0] == ' ' || body[0] == '\t')) body.remove_prefix(1);
-      }
-      body = trim(body);
-      int number = -1;
-      std::size_t m = 0;
-      if (is_fence(body, fch, flen) && indent <= 3) {
-        L.kind = LineKind::FenceOpen;
-        L.info = trim(body.substr(flen));
-        in_code = true;
-        fence_ch = fch;
-        fence_len = flen;
-      } else if (body.empty()) {
-        L.kind = LineKind::Blank;
-      } else if (is_table_sep(body)) {
-        L.kind = LineKind::TableSep;
-      } else if (is_rule(body)) {
-        L.kind = LineKind::Rule;
-      } else if (body[0] == '#') {
-        std::size_t h = 0;
-        while (h < body.size() && body[h] == '#') ++h;
-        if (h <= 6 && (h == body.size() || body[h] == ' ' || body[h] == '\t')) {
-          L.kind = LineKind::Heading;
-          L.content = trim(body.substr(h));
-        } else {
-          L.kind = LineKind::Text;
-          L.content = body;
-        }
-      } else if ((m = bullet_marker(body)) > 0) {
-        L.kind = LineKind::Bullet;
-        L.content = trim(body.substr(m));
-      } else if ((m = numbered_marker(body, number)) > 0) {
-        L.kind = LineKind::Numbered;
-        L.number = number;
-        L.content = trim(body.substr(m));
-      } else if (body[0] == '|' && count_char(body, '|') >= 2) {
-        L.kind = LineKind::TableRow;
-        L.content = body;
-      } else if (body.size() >= 5 && ((starts_with(body, "**") && body.substr(body.size() - 2) == "**" &&
-                                       body.substr(2, body.size() - 4).find("**") == std::string_view::npos) ||
-                                      (starts_with(body, "__") && body.substr(body.size() - 2) == "__" &&
-                                       body.substr(2, body.size() - 4).find("__") == std::string_view::npos))) {
-        L.kind = LineKind::Heading;  // a whole-line bold title
-        L.content = trim(body.substr(2, body.size() - 4));
-      } else if (body.back() == ':' && body.size() <= 40 && word_count(body) <= 3 && body.find('|') == std::string_view::npos) {
-        L.kind = LineKind::Heading;  // a short label line such as "Fazit:" or "Next steps:"
-        L.content = body;
-      } else {
-        L.kind = LineKind::Text;
-        L.content = body;
-      }
-    }
-    lines.push_back(L);
-    if (nl == std::string_view::npos) break;
-    pos = nl + 1;
+// A line inside a fenced block: code, or the fence that closes it.
+void classify_code(Line &L, std::string_view body, Fence &fence) {
+  char fch = 0;
+  std::size_t flen = 0;
+  if (L.indent <= 3 && is_fence(body, fch, flen) && fch == fence.ch && flen >= fence.len && trim(body.substr(flen)).empty()) {
+    L.kind = LineKind::FenceClose;
+    fence.open = false;
+  } else {
+    L.kind = LineKind::Code;
+    L.content = L.raw;
   }
-  // Second pass: rows of tables without leading pipes ("a | b") around a separator; setext headings.
+}
+
+// "# Title" (up to six #), else text.
+void classify_hashes(Line &L, std::string_view body) {
+  std::size_t h = 0;
+  while (h < body.size() && body[h] == '#') ++h;
+  if (h <= 6 && (h == body.size() || body[h] == ' ' || body[h] == '\t')) {
+    L.kind = LineKind::Heading;
+    L.content = trim(body.substr(h));
+  } else {
+    L.kind = LineKind::Text;
+    L.content = body;
+  }
+}
+
+// A whole line in bold (**Title** or __Title__), used as a title.
+bool bold_line(std::string_view body) {
+  if (body.size() < 5) return false;
+  for (std::string_view mark : {"**", "__"})
+    if (starts_with(body, mark) && body.substr(body.size() - 2) == mark &&
+        body.substr(2, body.size() - 4).find(mark) == std::string_view::npos)
+      return true;
+  return false;
+}
+
+// A line outside code, its block-quote markers removed: fence, blank, table, rule, heading, list item or text.
+void classify_body(Line &L, std::string_view body, Fence &fence) {
+  body = trim(body);
+  char fch = 0;
+  std::size_t flen = 0, m = 0;
+  int number = -1;
+  if (is_fence(body, fch, flen) && L.indent <= 3) {
+    L.kind = LineKind::FenceOpen;
+    L.info = trim(body.substr(flen));
+    fence = {true, fch, flen};
+  } else if (body.empty()) {
+    L.kind = LineKind::Blank;
+  } else if (is_table_sep(body)) {
+    L.kind = LineKind::TableSep;
+  } else if (is_rule(body)) {
+    L.kind = LineKind::Rule;
+  } else if (body[0] == '#') {
+    classify_hashes(L, body);
+  } else if ((m = bullet_marker(body)) > 0) {
+    L.kind = LineKind::Bullet;
+    L.content = trim(body.substr(m));
+  } else if ((m = numbered_marker(body, number)) > 0) {
+    L.kind = LineKind::Numbered;
+    L.number = number;
+    L.content = trim(body.substr(m));
+  } else if (body[0] == '|' && count_char(body, '|') >= 2) {
+    L.kind = LineKind::TableRow;
+    L.content = body;
+  } else if (bold_line(body)) {
+    L.kind = LineKind::Heading;  // a whole-line bold title
+    L.content = trim(body.substr(2, body.size() - 4));
+  } else if (body.back() == ':' && body.size() <= 40 && word_count(body) <= 3 && body.find('|') == std::string_view::npos) {
+    L.kind = LineKind::Heading;  // a short label line such as "Fazit:" or "Next steps:"
+    L.content = body;
+  } else {
+    L.kind = LineKind::Text;
+    L.content = body;
+  }
+}
+
+// One line (its \r removed) with its indentation (a tab counts 4), classified in the light of an open fence.
+Line classify_line(std::string_view raw, std::size_t offset, Fence &fence) {
+  Line L;
+  L.raw = raw;
+  L.offset = offset;
+  std::size_t k = 0;
+  int indent = 0;
+  while (k < raw.size() && (raw[k] == ' ' || raw[k] == '\t')) {
+    indent += raw[k] == '\t' ? 4 : 1;
+    ++k;
+  }
+  L.indent = indent;
+  std::string_view body = raw.substr(k);
+  if (fence.open) {
+    classify_code(L, body, fence);
+  } else if (trim(body).empty()) {
+    L.kind = LineKind::Blank;
+  } else {
+    // Block quotes: classify what follows the '>' markers.
+    while (!body.empty() && body[0] == '>') {
+      body.remove_prefix(1);
+      while (!body.empty() && (body[0] == ' ' || body[0] == '\t')) body.remove_prefix(1);
+    }
+    classify_body(L, body, fence);
+  }
+  return L;
+}
+
+// Second pass: rows of tables without leading pipes ("a | b") around a separator; setext headings.
+void mark_tables_and_setext_headings(std::vector<Line> &lines) {
   for (std::size_t i = 0; i < lines.size(); ++i) {
     Line &L = lines[i];
     if (L.kind == LineKind::TableSep) {
@@ -323,6 +340,24 @@ std::vector<Line> classify_lines(std::string_view text) {
       if (!b.empty() && (b[0] == '=' || b[0] == '-')) lines[i - 1].kind = LineKind::Heading;
     }
   }
+}
+
+}  // namespace
+
+std::vector<Line> classify_lines(std::string_view text) {
+  std::vector<Line> lines;
+  Fence fence;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    std::size_t end = nl == std::string_view::npos ? text.size() : nl;
+    std::string_view raw = text.substr(pos, end - pos);
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    lines.push_back(classify_line(raw, pos, fence));
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  mark_tables_and_setext_headings(lines);
   return lines;
 }
 
