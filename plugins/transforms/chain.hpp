@@ -9,6 +9,7 @@
 // exactly one real transformation. Without `transformation` the node applies to every row.
 #pragma once
 #include <evalgraph/input.hpp>
+#include <evalgraph/llm.hpp>
 #include <evalgraph/plugin.hpp>
 #include <optional>
 #include <string>
@@ -19,21 +20,20 @@ namespace evalgraph_transforms {
 
 using evalgraph::json;
 
-// A transform node of the chain. It reads its row with an evalgraph::Record (no DOM): the ports `original`,
-// `transformation`, `previous` and `text` (transform.manual's column); a row of another transformation passes
-// `previous` through, every other row gets transform()'s text.
+// A transform node of the chain. It reads its row with an evalgraph::Record (no DOM) of the ports its spec
+// declares, among them `transformation` and `previous`; a row of another transformation passes `previous`
+// through, every other row gets transform()'s text.
 class ChainNode : public evalgraph::RawNode {
  public:
-  enum Port { kOriginal, kTransformation, kPrevious, kText };
-  ChainNode(const char *node, std::optional<std::string> transformation)
-      : node_(node), transformation_(std::move(transformation)) {}
+  ChainNode(const evalgraph::NodeSpec &spec, std::optional<std::string> transformation)
+      : spec_(spec), transformation_(std::move(transformation)) {}
   // The transformed text of a row this node applies to.
   virtual std::string transform(evalgraph::Call &call, const evalgraph::Record &row) = 0;
 
   std::string process_raw(evalgraph::Call &call, std::string_view input) final {
-    return evalgraph::for_each_record(input, node_, [&](std::string_view text) {
-      const evalgraph::Record row(text, node_, {"original", "transformation", "previous", "text"});
-      const evalgraph::input::Value &t = row[kTransformation], &previous = row[kPrevious];
+    return evalgraph::for_each_record(input, spec_.name, [&](std::string_view text) {
+      const evalgraph::Record row(text, spec_);
+      const evalgraph::input::Value &t = row[transformation_port_], &previous = row[previous_];
       json out = {{"applies", !transformation_ || t.absent_or_null() || t.text() == *transformation_}};
       if (out["applies"]) out["text"] = transform(call, row);
       else if (previous.is_string()) out["text"] = std::string(previous.str());
@@ -42,19 +42,20 @@ class ChainNode : public evalgraph::RawNode {
   }
 
  protected:
-  // The row's original text; an InputError where it is not a string.
-  std::string original(const evalgraph::Record &row) const {
-    if (!row[kOriginal].is_string())
-      throw evalgraph::InputError(std::string(node_) + ": port 'original' must be a string, not " + row[kOriginal].type_name());
-    return std::string(row[kOriginal].str());
+  // The row's text in `port` (its original); an InputError where it is not a string.
+  std::string original(const evalgraph::Record &row, evalgraph::Port port) const {
+    if (!row[port].is_string())
+      throw evalgraph::InputError(std::string(spec_.name) + ": port '" + port.name + "' must be a string, not " + row[port].type_name());
+    return std::string(row[port].str());
   }
 
  private:
-  const char *node_;
+  const evalgraph::NodeSpec &spec_;
+  const evalgraph::Port transformation_port_ = spec_.port("transformation"), previous_ = spec_.port("previous");
   std::optional<std::string> transformation_;
 };
 
-inline constexpr auto &render = evalgraph::render_template;  // {name} placeholders (evalgraph/plugin.hpp)
+inline constexpr auto &render = evalgraph::render_template;  // {name} placeholders (evalgraph/llm.hpp)
 
 inline std::string trim(const std::string &s) {
   std::size_t a = s.find_first_not_of(" \t\r\n"), b = s.find_last_not_of(" \t\r\n");

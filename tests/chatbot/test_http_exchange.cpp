@@ -41,18 +41,22 @@ TEST_CASE("transform.http: the bearer token from its file, relative to the pipel
 
 namespace {
 // The smallest chain node: the original, upper-cased (ASCII), for rows of transformation "up".
+const evalgraph::NodeSpec kUpper{.kind = EG_KIND_TRANSFORM, .name = "test.upper", .params_schema = "{}",
+                                 .reads = {"original"}, .reads_optional = {"transformation", "previous"},
+                                 .writes = {"text", "applies"}};
 struct Upper : ChainNode {
-  Upper(const evalgraph::Host &, const json &) : ChainNode("test.upper", std::string("up")) {}
+  Upper(const evalgraph::Host &, const json &) : ChainNode(kUpper, std::string("up")) {}
   std::string transform(evalgraph::Call &, const evalgraph::Record &row) override {
-    std::string t = original(row);
+    std::string t = original(row, original_);
     for (char &c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     return t;
   }
+  const evalgraph::Port original_ = kUpper.port("original");
 };
 }  // namespace
 
 TEST_CASE("chain nodes: rows of their transformation transformed, others pass `previous` through", "[chatbot][unit]") {
-  const eg_node_type t = evalgraph::node_type<Upper>({EG_KIND_TRANSFORM, "test.upper", "", "{}", {"original"}, {"transformation", "previous"}, {"text", "applies"}, 0});
+  const eg_node_type t = evalgraph::node_type<Upper>(kUpper);
   const NodeRun run(t);
   CHECK(run(R"({"original": "ab\u00e9", "transformation": "up"})", EG_OK) == "{\"applies\":true,\"text\":\"ABé\"}");
   CHECK(run(R"({"original": "ab", "transformation": null})", EG_OK) == R"({"applies":true,"text":"AB"})");

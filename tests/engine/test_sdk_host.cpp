@@ -1,9 +1,13 @@
 // The host's run_info service (ABI 1.1) through the SDK's C++ Host: what the executor sets is what a plugin
-// reads; a host table of ABI 1.0 (shorter, no run_info) gives an empty object instead of a crash.
+// reads; a host table of ABI 1.0 (shorter, no run_info) gives an empty object instead of a crash. Also the SDK's
+// node declaration (NodeSpec by field name, ports by name) and its reading of the host's `_` parameters.
 #include <catch2/catch.hpp>
 
 #include <cstddef>
+#include <string>
+#include <vector>
 
+#include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
 #include "exec/host.h"
 
@@ -52,4 +56,91 @@ TEST_CASE("Host::run_info: the executor's answer, the LLM-only fallback, errors,
 
   services.set_run_info(nullptr);  // the run ended
   CHECK(host.run_info() == json{{"llm", json::object()}});
+}
+
+// ---- the node declaration (evalgraph::NodeSpec by field name), ports by name, the host's `_` parameters ----
+namespace {
+const evalgraph::NodeSpec kPair{.name = "test.pair",
+                                .reads = {"a"},
+                                .reads_optional = {"b", "c"},
+                                .writes = {{"score", "number", "lower"}, "details", {"n", "integer"}},
+                                .flags = EG_FLAG_THREAD_SAFE,
+                                .outputs = R"({"details": {"type": "object"}, "n": {"type": "string"}})"};
+// Reads port "c" by name (resolved in the constructor) and "a", through a Record of the spec.
+class PairNode : public evalgraph::RawNode {
+ public:
+  PairNode(const evalgraph::Host &, const json &) {}
+  std::string process_raw(evalgraph::Call &, std::string_view input) override {
+    const evalgraph::Record in(input, kPair);
+    return json{{"a", in.text(a_)}, {"c", in.text(c_)}, {"c_port", in.port(c_)}}.dump();
+  }
+  const evalgraph::Port a_ = kPair.port("a"), c_ = kPair.port("c");
+};
+// Asks for a port its spec does not declare.
+class Misdeclared : public PairNode {
+ public:
+  using PairNode::PairNode;
+  const evalgraph::Port d_ = kPair.port("d");
+};
+std::vector<std::string> names(const char *const *list) {
+  std::vector<std::string> out;
+  for (; list != nullptr && *list != nullptr; ++list) out.emplace_back(*list);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("NodeSpec: declared by field name, ports resolved by name, typed writes as the outputs JSON", "[sdk][abi]") {
+  const eg_node_type t = evalgraph::node_type<PairNode>(kPair);
+  CHECK(t.kind == EG_KIND_OPERATOR);  // the default kind
+  CHECK(std::string(t.name) == "test.pair");
+  CHECK(t.params_schema == nullptr);
+  CHECK(names(t.reads) == std::vector<std::string>{"a"});
+  CHECK(names(t.reads_optional) == std::vector<std::string>{"b", "c"});
+  CHECK(names(t.writes) == std::vector<std::string>{"score", "details", "n"});
+  CHECK(t.flags == EG_FLAG_THREAD_SAFE);
+  // The typed writes over the given outputs JSON: "n" is the write's integer, "details" stays.
+  REQUIRE(t.outputs != nullptr);
+  CHECK(json::parse(t.outputs) == json{{"score", {{"type", "number"}, {"better", "lower"}}},
+                                       {"details", {{"type", "object"}}},
+                                       {"n", {{"type", "integer"}}}});
+  // Without any typed write or outputs JSON: no outputs at all (as before).
+  const eg_node_type plain = evalgraph::node_type<PairNode>({.name = "test.plain", .writes = {"x"}});
+  CHECK(plain.outputs == nullptr);
+
+  CHECK(kPair.port("a").index == 0);
+  CHECK(kPair.port("c").index == 2);
+  CHECK_THROWS_WITH(kPair.port("d"), "test.pair: port 'd' is not declared in the node type's reads or reads_optional");
+
+  void *inst = nullptr;
+  eg_buffer err{};
+  REQUIRE(t.create(nullptr, "{}", &inst, &err) == EG_OK);
+  const std::string in = R"({"c": "see", "b": 1, "a": "ay", "other": [1]})";
+  eg_buffer out{};
+  REQUIRE(t.process(inst, nullptr, in.data(), in.size(), &out) == EG_OK);
+  CHECK(json::parse(evalgraph::detail::take_buffer(out)) == json{{"a", "ay"}, {"c", "see"}, {"c_port", "c"}});
+  t.destroy(inst);
+
+  // A node that reads an undeclared port fails at create(), naming the node and the port.
+  const eg_node_type bad = evalgraph::node_type<Misdeclared>(kPair);
+  CHECK(bad.create(nullptr, "{}", &inst, &err) == EG_ERROR);
+  CHECK(evalgraph::detail::take_buffer(err) ==
+        "test.pair: port 'd' is not declared in the node type's reads or reads_optional");
+}
+
+TEST_CASE("SDK: the host's _limits and _output_dir, read for every plugin", "[sdk]") {
+  const evalgraph::InputLimits d = evalgraph::input_limits(json::object());
+  CHECK(d.sentences_per_answer == 10000);
+  CHECK(d.nesting_depth == evalgraph::kDefaultNestingDepth);
+  const evalgraph::InputLimits l =
+      evalgraph::input_limits(json{{"_limits", {{"sentences_per_answer", 7}, {"nesting_depth", 3}}}});
+  CHECK(l.sentences_per_answer == 7);
+  CHECK(l.nesting_depth == 3);
+  // Values a host would not send keep the defaults.
+  CHECK(evalgraph::input_limits(json{{"_limits", {{"sentences_per_answer", -1}, {"nesting_depth", "x"}}}}).nesting_depth ==
+        evalgraph::kDefaultNestingDepth);
+
+  CHECK(evalgraph::output_dir(json{{"_output_dir", "/runs/r1"}}, "acme.sink") == "/runs/r1");
+  CHECK_THROWS_WITH(evalgraph::output_dir(json::object(), "acme.sink"), "acme.sink: the host did not pass _output_dir");
+  CHECK_THROWS_WITH(evalgraph::output_dir(json{{"_output_dir", ""}}, "acme.sink"),
+                    "acme.sink: the host did not pass _output_dir");
 }

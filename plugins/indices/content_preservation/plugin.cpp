@@ -10,9 +10,18 @@ using evalgraph::json;
 
 const evalgraph::Params<evalgraph::NoParams> kParams{"Content-word recall of the original in the transformed text (light German stemming, stop words removed).", {}};
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .kind = EG_KIND_INDEX,
+    .name = "index.content_preservation",
+    .description = "share of the original's content words kept in the transformed text",
+    .params_schema = kParams.schema(),
+    .writes = {"value", "valid", "recall", "precision", "f1", "n_original", "n_transformed", "n_shared", "missing", "formula"},
+    .flags = EG_FLAG_THREAD_SAFE};
+
 class ContentPreservation : public evalgraph::TextPairNode {
  public:
-  ContentPreservation(const evalgraph::Host &, const json &) : TextPairNode("index.content_preservation") {}
+  ContentPreservation(const evalgraph::Host &, const json &) : TextPairNode(kSpec.name) {}
   json compare(evalgraph::Call &, const std::string &original, const std::string &transformed) override {
     auto p = chatbot_text::content_preservation(original, transformed);
     json out = {{"recall", p.recall}, {"precision", p.precision}, {"f1", p.f1}, {"n_original", p.n_original},
@@ -26,7 +35,4 @@ class ContentPreservation : public evalgraph::TextPairNode {
 }  // namespace
 
 EVALGRAPH_PLUGIN("index_content_preservation", "1.0.0", "Content preservation index (content-word recall)",
-                 evalgraph::text_pair_type<ContentPreservation>(
-                     EG_KIND_INDEX, "index.content_preservation", "share of the original's content words kept in the transformed text",
-                     kParams.schema(), {"value", "valid", "recall", "precision", "f1", "n_original", "n_transformed", "n_shared", "missing", "formula"},
-                     EG_FLAG_THREAD_SAFE))
+                 evalgraph::text_pair_type<ContentPreservation>(kSpec))

@@ -17,9 +17,18 @@ json stats_json(const chatbot_text::ReadabilityStats &s) {
           {"syllables", s.syllables}, {"asl", s.asl}, {"asw", s.asw}};
 }
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .kind = EG_KIND_INDEX,
+    .name = "index.readability_de",
+    .description = "German readability of the transformed text: clip(FRE_Amstad,0,100)/100",
+    .params_schema = kParams.schema(),
+    .writes = {"value", "valid", "original", "transformed", "fre_delta", "formula"},
+    .flags = EG_FLAG_THREAD_SAFE};
+
 class Readability : public evalgraph::TextPairNode {
  public:
-  Readability(const evalgraph::Host &, const json &) : TextPairNode("index.readability_de") {}
+  Readability(const evalgraph::Host &, const json &) : TextPairNode(kSpec.name) {}
   json compare(evalgraph::Call &, const std::string &original, const std::string &transformed) override {
     auto so = chatbot_text::readability(original);
     auto st = chatbot_text::readability(transformed);
@@ -39,6 +48,4 @@ class Readability : public evalgraph::TextPairNode {
 }  // namespace
 
 EVALGRAPH_PLUGIN("index_readability_de", "1.0.0", "German readability index (Amstad / Wiener Sachtextformel)",
-                 evalgraph::text_pair_type<Readability>(EG_KIND_INDEX, "index.readability_de",
-                                                        "German readability of the transformed text: clip(FRE_Amstad,0,100)/100", kParams.schema(),
-                                                        {"value", "valid", "original", "transformed", "fre_delta", "formula"}, EG_FLAG_THREAD_SAFE))
+                 evalgraph::text_pair_type<Readability>(kSpec))

@@ -38,16 +38,21 @@ GradingOptions grading_options(const json &p) {
   return o;
 }
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .kind = EG_KIND_JUDGE,
+    .name = "compression.judge",
+    .description = "grades each method's probe answers 0-5 on the rubric criteria, blind to the method",
+    .params_schema = kParams.schema(),
+    .reads = {"probes"},
+    .reads_optional = {"answers_1", "answers_2", "answers_3", "answers_4", "answers_5", "answers_6", "answers_7", "answers_8"},
+    .writes = {"results", "methods", "judge_calls", "valid", "invalid", "judge_errors", "unanswered"},
+    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM};
+
 // A DOM: `probes` and the answers_N are other nodes' nested outputs, read whole and partly passed on.
 using Judge = BatchNode<Grading, GradingOptions, grading_options>;
 
 }  // namespace
 
 EVALGRAPH_PLUGIN("compression_rubric", "1.0.0", "Context compression: blind rubric judge",
-                 evalgraph::node_type<Judge>({EG_KIND_JUDGE, "compression.judge",
-                                              "grades each method's probe answers 0-5 on the rubric criteria, blind to the method",
-                                              kParams.schema(), {"probes"},
-                                              {"answers_1", "answers_2", "answers_3", "answers_4", "answers_5", "answers_6",
-                                               "answers_7", "answers_8"},
-                                              {"results", "methods", "judge_calls", "valid", "invalid", "judge_errors", "unanswered"},
-                                              EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM}))
+                 evalgraph::node_type<Judge>(kSpec))

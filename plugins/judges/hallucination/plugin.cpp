@@ -20,10 +20,19 @@ constexpr const char *kDefaultPrompt =
 
 const evalgraph::Params<JudgeConfig> &kParams = judge_params();
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .kind = EG_KIND_INDEX,
+    .name = "index.llm_hallucination",
+    .description = "LLM judge: does the transformed text keep the original's content? 1 = no hallucination",
+    .params_schema = kParams.schema(),
+    .writes = {"value", "verdict", "valid", "raw"},
+    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM};
+
 class Hallucination : public evalgraph::TextPairNode {
  public:
   Hallucination(const evalgraph::Host &host, const json &p)
-      : TextPairNode("index.llm_hallucination"), judge_(host, kParams.parse(p), "evaluate_hallucination", kDefaultPrompt) {}
+      : TextPairNode(kSpec.name), judge_(host, kParams.parse(p), "evaluate_hallucination", kDefaultPrompt) {}
 
   json compare(evalgraph::Call &call, const std::string &original, const std::string &transformed) override {
     return judge_.ask(call, {{"prompt_input", original}, {"original", original}}, transformed);
@@ -36,7 +45,4 @@ class Hallucination : public evalgraph::TextPairNode {
 }  // namespace
 
 EVALGRAPH_PLUGIN("index_llm_hallucination", "1.0.0", "LLM Hallucination index (LLM judge: same content?)",
-                 evalgraph::text_pair_type<Hallucination>(EG_KIND_INDEX, "index.llm_hallucination",
-                                                          "LLM judge: does the transformed text keep the original's content? 1 = no hallucination",
-                                                          kParams.schema(), {"value", "verdict", "valid", "raw"},
-                                                          EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM))
+                 evalgraph::text_pair_type<Hallucination>(kSpec))

@@ -26,6 +26,15 @@ const evalgraph::Params<Config> kParams{"Binary LLM-judge criterion: does the tr
   evalgraph::param<Config>(&Config::criterion, "criterion", "The criterion's description (llm_tasks.yaml).").make_required(),
 }};
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .kind = EG_KIND_JUDGE,
+    .name = "judge.task_comparison",
+    .description = "does the transformed text fulfil the criterion compared with the original? (1/0, invalid kept)",
+    .params_schema = kParams.schema(),
+    .writes = {"value", "verdict", "valid", "raw", "task"},
+    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM};
+
 class TaskComparison : public evalgraph::TextPairNode {
  public:
   TaskComparison(const evalgraph::Host &host, const json &p) : TaskComparison(host, kParams.parse(p)) {}
@@ -40,7 +49,7 @@ class TaskComparison : public evalgraph::TextPairNode {
 
  private:
   TaskComparison(const evalgraph::Host &host, const Config &c)
-      : TextPairNode("judge.task_comparison"), task_(c.task), criterion_(c.criterion),
+      : TextPairNode(kSpec.name), task_(c.task), criterion_(c.criterion),
         judge_(host, c, "evaluate_task_comparison", kDefaultPrompt) {}
 
   std::string task_, criterion_;
@@ -50,7 +59,4 @@ class TaskComparison : public evalgraph::TextPairNode {
 }  // namespace
 
 EVALGRAPH_PLUGIN("judge_task_comparison", "1.0.0", "Binary LLM-judge criterion (original vs transformed)",
-                 evalgraph::text_pair_type<TaskComparison>(EG_KIND_JUDGE, "judge.task_comparison",
-                                                           "does the transformed text fulfil the criterion compared with the original? (1/0, invalid kept)",
-                                                           kParams.schema(), {"value", "verdict", "valid", "raw", "task"},
-                                                           EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM))
+                 evalgraph::text_pair_type<TaskComparison>(kSpec))

@@ -16,6 +16,7 @@
 
 #include "evalgraph/json_bounded.hpp"
 #include "evalgraph/params.hpp"
+#include "evalgraph/llm.hpp"
 #include "evalgraph/plugin.hpp"
 #include <stdexcept>
 #include <string>

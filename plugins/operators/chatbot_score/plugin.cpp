@@ -50,6 +50,15 @@ const evalgraph::Params<Config> kParams{"Weighted mean of the criteria mapped to
   evalgraph::param(&Config::criteria, "criteria", "The criteria and their weights", kCriterion).make_required().with_schema({{"minItems", 1}}),
 }};
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .name = "chatbot.score",
+    .description = "weighted mean of the criteria (null when a weighted criterion has no value)",
+    .params_schema = kParams.schema(),
+    .reads_optional = port_ptrs(),
+    .writes = {"value", "complete", "missing"},
+    .flags = EG_FLAG_THREAD_SAFE};
+
 // A DOM: a criterion arrives as a judge's or an index's whole output object, whose "value" it reads.
 class Score : public evalgraph::Node {
  public:
@@ -91,7 +100,4 @@ class Score : public evalgraph::Node {
 }  // namespace
 
 EVALGRAPH_PLUGIN("chatbot_score", "1.0.0", "Weighted Score of a chatbot evaluation row",
-                 evalgraph::node_type<Score>({EG_KIND_OPERATOR, "chatbot.score",
-                                              "weighted mean of the criteria (null when a weighted criterion has no value)",
-                                              kParams.schema(), {}, port_ptrs(), {"value", "complete", "missing"},
-                                              EG_FLAG_THREAD_SAFE}))
+                 evalgraph::node_type<Score>(kSpec))

@@ -30,14 +30,20 @@ ProbeOptions probe_options(const json &p) {
           c.supplied == "only", c.max_tool_chars};
 }
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .name = "compression.probes",
+    .description = "recall / artifact / continuation probes extracted from the tool calls, decision probes by an LLM, supplied probes",
+    .params_schema = kParams.schema(),
+    .reads = {"messages"},
+    .reads_optional = {"probes"},
+    .writes = {"probes", "messages_total", "tokens_history", "decision_errors", "decision_raw", "facts"},
+    .flags = EG_FLAG_SEQUENCE | EG_FLAG_USES_LLM};
+
 // A DOM: a checkpoint's `messages` (nested tool calls) and `probes` (the dataset's, passed on) are read whole.
 using Probes = BatchNode<SessionProbes, ProbeOptions, probe_options, true>;
 
 }  // namespace
 
 EVALGRAPH_PLUGIN("compression_probes", "1.0.0", "Context compression: probes per checkpoint",
-                 evalgraph::node_type<Probes>({EG_KIND_OPERATOR, "compression.probes",
-                                               "recall / artifact / continuation probes extracted from the tool calls, decision probes by an LLM, supplied probes",
-                                               kParams.schema(), {"messages"}, {"probes"},
-                                               {"probes", "messages_total", "tokens_history", "decision_errors", "decision_raw", "facts"},
-                                               EG_FLAG_SEQUENCE | EG_FLAG_USES_LLM}))
+                 evalgraph::node_type<Probes>(kSpec))

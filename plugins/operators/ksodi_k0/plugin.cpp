@@ -11,49 +11,53 @@ namespace {
 
 using evalgraph::json;
 
+// The node type, declared once; what expect: and compare need to know about the outputs: types, better direction.
+const evalgraph::NodeSpec kSpec{
+    .name = "ksodi.k0",
+    .description = "KSODI K0: which of the six context dimensions Z R D C E T the unit provides",
+    .params_schema = ksodi::k0_params().schema(),
+    .reads = {"user_text"},
+    .reads_optional = {"system_prompt", "tool_profile", "retrieved_docs", "context_scope_id", "chunk_range",
+                       "system_prompt_id", "tool_profile_id"},
+    .writes = {{"K0", "number"}, "context_map", "context_evidence", {"not_interpretable", "boolean"}, {"label", "string"},
+               {"n_docs", "integer"}, "context_scope_id", "chunk_range", "system_prompt_id", "tool_profile_id",
+               "detector_version", "dimension_weights", "parameters"},
+    .flags = EG_FLAG_THREAD_SAFE};
+
 class K0Node : public evalgraph::RawNode {
  public:
-  K0Node(const evalgraph::Host &, const json &params) {
-    p_ = ksodi::resolve(ksodi::k0_params().parse(params), "weights");
-    limits_ = ksodi::input_limits(params);
+  K0Node(const evalgraph::Host &, const json &params)
+      : p_(ksodi::resolve(ksodi::k0_params().parse(params), "weights")), limits_(evalgraph::input_limits(params)) {
+    for (std::size_t i = 0; i < std::size(ksodi::kK0Meta); ++i) meta_[i] = kSpec.port(ksodi::kK0Meta[i]);
   }
 
   std::string process_raw(evalgraph::Call &, std::string_view input) override {
-    return evalgraph::for_each_record(input, "ksodi.k0", [&](std::string_view text) {
-      const evalgraph::Record in(text, "ksodi.k0", {"system_prompt", "tool_profile", "user_text", "retrieved_docs", "chunk_range",
-                                                    "context_scope_id", "system_prompt_id", "tool_profile_id"});
+    return evalgraph::for_each_record(input, kSpec.name, [&](std::string_view text) {
+      const evalgraph::Record in(text, kSpec);
       ksodi::K0Input x;
-      x.system_prompt = in.text(0);
-      x.tool_profile = in.text(1);
-      x.user_text = in.text(2);
-      for (const auto &d : in.docs(3, "doc_", limits_.nesting_depth)) x.n_docs += ksodi::text::trim(d.text).empty() ? 0 : 1;
-      // kK0Meta[i] is input member 4 + i, passed through as it came (a string, or its JSON as nlohmann dumps it).
+      x.system_prompt = in.text(system_prompt_);
+      x.tool_profile = in.text(tool_profile_);
+      x.user_text = in.text(user_text_);
+      for (const auto &d : in.docs(docs_, "doc_", limits_.nesting_depth)) x.n_docs += ksodi::text::trim(d.text).empty() ? 0 : 1;
+      // kK0Meta[i] is the port meta_[i], passed through as it came (a string, or its JSON as nlohmann dumps it).
       return ksodi::k0_output(ksodi::compute_k0(x, p_), p_, x.n_docs, [&](std::size_t i, evalgraph::JsonWriter &w) {
-        const evalgraph::input::Value &m = in[4 + i];
+        const evalgraph::input::Value &m = in[meta_[i]];
         if (m.is_string()) w.string(m.str());
         else if (m.absent_or_null()) w.null();
-        else w.json(in.json(4 + i));
+        else w.json(in.json(meta_[i]));
       });
     });
   }
 
  private:
-  ksodi::K0Params p_;
-  ksodi::InputLimits limits_;
+  const ksodi::K0Params p_;
+  const evalgraph::InputLimits limits_;
+  const evalgraph::Port system_prompt_ = kSpec.port("system_prompt"), tool_profile_ = kSpec.port("tool_profile"),
+                        user_text_ = kSpec.port("user_text"), docs_ = kSpec.port("retrieved_docs");
+  evalgraph::Port meta_[std::size(ksodi::kK0Meta)];
 };
-
-// What expect: and compare need to know about the outputs: types, and which direction is better.
-constexpr const char *kOutputs = R"({"K0": {"type": "number"}, "not_interpretable": {"type": "boolean"}, "label": {"type": "string"}, "n_docs": {"type": "integer"}})";
 
 }  // namespace
 
 EVALGRAPH_PLUGIN("ksodi_k0", "1.0.0", "KSODI-Standard K0: observable context completeness",
-                 evalgraph::node_type<K0Node>({EG_KIND_OPERATOR, "ksodi.k0",
-                                               "KSODI K0: which of the six context dimensions Z R D C E T the unit provides",
-                                               ksodi::k0_params().schema(), {"user_text"},
-                                               {"system_prompt", "tool_profile", "retrieved_docs", "context_scope_id",
-                                                "chunk_range", "system_prompt_id", "tool_profile_id"},
-                                               {"K0", "context_map", "context_evidence", "not_interpretable", "label",
-                                                "n_docs", "context_scope_id", "chunk_range", "system_prompt_id",
-                                                "tool_profile_id", "detector_version", "dimension_weights", "parameters"},
-                                               EG_FLAG_THREAD_SAFE, kOutputs}))
+                 evalgraph::node_type<K0Node>(kSpec))

@@ -23,6 +23,16 @@ const evalgraph::Params<Config> kParams{"", ksodi::sequence_params<Config>({
   evalgraph::param<Config>(&Config::shift_min_words, "shift_min_words", "User turns with fewer words are not judged for a topic shift").range(0, 1000).unit("words"),
 }, "k0", ksodi::k0_params(), "ΔK_shift")};
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .name = "ksodi.k_t",
+    .description = "KSODI K(t): K0 per turn plus gaps closed, topic shift and context lost",
+    .params_schema = kParams.schema(),
+    .reads = {"user_text"},
+    .reads_optional = {"system_prompt", "tool_profile", "retrieved_docs", "answer", "turn", "context_scope_id"},
+    .writes = {"K", "K0", "t", "turn", "n_turns", "fill", "shift", "decay", "terms", "k0", "parameters"},
+    .flags = ksodi::kSequenceFlags};
+
 class KTNode : public ksodi::SequenceNode {
  public:
   KTNode(const evalgraph::Host &host, const json &params) : KTNode(host, params, kParams.parse(params)) {}
@@ -31,38 +41,34 @@ class KTNode : public ksodi::SequenceNode {
     p_.k0 = ksodi::resolve(c.standard, "k0.weights");
   }
 
-  // Input ports, in this order.
-  enum Port { kSystemPrompt, kToolProfile, kUserText, kAnswer, kDocs, kTurn, kScope };
-
   std::string process_raw(evalgraph::Call &call, std::string_view input) override {
-    const Conversation c = read(input, "ksodi.k_t", {"system_prompt", "tool_profile", "user_text", "answer", "retrieved_docs", "turn", "context_scope_id"});
+    const Conversation c = read(input, kSpec);
     std::vector<ksodi::KTInput> turns;
     for (const auto &in : c.turns) {
       ksodi::KTInput x;
-      x.k0.system_prompt = in.text(kSystemPrompt);
-      x.k0.tool_profile = in.text(kToolProfile);
-      x.k0.user_text = in.text(kUserText);
-      x.assistant_text = in.text(kAnswer);
-      for (const auto &d : in.docs(kDocs, "doc_", limits_.nesting_depth)) {
+      x.k0.system_prompt = in.text(system_prompt_);
+      x.k0.tool_profile = in.text(tool_profile_);
+      x.k0.user_text = in.text(user_text_);
+      x.assistant_text = in.text(answer_);
+      for (const auto &d : in.docs(docs_, "doc_", limits_.nesting_depth)) {
         x.k0.n_docs += ksodi::text::trim(d.text).empty() ? 0 : 1;
         x.docs_text += d.text + "\n";
       }
       turns.push_back(std::move(x));
     }
     const std::vector<ksodi::KTTurn> res = ksodi::compute_k_t(turns, p_, embedder(call));
-    return output(ksodi::k_t_output(res, turns, column(c.turns, kTurn), column(c.turns, kScope), p_, provider_json()), c);
+    return output(ksodi::k_t_output(res, turns, column(c.turns, turn_), column(c.turns, scope_), p_, provider_json()), c);
   }
 
  private:
+  const evalgraph::Port system_prompt_ = kSpec.port("system_prompt"), tool_profile_ = kSpec.port("tool_profile"),
+                        user_text_ = kSpec.port("user_text"), answer_ = kSpec.port("answer"),
+                        docs_ = kSpec.port("retrieved_docs"), turn_ = kSpec.port("turn"),
+                        scope_ = kSpec.port("context_scope_id");
   ksodi::KTParams p_;
 };
 
 }  // namespace
 
 EVALGRAPH_PLUGIN("ksodi_k_t", "1.0.0", "KSODI-Full K(t): dynamic context coherence over a conversation",
-                 ksodi::sequence_type<KTNode>("ksodi.k_t", "KSODI K(t): K0 per turn plus gaps closed, topic shift and context lost",
-                                              kParams.schema(), {"user_text"},
-                                              {"system_prompt", "tool_profile", "retrieved_docs", "answer", "turn",
-                                               "context_scope_id"},
-                                              {"K", "K0", "t", "turn", "n_turns", "fill", "shift", "decay", "terms", "k0",
-                                               "parameters"}))
+                 evalgraph::node_type<KTNode>(kSpec))

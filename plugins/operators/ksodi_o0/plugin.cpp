@@ -20,6 +20,19 @@ const evalgraph::Params<Config> kParams{"", ksodi::o0_params(), {
   evalgraph::param(&Config::sentence_text_max, "sentence_text_max", "Bytes of each sentence's text kept in the audit list (0 = offsets only)").range(0, 100000).unit("bytes"),
 }};
 
+// The node type, declared once; what expect: and compare need to know about the outputs: types, better direction.
+const evalgraph::NodeSpec kSpec{
+    .name = "ksodi.o0",
+    .description = "KSODI O0: retrieval alignment, traceability and unsupported sentences",
+    .params_schema = kParams.schema(),
+    .reads = {"answer"},
+    .reads_optional = {"retrieved_docs", "tool_outputs", "user_text"},
+    .writes = {{"O0", "number"}, {"A_ret", "number"}, {"T", "number"}, {"U", "number", "lower"}, {"computed", "boolean"},
+               "flags", {"n_sent", "integer"}, {"n_attrib", "integer"}, {"n_unsupported", "integer", "lower"},
+               "retrieval_doc_ids", "tool_output_ids", "doc_alignment", "best_doc_id", "empty_docs_skipped",
+               "marker_kinds", "sentences", "embedding_model_id", "tau", "weights", "parameters"},
+    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_EMBEDDINGS};
+
 class O0Node : public ksodi::EmbeddingNode {
  public:
   O0Node(const evalgraph::Host &host, const json &params) : O0Node(host, params, kParams.parse(params)) {}
@@ -29,34 +42,26 @@ class O0Node : public ksodi::EmbeddingNode {
         out_{ksodi::calibration_id(c), c.embedding_provider, c.sentence_text_max} {}
 
   std::string process_raw(evalgraph::Call &call, std::string_view input) override {
-    return evalgraph::for_each_record(input, "ksodi.o0", [&](std::string_view text) {
-      const evalgraph::Record in(text, "ksodi.o0", {"answer", "retrieved_docs", "tool_outputs", "user_text"});
+    return evalgraph::for_each_record(input, kSpec.name, [&](std::string_view text) {
+      const evalgraph::Record in(text, kSpec);
       ksodi::O0Input x;
-      x.answer = in.required_text(0, "the assistant text");
-      x.docs = in.docs(1, "doc_", limits_.nesting_depth);
-      x.tool_outputs = in.docs(2, "tool_", limits_.nesting_depth);
-      x.user_text = in.text(3);
-      ksodi::check_sentences(x.answer, limits_.sentences_per_answer, "ksodi.o0");
+      x.answer = in.required_text(answer_, "the assistant text");
+      x.docs = in.docs(docs_, "doc_", limits_.nesting_depth);
+      x.tool_outputs = in.docs(tools_, "tool_", limits_.nesting_depth);
+      x.user_text = in.text(user_);
+      ksodi::check_sentences(x.answer, limits_.sentences_per_answer, kSpec.name);
       return ksodi::o0_output(ksodi::compute_o0(x, p_, embedder(call)), p_, out_, x.answer);
     });
   }
 
  private:
+  const evalgraph::Port answer_ = kSpec.port("answer"), docs_ = kSpec.port("retrieved_docs"),
+                        tools_ = kSpec.port("tool_outputs"), user_ = kSpec.port("user_text");
   const ksodi::O0Params p_;
   const ksodi::O0OutputOptions out_;  // what the output states besides the result
 };
 
-// What expect: and compare need to know about the outputs: types, and which direction is better.
-constexpr const char *kOutputs = R"({"O0": {"type": "number"}, "A_ret": {"type": "number"}, "T": {"type": "number"}, "U": {"type": "number", "better": "lower"}, "computed": {"type": "boolean"}, "n_sent": {"type": "integer"}, "n_attrib": {"type": "integer"}, "n_unsupported": {"type": "integer", "better": "lower"}})";
-
 }  // namespace
 
 EVALGRAPH_PLUGIN("ksodi_o0", "1.0.0", "KSODI-Standard O0: grounding relative to retrieval",
-                 evalgraph::node_type<O0Node>({EG_KIND_OPERATOR, "ksodi.o0",
-                                               "KSODI O0: retrieval alignment, traceability and unsupported sentences",
-                                               kParams.schema(), {"answer"}, {"retrieved_docs", "tool_outputs", "user_text"},
-                                               {"O0", "A_ret", "T", "U", "computed", "flags", "n_sent", "n_attrib",
-                                                "n_unsupported", "retrieval_doc_ids", "tool_output_ids", "doc_alignment",
-                                                "best_doc_id", "empty_docs_skipped", "marker_kinds", "sentences",
-                                                "embedding_model_id", "tau", "weights", "parameters"},
-                                               EG_FLAG_THREAD_SAFE | EG_FLAG_USES_EMBEDDINGS, kOutputs}))
+                 evalgraph::node_type<O0Node>(kSpec))

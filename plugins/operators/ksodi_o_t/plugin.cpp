@@ -25,6 +25,17 @@ const evalgraph::Params<Config> kParams{"", ksodi::sequence_params<Config>({
   evalgraph::param(&Config::sentence_text_max, "sentence_text_max", "Bytes of each sentence's text kept in the embedded O0 audit (0 = offsets only)").range(0, 100000).unit("bytes"),
 })};
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .name = "ksodi.o_t",
+    .description = "KSODI O(t): O0 per turn plus cross-turn consistency, correction, verification and drift",
+    .params_schema = kParams.schema(),
+    .reads = {"answer"},
+    .reads_optional = {"retrieved_docs", "tool_outputs", "user_text", "turn", "verification"},
+    .writes = {"O", "O0", "computed", "flags", "t", "turn", "n_turns", "C_turn", "R_corr", "V_ext", "drift", "terms",
+               "quantities", "o0", "parameters"},
+    .flags = ksodi::kSequenceFlags};
+
 class OTNode : public ksodi::SequenceNode {
  public:
   OTNode(const evalgraph::Host &host, const json &params) : OTNode(host, params, kParams.parse(params)) {}
@@ -35,23 +46,26 @@ class OTNode : public ksodi::SequenceNode {
   }
 
   std::string process_raw(evalgraph::Call &call, std::string_view input) override {
-    const Conversation c = read(input, "ksodi.o_t", {"answer", "user_text", "retrieved_docs", "tool_outputs", "verification", "turn"});
+    const Conversation c = read(input, kSpec);
     std::vector<ksodi::OTInput> turns;
     for (const auto &in : c.turns) {
       ksodi::OTInput x;
-      x.o0.answer = answer(in, 0, "ksodi.o_t");
-      x.user_text = in.text(1);
+      x.o0.answer = answer(in, answer_);
+      x.user_text = in.text(user_text_);
       x.o0.user_text = x.user_text;  // O0's given words (user_words_given)
-      x.o0.docs = in.docs(2, "doc_", limits_.nesting_depth);
-      x.o0.tool_outputs = in.docs(3, "tool_", limits_.nesting_depth);
-      if (auto v = in.number(4, "a number in [0,1] or null")) x.verification = *v;
+      x.o0.docs = in.docs(docs_, "doc_", limits_.nesting_depth);
+      x.o0.tool_outputs = in.docs(tools_, "tool_", limits_.nesting_depth);
+      if (auto v = in.number(verification_, "a number in [0,1] or null")) x.verification = *v;
       turns.push_back(std::move(x));
     }
     const std::vector<ksodi::OTTurn> res = ksodi::compute_o_t(turns, p_, embedder(call));
-    return output(ksodi::o_t_output(res, turns, column(c.turns, 5), p_, provider_json(), text_max_), c);
+    return output(ksodi::o_t_output(res, turns, column(c.turns, turn_), p_, provider_json(), text_max_), c);
   }
 
  private:
+  const evalgraph::Port answer_ = kSpec.port("answer"), user_text_ = kSpec.port("user_text"),
+                        docs_ = kSpec.port("retrieved_docs"), tools_ = kSpec.port("tool_outputs"),
+                        verification_ = kSpec.port("verification"), turn_ = kSpec.port("turn");
   ksodi::OTParams p_;
   std::size_t text_max_ = 120;
 };
@@ -59,8 +73,4 @@ class OTNode : public ksodi::SequenceNode {
 }  // namespace
 
 EVALGRAPH_PLUGIN("ksodi_o_t", "1.0.0", "KSODI-Full O(t): dynamic objectivity over a conversation",
-                 ksodi::sequence_type<OTNode>("ksodi.o_t", "KSODI O(t): O0 per turn plus cross-turn consistency, correction, verification and drift",
-                                              kParams.schema(), {"answer"},
-                                              {"retrieved_docs", "tool_outputs", "user_text", "turn", "verification"},
-                                              {"O", "O0", "computed", "flags", "t", "turn", "n_turns", "C_turn", "R_corr",
-                                               "V_ext", "drift", "terms", "quantities", "o0", "parameters"}))
+                 evalgraph::node_type<OTNode>(kSpec))

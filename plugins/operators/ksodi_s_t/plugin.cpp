@@ -18,6 +18,17 @@ const evalgraph::Params<Config> kParams{"", ksodi::sequence_params<Config>({
   evalgraph::param<Config>(&Config::decay_words, "decay_words", "Answer length in words at which Δdecay counts in full").above(0).with_schema({{"maximum", 100000}}).unit("words"),
 }, "s0", ksodi::s0_params(), "S0's R_red")};
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .name = "ksodi.s_t",
+    .description = "KSODI S(t): S0 per turn plus consistency, repair after complaints and decay",
+    .params_schema = kParams.schema(),
+    .reads = {"answer"},
+    .reads_optional = {"system_prompt", "tool_profile", "user_text", "tool_profile_id", "turn"},
+    .writes = {"S", "S0", "t", "turn", "n_turns", "consistency", "repair", "decay", "terms", "structure_features", "words",
+               "s0", "parameters"},
+    .flags = ksodi::kSequenceFlags};
+
 class STNode : public ksodi::SequenceNode {
  public:
   STNode(const evalgraph::Host &host, const json &params) : STNode(host, params, kParams.parse(params)) {}
@@ -27,30 +38,29 @@ class STNode : public ksodi::SequenceNode {
   }
 
   std::string process_raw(evalgraph::Call &call, std::string_view input) override {
-    const Conversation c = read(input, "ksodi.s_t", {"answer", "system_prompt", "tool_profile", "user_text", "tool_profile_id", "turn"});
+    const Conversation c = read(input, kSpec);
     std::vector<ksodi::S0Input> turns;
     for (const auto &in : c.turns) {
       ksodi::S0Input x;
-      x.answer = answer(in, 0, "ksodi.s_t");
-      x.system_prompt = in.text(1);
-      x.tool_profile = in.text(2);
-      x.user_text = in.text(3);
-      x.tool_profile_id = in.text(4);
+      x.answer = answer(in, answer_);
+      x.system_prompt = in.text(system_prompt_);
+      x.tool_profile = in.text(tool_profile_);
+      x.user_text = in.text(user_text_);
+      x.tool_profile_id = in.text(tool_profile_id_);
       turns.push_back(std::move(x));
     }
     const std::vector<ksodi::STTurn> res = ksodi::compute_s_t(turns, p_, embedder(call));
-    return output(ksodi::s_t_output(res, column(c.turns, 5), p_, provider_json()), c);
+    return output(ksodi::s_t_output(res, column(c.turns, turn_), p_, provider_json()), c);
   }
 
  private:
+  const evalgraph::Port answer_ = kSpec.port("answer"), system_prompt_ = kSpec.port("system_prompt"),
+                        tool_profile_ = kSpec.port("tool_profile"), user_text_ = kSpec.port("user_text"),
+                        tool_profile_id_ = kSpec.port("tool_profile_id"), turn_ = kSpec.port("turn");
   ksodi::STParams p_;
 };
 
 }  // namespace
 
 EVALGRAPH_PLUGIN("ksodi_s_t", "1.0.0", "KSODI-Full S(t): dynamic structure over a conversation",
-                 ksodi::sequence_type<STNode>("ksodi.s_t", "KSODI S(t): S0 per turn plus consistency, repair after complaints and decay",
-                                              kParams.schema(), {"answer"},
-                                              {"system_prompt", "tool_profile", "user_text", "tool_profile_id", "turn"},
-                                              {"S", "S0", "t", "turn", "n_turns", "consistency", "repair", "decay", "terms",
-                                               "structure_features", "words", "s0", "parameters"}))
+                 evalgraph::node_type<STNode>(kSpec))

@@ -75,10 +75,16 @@ const evalgraph::Params<Config> kParams{"Reports of a chatbot evaluation: detail
   param(&Config::chart, "chart", "summary.png size", kChart),
 }};
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .kind = EG_KIND_SINK,
+    .name = "chatbot.report",
+    .description = "detailed results, summary (md/csv/xlsx/png), statistics over replications",
+    .params_schema = kParams.schema()};
+
 ReportConfig report_config(const json &p) {
   const Config c = kParams.parse(p);
   ReportConfig r;
-  if (auto d = p.find("_output_dir"); d != p.end() && d->is_string()) r.output_dir = d->get<std::string>();
   r.experiment_name = c.experiment_name;
   r.input_column = c.input_column;
   r.output_column = c.output_column;
@@ -103,7 +109,7 @@ ReportConfig report_config(const json &p) {
   r.row_field = c.fields.row;
   r.chart_width = c.chart.width;
   r.chart_height = c.chart.height;
-  if (r.output_dir.empty()) throw std::invalid_argument("no output directory (_output_dir) given");
+  r.output_dir = evalgraph::output_dir(p, kSpec.name);
   return r;
 }
 
@@ -123,6 +129,4 @@ class ReportSink : public evalgraph::Node {
 }  // namespace
 
 EVALGRAPH_PLUGIN("chatbot_report", "1.0.0", "Reports of a chatbot evaluation (seed 004 layout)",
-                 evalgraph::sink_type<ReportSink>("chatbot.report",
-                                                  "detailed results, summary (md/csv/xlsx/png), statistics over replications",
-                                                  kParams.schema()))
+                 evalgraph::node_type<ReportSink>(kSpec))

@@ -26,6 +26,13 @@ const evalgraph::Params<Config> kParams{"", {
   evalgraph::param(&Config::chart, "chart", "Write the PNG chart"),
 }};
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .kind = EG_KIND_SINK,
+    .name = "compression.report",
+    .description = "methods x (overall + six dimensions) as Markdown, CSV, JSON and a PNG chart; by probe type; compression ratio; judge counts",
+    .params_schema = kParams.schema()};
+
 class Report : public evalgraph::Node {
  public:
   Report(const evalgraph::Host &, const json &p) : Report(p, kParams.parse(p)) {}
@@ -36,8 +43,7 @@ class Report : public evalgraph::Node {
       throw std::invalid_argument("parameter 'file' must be a plain file name, got '" + file_ + "'");
     title_ = c.title;
     chart_ = c.chart;
-    dir_ = p.value("_output_dir", std::string());
-    if (dir_.empty()) throw std::invalid_argument("compression.report: the host did not pass _output_dir");
+    dir_ = evalgraph::output_dir(p, kSpec.name);
   }
 
   json process(evalgraph::Call &, const json &record) override {
@@ -59,7 +65,7 @@ class Report : public evalgraph::Node {
     fs::path dir(dir_);
     json files = json::array();
     auto put = [&](const std::string &name, const std::string &content) {
-      evalgraph::write_file_whole(dir / name, content, "compression.report");
+      evalgraph::write_file_whole(dir / name, content, kSpec.name);
       files.push_back(name);
     };
     put(file_ + ".md", Aggregator::markdown(r));
@@ -69,7 +75,7 @@ class Report : public evalgraph::Node {
     if (chart_) {
       std::string png = file_ + ".png";
       write_chart(r, title_, evalgraph::partial_path(dir / png).string());
-      evalgraph::publish_partial_file(dir / png, "compression.report");
+      evalgraph::publish_partial_file(dir / png, kSpec.name);
       files.push_back(png);
     }
     return {{"files", files}};
@@ -83,7 +89,4 @@ class Report : public evalgraph::Node {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("compression_report", "1.0.0", "Context compression: report sink",
-                 evalgraph::sink_type<Report>("compression.report",
-                                              "methods x (overall + six dimensions) as Markdown, CSV, JSON and a PNG chart; by probe type; compression ratio; judge counts",
-                                              kParams.schema()))
+EVALGRAPH_PLUGIN("compression_report", "1.0.0", "Context compression: report sink", evalgraph::node_type<Report>(kSpec))

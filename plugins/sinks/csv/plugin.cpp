@@ -37,6 +37,13 @@ csv_sink::TableOptions table_options(const Config &c) {
   return {sep[0], c.bom, c.columns};
 }
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .kind = EG_KIND_SINK,
+    .name = "sink.csv",
+    .description = "Writes every finished record as a CSV row, node outputs flattened into node.field columns",
+    .params_schema = kParams.schema()};
+
 class CsvSink : public evalgraph::RawNode {
  public:
   CsvSink(const evalgraph::Host &, const json &params) : CsvSink(params, kParams.parse(params)) {}
@@ -63,6 +70,4 @@ class CsvSink : public evalgraph::RawNode {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("sink_csv", "0.1.0", "CSV sink",
-                 evalgraph::sink_type<CsvSink>("sink.csv", "Writes every finished record as a CSV row, node outputs flattened into node.field columns",
-                                               kParams.schema()))
+EVALGRAPH_PLUGIN("sink_csv", "0.1.0", "CSV sink", evalgraph::node_type<CsvSink>(kSpec))

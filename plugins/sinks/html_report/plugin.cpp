@@ -31,6 +31,13 @@ const evalgraph::Params<Config> kParams{"Writes report.html: the run, per-output
   evalgraph::param(&Config::title, "title", "Page title (null: the pipeline's name)."),
 }};
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .kind = EG_KIND_SINK,
+    .name = "sink.html_report",
+    .description = "report.html: the run, means with intervals, histograms, all records with their evidence (one file, no network)",
+    .params_schema = kParams.schema()};
+
 class HtmlReport : public evalgraph::RawNode {
  public:
   HtmlReport(const evalgraph::Host &host, const json &params) : host_(host) {
@@ -62,7 +69,7 @@ class HtmlReport : public evalgraph::RawNode {
         return json::object();
       }
     }, report_assets::kJs);
-    evalgraph::publish_partial_file(final_, "sink.html_report");
+    evalgraph::publish_partial_file(final_, kSpec.name);
     return evalgraph::files_written(file_, page_->records());
   }
 
@@ -76,6 +83,4 @@ class HtmlReport : public evalgraph::RawNode {
 }  // namespace
 
 EVALGRAPH_PLUGIN("sink_html_report", "1.0.0", "self-contained HTML report of a run",
-                 evalgraph::sink_type<HtmlReport>("sink.html_report",
-                                                  "report.html: the run, means with intervals, histograms, all records with their evidence (one file, no network)",
-                                                  kParams.schema()))
+                 evalgraph::node_type<HtmlReport>(kSpec))

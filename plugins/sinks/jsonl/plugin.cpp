@@ -26,6 +26,13 @@ const evalgraph::Params<Config> kParams{"Writes every finished record as one lin
 // memory does not grow with the record count (a 4 MiB buffer was touched further the more a run wrote).
 constexpr std::size_t kBufferSize = std::size_t{256} << 10;
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .kind = EG_KIND_SINK,
+    .name = "sink.jsonl",
+    .description = "Writes every finished record as one line of JSON (JSON Lines)",
+    .params_schema = kParams.schema()};
+
 class JsonlSink : public evalgraph::RawNode {
  public:
   JsonlSink(const evalgraph::Host &, const json &params) {
@@ -40,7 +47,7 @@ class JsonlSink : public evalgraph::RawNode {
 
   json finish(evalgraph::Call &) override {
     if (!out_.is_open()) throw std::runtime_error("finish() called twice");
-    out_.publish(true, "sink.jsonl");
+    out_.publish(true, kSpec.name);
     return evalgraph::files_written(file_, records_);
   }
 
@@ -68,6 +75,4 @@ class JsonlSink : public evalgraph::RawNode {
 }  // namespace
 
 // One instance, records in order (no flags).
-EVALGRAPH_PLUGIN("sink_jsonl", "0.1.0", "JSON Lines sink",
-                 evalgraph::sink_type<JsonlSink>("sink.jsonl", "Writes every finished record as one line of JSON (JSON Lines)",
-                                                 kParams.schema()))
+EVALGRAPH_PLUGIN("sink_jsonl", "0.1.0", "JSON Lines sink", evalgraph::node_type<JsonlSink>(kSpec))

@@ -26,10 +26,17 @@ const evalgraph::Params<C> kParams{"", {
 }};
 
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .kind = EG_KIND_SINK,
+    .name = "ksodi.curves",
+    .description = "Line charts of S(t), K(t), O(t) per conversation, an overview chart and a Markdown summary of build-up, breaks and repairs",
+    .params_schema = kParams.schema()};
+
 class CurvesSink : public evalgraph::Node {
  public:
   CurvesSink(const evalgraph::Host &, const json &p) : CurvesSink(p, kParams.parse(p)) {}
-  CurvesSink(const json &p, const Config &c) : c_(c), target_(ksodi::sink_target(p, c.file, "ksodi.curves")) {}
+  CurvesSink(const json &p, const Config &c) : c_(c), target_(ksodi::sink_target(p, c.file, kSpec.name)) {}
 
   json process(evalgraph::Call &, const json &record) override {
     c_.add(record);
@@ -46,7 +53,4 @@ class CurvesSink : public evalgraph::Node {
 }  // namespace
 
 EVALGRAPH_PLUGIN("ksodi_curves", "1.0.0", "KSODI-Full curves per conversation (PNG line charts + Markdown)",
-                 evalgraph::sink_type<CurvesSink>("ksodi.curves",
-                                                  "Line charts of S(t), K(t), O(t) per conversation, an overview chart and "
-                                                  "a Markdown summary of build-up, breaks and repairs",
-                                                  kParams.schema()))
+                 evalgraph::node_type<CurvesSink>(kSpec))

@@ -26,10 +26,17 @@ const evalgraph::Params<C> kParams{"", {
 }};
 
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .kind = EG_KIND_SINK,
+    .name = "ksodi.summary",
+    .description = "Markdown summary of S0/K0/O0 per context_scope_id",
+    .params_schema = kParams.schema()};
+
 class SummarySink : public evalgraph::Node {
  public:
   SummarySink(const evalgraph::Host &, const json &p) : SummarySink(p, kParams.parse(p)) {}
-  SummarySink(const json &p, const Config &c) : agg_(c), target_(ksodi::sink_target(p, c.file, "ksodi.summary")) {}
+  SummarySink(const json &p, const Config &c) : agg_(c), target_(ksodi::sink_target(p, c.file, kSpec.name)) {}
 
   json process(evalgraph::Call &, const json &record) override {
     agg_.add(record);
@@ -37,7 +44,7 @@ class SummarySink : public evalgraph::Node {
   }
 
   json finish(evalgraph::Call &) override {
-    evalgraph::write_file_whole(std::filesystem::path(target_.dir) / target_.file, agg_.markdown(), "ksodi.summary");
+    evalgraph::write_file_whole(std::filesystem::path(target_.dir) / target_.file, agg_.markdown(), kSpec.name);
     return {{"files", json::array({target_.file})}};
   }
 
@@ -49,5 +56,4 @@ class SummarySink : public evalgraph::Node {
 }  // namespace
 
 EVALGRAPH_PLUGIN("ksodi_summary", "1.0.0", "KSODI-Standard summary report (Markdown, per context scope)",
-                 evalgraph::sink_type<SummarySink>("ksodi.summary", "Markdown summary of S0/K0/O0 per context_scope_id",
-                                                   kParams.schema()))
+                 evalgraph::node_type<SummarySink>(kSpec))

@@ -32,6 +32,8 @@ class Anchored : public Method {
 }  // namespace
 
 EVALGRAPH_PLUGIN("compress_anchored", "1.0.0", "Context compression: anchored iterative summary",
-                 compression::transform_type<Anchored>("compress.anchored", "anchored_iterative", "Anchored Iterative",
-                                                       "anchored iterative summary: only the newly dropped span is summarised and merged into a persisted sectioned summary",
-                                                       {"summary", "artifacts"}))
+                 compression::transform_type<Anchored>({.name = "compress.anchored",
+                     .method_id = "anchored_iterative",
+                     .label = "Anchored Iterative",
+                     .description = "anchored iterative summary: only the newly dropped span is summarised and merged into a persisted sectioned summary",
+                     .details = {"summary", "artifacts"}}))

@@ -23,6 +23,8 @@ class Regenerative : public Method {
 }  // namespace
 
 EVALGRAPH_PLUGIN("compress_regenerative", "1.0.0", "Context compression: regenerative structured summary",
-                 compression::transform_type<Regenerative>("compress.regenerative", "regenerative", "Regenerative",
-                                                           "regenerative summary: the full structured summary is rebuilt from the whole dropped history at each compression",
-                                                           {"summary"}))
+                 compression::transform_type<Regenerative>({.name = "compress.regenerative",
+                     .method_id = "regenerative",
+                     .label = "Regenerative",
+                     .description = "regenerative summary: the full structured summary is rebuilt from the whole dropped history at each compression",
+                     .details = {"summary"}}))

@@ -15,15 +15,20 @@ const evalgraph::Params<AnswerOptions> kParams{"", llm_request_params(), {
 
 AnswerOptions answer_options(const json &p) { return kParams.parse(p); }
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .kind = EG_KIND_TRANSFORM,
+    .name = "compression.answer",
+    .description = "answers each probe from one method's compressed context and verbatim recent messages only",
+    .params_schema = kParams.schema(),
+    .reads = {"compressed", "probes"},
+    .writes = {"method", "label", "compacted_context", "tokens_kept", "tokens_history", "answers", "answered", "failed"},
+    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM};
+
 // A DOM: `compressed` is a transform's nested output whose fields it passes on, `probes` a probe node's.
 using Answer = BatchNode<ProbeAnswers, AnswerOptions, answer_options>;
 
 }  // namespace
 
 EVALGRAPH_PLUGIN("compression_answer", "1.0.0", "Context compression: the model under test answers the probes",
-                 evalgraph::node_type<Answer>({EG_KIND_TRANSFORM, "compression.answer",
-                                               "answers each probe from one method's compressed context and verbatim recent messages only",
-                                               kParams.schema(), {"compressed", "probes"}, {},
-                                               {"method", "label", "compacted_context", "tokens_kept", "tokens_history",
-                                                "answers", "answered", "failed"},
-                                               EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM}))
+                 evalgraph::node_type<Answer>(kSpec))

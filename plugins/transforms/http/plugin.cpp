@@ -43,12 +43,23 @@ size_t on_data(char *p, size_t size, size_t n, void *user) {
   return size * n;
 }
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .kind = EG_KIND_TRANSFORM,
+    .name = "transform.http",
+    .description = "POSTs the original text to a chatbot endpoint, takes the answer by JSON pointer",
+    .params_schema = kParams.schema(),
+    .reads = {"original"},
+    .reads_optional = {"transformation", "previous"},
+    .writes = {"text", "applies"},
+    .flags = EG_FLAG_THREAD_SAFE};
+
 class HttpTransform : public ChainNode {
  public:
   HttpTransform(const evalgraph::Host &host, const json &p) : HttpTransform(host, kParams.parse(p), p) {}
 
   std::string transform(evalgraph::Call &call, const evalgraph::Record &row) override {
-    const std::string orig = original(row);
+    const std::string orig = original(row, original_);
     const std::string body = render_json(c_.body, {{"text", orig}, {"original", orig}}).dump();
     std::string last_error;
     std::mt19937 rng(std::random_device{}());
@@ -70,7 +81,7 @@ class HttpTransform : public ChainNode {
 
  private:
   HttpTransform(const evalgraph::Host &host, const Config &c, const json &p)
-      : ChainNode("transform.http", c.transformation), host_(host), c_(c) {
+      : ChainNode(kSpec, c.transformation), host_(host), c_(c) {
     static std::once_flag once;
     std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
     if (c_.url.rfind("http://", 0) != 0 && c_.url.rfind("https://", 0) != 0)
@@ -123,6 +134,7 @@ class HttpTransform : public ChainNode {
 
   evalgraph::Host host_;
   const Config c_;
+  const evalgraph::Port original_ = kSpec.port("original");
   json::json_pointer pointer_;
   std::string token_;
   std::vector<std::string> headers_;
@@ -131,7 +143,4 @@ class HttpTransform : public ChainNode {
 }  // namespace
 
 EVALGRAPH_PLUGIN("transform_http", "1.0.0", "Transformation by an HTTP chatbot endpoint",
-                 evalgraph::node_type<HttpTransform>({EG_KIND_TRANSFORM, "transform.http",
-                                                      "POSTs the original text to a chatbot endpoint, takes the answer by JSON pointer",
-                                                      kParams.schema(), {"original"}, {"transformation", "previous"},
-                                                      {"text", "applies"}, EG_FLAG_THREAD_SAFE}))
+                 evalgraph::node_type<HttpTransform>(kSpec))

@@ -1,6 +1,7 @@
 // transform.llm — the text under test comes from an OpenAI-compatible model, called through the host's chat
 // service (so caching, retries, rate limits, secrets and the replication index in the cache key are the
 // host's business). See README.md.
+#include <evalgraph/llm.hpp>
 #include <evalgraph/plugin.hpp>
 
 #include "../chain.hpp"
@@ -23,12 +24,23 @@ const evalgraph::Params<Config> kParams{"Transforms the original text with an Op
   evalgraph::param(&Config::transformation, "transformation", "Apply only to rows whose transformation field is this id; other rows pass `previous` through (null: every row)."),
 }};
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .kind = EG_KIND_TRANSFORM,
+    .name = "transform.llm",
+    .description = "transforms the original text with an OpenAI-compatible chat model",
+    .params_schema = kParams.schema(),
+    .reads = {"original"},
+    .reads_optional = {"transformation", "previous"},
+    .writes = {"text", "applies"},
+    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM};
+
 class LlmTransform : public ChainNode {
  public:
   LlmTransform(const evalgraph::Host &host, const json &p) : LlmTransform(host, kParams.parse(p)) {}
 
   std::string transform(evalgraph::Call &call, const evalgraph::Record &row) override {
-    const std::string orig = original(row);
+    const std::string orig = original(row, original_);
     const std::vector<std::pair<std::string, std::string>> vars = {{"text", orig}, {"original", orig}};
     json req = inference_;
     json messages = json::array();
@@ -45,17 +57,15 @@ class LlmTransform : public ChainNode {
 
  private:
   LlmTransform(const evalgraph::Host &host, const Config &c)
-      : ChainNode("transform.llm", c.transformation), host_(host), c_(c), inference_(evalgraph::chat_inference(c.inference)) {}
+      : ChainNode(kSpec, c.transformation), host_(host), c_(c), inference_(evalgraph::chat_inference(c.inference)) {}
 
   evalgraph::Host host_;
   const Config c_;
+  const evalgraph::Port original_ = kSpec.port("original");
   const json inference_;
 };
 
 }  // namespace
 
 EVALGRAPH_PLUGIN("transform_llm", "1.0.0", "Transformation by an OpenAI-compatible chat model",
-                 evalgraph::node_type<LlmTransform>({EG_KIND_TRANSFORM, "transform.llm",
-                                                     "transforms the original text with an OpenAI-compatible chat model",
-                                                     kParams.schema(), {"original"}, {"transformation", "previous"},
-                                                     {"text", "applies"}, EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM}))
+                 evalgraph::node_type<LlmTransform>(kSpec))

@@ -18,26 +18,34 @@ const evalgraph::Params<Config> kParams{"Takes the transformed text from an exis
   evalgraph::param(&Config::transformation, "transformation", "Apply only to rows whose transformation field is this id; other rows pass `previous` through (null: every row)."),
 }};
 
+// The node type, declared once.
+const evalgraph::NodeSpec kSpec{
+    .kind = EG_KIND_TRANSFORM,
+    .name = "transform.manual",
+    .description = "an existing column is the transformed text",
+    .params_schema = kParams.schema(),
+    .reads_optional = {"text", "transformation", "previous"},
+    .writes = {"text", "applies"},
+    .flags = EG_FLAG_THREAD_SAFE};
+
 class ManualTransform : public ChainNode {
  public:
   ManualTransform(const evalgraph::Host &, const json &p) : ManualTransform(kParams.parse(p)) {}
 
   std::string transform(evalgraph::Call &, const evalgraph::Record &row) override {
-    if (row[kText].absent_or_null()) throw evalgraph::InputError("the row has no value in column '" + column_ + "'");
-    std::string text = row.text(kText);
+    if (row[text_].absent_or_null()) throw evalgraph::InputError("the row has no value in column '" + column_ + "'");
+    std::string text = row.text(text_);
     if (trim(text).empty()) throw evalgraph::InputError("column '" + column_ + "' is empty in this row");
     return text;
   }
 
  private:
-  explicit ManualTransform(const Config &c) : ChainNode("transform.manual", c.transformation), column_(c.column) {}
+  explicit ManualTransform(const Config &c) : ChainNode(kSpec, c.transformation), column_(c.column) {}
   const std::string column_;
+  const evalgraph::Port text_ = kSpec.port("text");
 };
 
 }  // namespace
 
 EVALGRAPH_PLUGIN("transform_manual", "1.0.0", "Transformation taken from an existing column",
-                 evalgraph::node_type<ManualTransform>({EG_KIND_TRANSFORM, "transform.manual",
-                                                        "an existing column is the transformed text", kParams.schema(), {},
-                                                        {"text", "transformation", "previous"}, {"text", "applies"},
-                                                        EG_FLAG_THREAD_SAFE}))
+                 evalgraph::node_type<ManualTransform>(kSpec))

@@ -9,9 +9,11 @@
 // refused, in the words of evalgraph::parse_bounded (json_bounded.hpp), and every refusal names the node and
 // the port.
 //
-//   evalgraph::Record in(input, "my.node", {"answer", "retrieved_docs"});
-//   std::string answer = in.required_text(0, "the assistant text");  // a string or null, else an InputError
-//   std::vector<evalgraph::Doc> docs = in.docs(1, "doc_", 64);         // the shapes our datasets hold
+//   const evalgraph::NodeSpec kSpec{.name = "my.node", .reads = {"answer"}, .reads_optional = {"retrieved_docs"}, ...};
+//   const evalgraph::Port answer_ = kSpec.port("answer"), docs_ = kSpec.port("retrieved_docs");  // node members
+//   evalgraph::Record in(input, kSpec);                                 // per record: the spec's ports
+//   std::string answer = in.required_text(answer_, "the assistant text");  // a string or null, else an InputError
+//   std::vector<evalgraph::Doc> docs = in.docs(docs_, "doc_", 64);         // the shapes our datasets hold
 //
 // Why not simdjson On-Demand: it is not in the SDK's dependencies (an out-of-tree plugin builds against the
 // installed headers and nlohmann/json only), it needs its input padded (a copy of every record, the host's
@@ -342,33 +344,25 @@ inline bool read_doc_array(Scanner &r, const std::string &field, const char *id_
 // outlive the Record (strings without escapes are views into it).
 class Record {
  public:
-  // Reads `text` (one JSON object) and keeps the members named in `ports`, in that order (index i is ports[i]).
-  // Not an object, or not JSON: an InputError "<node>: the input is …".
+  // Reads `text` (one JSON object) and keeps the members that are the ports of `spec` (reads, then
+  // reads_optional: index i is the Port spec.port(name) resolved). `spec` must outlive the Record (a node type's
+  // spec is a constant of the plugin). Not an object, or not JSON: an InputError "<node>: the input is …".
+  Record(std::string_view text, const NodeSpec &spec)
+      : node_(spec.name), first_(&spec.reads), second_(&spec.reads_optional),
+        values_(spec.reads.size() + spec.reads_optional.size()) {
+    scan(text);
+  }
+  // The same with the node's name and the ports named here, in that order (index i is ports[i]).
   Record(std::string_view text, const char *node, std::initializer_list<const char *> ports)
-      : node_(node), ports_(ports), values_(ports.size()) {
-    input::Scanner r(text);
-    input::Value skipped;
-    const bool ok = r.peek('{') && r.object([&](std::string_view key) {
-      std::size_t i = 0;
-      for (const char *k : ports_) {
-        if (key == k) {
-          values_[i] = input::Value{};  // a repeated member: the last one counts
-          return r.skip(values_[i], 1);
-        }
-        ++i;
-      }
-      return r.skip(skipped, 1);
-    }) && r.at_end();
-    if (!ok) {
-      input::Scanner whole(text);
-      if (whole.skip(skipped) && whole.at_end())
-        throw InputError(std::string(node_) + ": the input is not an object but " + skipped.type_name());
-      throw InputError(std::string(node_) + ": the input is " + input::why_refused(text, kMaxInputDepth));
-    }
+      : node_(node), own_(ports), values_(ports.size()) {
+    scan(text);
   }
 
   const char *node() const { return node_; }
-  const char *port(std::size_t i) const { return ports_[i]; }
+  const char *port(std::size_t i) const {
+    if (first_ == nullptr) return own_[i];
+    return i < first_->size() ? (*first_)[i] : (*second_)[i - first_->size()];
+  }
   const input::Value &operator[](std::size_t i) const { return values_[i]; }
 
   // The port as text: absent/null → "", a string → its content, anything else → its JSON.
@@ -456,8 +450,36 @@ class Record {
   }
 
  private:
+  // One pass over the object: each member that is a port is kept at its index, the rest validated and skipped.
+  void scan(std::string_view text) {
+    input::Scanner r(text);
+    input::Value skipped;
+    auto keep = [&](std::string_view key, const std::vector<const char *> &ports, std::size_t base, bool &found) {
+      for (std::size_t i = 0; i < ports.size(); ++i)
+        if (key == ports[i]) {
+          found = true;
+          values_[base + i] = input::Value{};  // a repeated member: the last one counts
+          return r.skip(values_[base + i], 1);
+        }
+      return true;
+    };
+    const bool ok = r.peek('{') && r.object([&](std::string_view key) {
+      bool found = false;
+      const bool fine = first_ == nullptr ? keep(key, own_, 0, found)
+                                          : keep(key, *first_, 0, found) && (found || keep(key, *second_, first_->size(), found));
+      return found ? fine : r.skip(skipped, 1);
+    }) && r.at_end();
+    if (!ok) {
+      input::Scanner whole(text);
+      if (whole.skip(skipped) && whole.at_end())
+        throw InputError(std::string(node_) + ": the input is not an object but " + skipped.type_name());
+      throw InputError(std::string(node_) + ": the input is " + input::why_refused(text, kMaxInputDepth));
+    }
+  }
+
   const char *node_;
-  std::vector<const char *> ports_;
+  const std::vector<const char *> *first_ = nullptr, *second_ = nullptr;  // the spec's ports (null: own_)
+  std::vector<const char *> own_;                                        // ports named at construction
   std::vector<input::Value> values_;
 };
 
@@ -508,10 +530,17 @@ inline std::vector<Record> read_sequence(std::string_view input, const char *nod
   return out;
 }
 
+// The same for a node type's spec (its ports, reads then reads_optional; see Record(text, spec)).
+inline std::vector<Record> read_sequence(std::string_view input, const NodeSpec &spec, bool *group) {
+  std::vector<Record> out;
+  for (std::string_view text : sequence_records(input, spec.name, group)) out.emplace_back(text, spec);
+  return out;
+}
+
 // A judge or an index that compares a text with its transformed version: what the chatbot judges and indices
 // share is reading the two string ports "original" and "transformed" (a Record, no DOM; null or another type is
 // an InputError naming the port), one computation on the two texts, and an output built as JSON. Derive, give
-// the node's name, override compare(); declare the node type with text_pair_type<T>.
+// the node's name (its spec's), override compare(); declare the node type with text_pair_type<T>(spec).
 class TextPairNode : public RawNode {
  public:
   explicit TextPairNode(const char *node) : node_(node) {}
@@ -532,11 +561,18 @@ class TextPairNode : public RawNode {
   const char *node_;
 };
 
-// The node type of a TextPairNode T: it reads "original" and "transformed" and writes `writes`.
+// The node type of a TextPairNode T: `spec` (its kind, name, writes, …) with the ports "original" and "transformed".
+template <class T> eg_node_type text_pair_type(NodeSpec spec) {
+  spec.reads = {"original", "transformed"};
+  spec.reads_optional = {};
+  return node_type<T>(spec);
+}
+// The same, by position (kept for plugins written before NodeSpec was declared by field name).
 template <class T>
 eg_node_type text_pair_type(eg_node_kind kind, const char *name, const char *description, const char *params_schema,
                             std::vector<const char *> writes, uint32_t flags) {
-  return node_type<T>({kind, name, description, params_schema, {"original", "transformed"}, {}, std::move(writes), flags});
+  return node_type<T>({kind, name, description, params_schema, {"original", "transformed"}, {},
+                       std::vector<Output>(writes.begin(), writes.end()), flags});
 }
 
 }  // namespace evalgraph

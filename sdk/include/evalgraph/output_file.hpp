@@ -59,13 +59,11 @@ inline void write_file_whole(const std::filesystem::path &file, std::string_view
 // The file a sink writes: its `file` parameter (a relative path, not leaving the output directory; its
 // folders are created) inside the host's _output_dir (in the sink's parameters).
 inline std::filesystem::path sink_output_path(const nlohmann::json &params, const std::string &file) {
-  auto dir = params.find("_output_dir");
-  if (dir == params.end() || !dir->is_string())
-    throw std::invalid_argument("the host passed no _output_dir (a string) to the sink");
+  const std::string dir = output_dir(params, "the sink");
   const std::filesystem::path rel(file), norm = rel.lexically_normal();
   if (file.empty() || rel.is_absolute() || (!norm.empty() && *norm.begin() == ".."))
     throw std::invalid_argument("parameter file '" + file + "' must be a relative path inside the output directory");
-  std::filesystem::path out = std::filesystem::path(dir->get<std::string>()) / rel;
+  std::filesystem::path out = std::filesystem::path(dir) / rel;
   if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
   return out;
 }

@@ -1,9 +1,12 @@
 // evalgraph plugin SDK — header-only C++ layer over plugin.h.
 //
-// Write a class derived from evalgraph::Node, describe it with evalgraph::NodeSpec, and list it in
-// EVALGRAPH_PLUGIN(...). This layer turns exceptions into status codes at the boundary, parses the input
-// JSON for you (nlohmann::json) and hands results back through the C ABI with a release callback.
+// Write a class derived from evalgraph::Node, declare its node type once with an evalgraph::NodeSpec (by field
+// name), and list it in EVALGRAPH_PLUGIN(...). This layer turns exceptions into status codes at the boundary,
+// parses the input JSON for you (nlohmann::json) and hands results back through the C ABI with a release
+// callback. The LLM helpers (prompt templates, a chat answer's text) are in evalgraph/llm.hpp.
 //
+//   const evalgraph::NodeSpec kEcho{.name = "example.echo", .description = "Echoes text",
+//                                   .reads = {"text"}, .writes = {"text"}, .flags = EG_FLAG_THREAD_SAFE};
 //   class Echo : public evalgraph::Node {
 //    public:
 //     explicit Echo(const evalgraph::Host&, const nlohmann::json&) {}
@@ -11,11 +14,7 @@
 //       return {{"text", in.at("text")}};
 //     }
 //   };
-//   const evalgraph::Params<evalgraph::NoParams> kParams{"Echoes text", {}};  // parameters: evalgraph/params.hpp
-//   EVALGRAPH_PLUGIN("example", "1.0.0", "An example",
-//                    evalgraph::node_type<Echo>({EG_KIND_OPERATOR, "example.echo", "Echoes text",
-//                                                kParams.schema(), {"text"}, {}, {"text"},
-//                                                EG_FLAG_THREAD_SAFE}))
+//   EVALGRAPH_PLUGIN("example", "1.0.0", "An example", evalgraph::node_type<Echo>(kEcho))
 #ifndef EVALGRAPH_PLUGIN_HPP
 #define EVALGRAPH_PLUGIN_HPP
 
@@ -263,24 +262,90 @@ class RawNode {
   virtual json finish(Call &) { return nullptr; }
 };
 
-// What a node type declares about itself (mirrors eg_node_type).
-struct NodeSpec {
-  eg_node_kind kind;
+// One output a node type writes: its name and, optionally, what the host cannot guess (ABI 1.3): its type
+// ("number", "integer", "boolean", "string", "array", "object") and which direction is better ("higher" or
+// "lower"; higher when not said). A plain "name" converts to an Output.
+struct Output {
+  Output(const char *output_name, const char *output_type = nullptr, const char *better_direction = nullptr)
+      : name(output_name), type(output_type), better(better_direction) {}
   const char *name;
-  const char *description;
-  const char *params_schema;
-  std::vector<const char *> reads;
-  std::vector<const char *> reads_optional;
-  std::vector<const char *> writes;
-  uint32_t flags;
-  // Optional (ABI 1.3): each output's type and better direction, as JSON; see eg_node_type.outputs.
-  const char *outputs = nullptr;
+  const char *type;
+  const char *better;
 };
+
+// One input port of a node type, resolved once from its name (NodeSpec::port, in the node's constructor): its
+// index among the ports a Record reads (reads, then reads_optional) and its name. Converts to that index.
+struct Port {
+  std::size_t index = 0;
+  const char *name = "";
+  constexpr operator std::size_t() const noexcept { return index; }
+};
+
+// What a node type declares about itself, written once, by field name (C++20 designated initialisers, in this
+// order; leave out what you do not need):
+//   const evalgraph::NodeSpec kSpec{.kind = EG_KIND_OPERATOR, .name = "acme.node", .description = "one line",
+//       .params_schema = kParams.schema(), .reads = {"answer"}, .reads_optional = {"docs"},
+//       .writes = {{"score", "number"}, {"errors", "integer", "lower"}, "details"}, .flags = EG_FLAG_THREAD_SAFE};
+// The node reads its name (kSpec.name) and ports (kSpec.port("docs"), evalgraph::Record(text, kSpec)) from it.
+// Mirrors eg_node_type; `outputs` (the JSON of ABI 1.3) is what the typed `writes` generate, kept for source
+// compatibility: both may be given, a typed write overrides the same name there.
+struct NodeSpec {
+  eg_node_kind kind = EG_KIND_OPERATOR;
+  const char *name = nullptr;
+  const char *description = "";
+  const char *params_schema = nullptr;  // JSON Schema of `with:` (evalgraph::Params::schema()); null: none
+  std::vector<const char *> reads = {};
+  std::vector<const char *> reads_optional = {};
+  std::vector<Output> writes = {};
+  uint32_t flags = 0;
+  const char *outputs = nullptr;
+
+  // The port `port_name` (one of reads, then reads_optional). Resolve ports once, in the node's constructor, and
+  // read with the Port: no lookup per record. A name the spec does not declare: std::logic_error (the node's
+  // create() fails with that message).
+  Port port(std::string_view port_name) const {
+    std::size_t i = 0;
+    for (const auto *list : {&reads, &reads_optional})
+      for (const char *r : *list) {
+        if (port_name == r) return Port{i, r};
+        ++i;
+      }
+    throw std::logic_error(std::string(name != nullptr ? name : "node") + ": port '" + std::string(port_name) +
+                           "' is not declared in the node type's reads or reads_optional");
+  }
+};
+
+// What the host passes every node as `_limits` (the pipeline's `limits:` section; docs/concepts.md "Limits and
+// hostile data"), with these defaults where a host passes none.
+struct InputLimits {
+  std::size_t sentences_per_answer = 10000;  // an answer that splits into more sentences is refused
+  int nesting_depth = kDefaultNestingDepth;  // JSON inside a text port (e.g. docs in a CSV cell) nests at most this deep
+};
+inline InputLimits input_limits(const json &params) {
+  InputLimits l;
+  auto it = params.find("_limits");
+  if (it == params.end() || !it->is_object()) return l;
+  if (auto s = it->find("sentences_per_answer"); s != it->end() && s->is_number_integer() && s->get<long long>() > 0)
+    l.sentences_per_answer = static_cast<std::size_t>(s->get<long long>());
+  if (auto d = it->find("nesting_depth"); d != it->end() && d->is_number_integer() && d->get<int>() > 0)
+    l.nesting_depth = d->get<int>();
+  return l;
+}
+
+// The folder a sink writes into: the host's `_output_dir` (sinks only). A host that passes none:
+// std::invalid_argument "<node>: the host did not pass _output_dir".
+inline std::string output_dir(const json &params, const char *node) {
+  auto d = params.find("_output_dir");
+  if (d == params.end() || !d->is_string() || d->get_ref<const std::string &>().empty())
+    throw std::invalid_argument(std::string(node) + ": the host did not pass _output_dir");
+  return d->get<std::string>();
+}
 
 namespace detail {
 struct NodeTypeStorage {
   NodeSpec spec;
   std::vector<const char *> reads, reads_optional, writes;  // NULL-terminated copies
+  std::string outputs;                                      // the typed writes as eg_node_type.outputs
 };
 inline std::vector<const char *> null_terminated(const std::vector<const char *> &v) {
   std::vector<const char *> r(v);
@@ -337,7 +402,24 @@ template <class T> eg_node_type node_type(const NodeSpec &spec) {
   st->spec = spec;
   st->reads = detail::null_terminated(spec.reads);
   st->reads_optional = detail::null_terminated(spec.reads_optional);
-  st->writes = detail::null_terminated(spec.writes);
+  for (const Output &o : spec.writes) st->writes.push_back(o.name);
+  st->writes.push_back(nullptr);
+  // The typed writes as eg_node_type.outputs, over the `outputs` JSON if one is given (one the host cannot
+  // read goes to it as it is, and the host refuses it in its words).
+  const char *outputs = spec.outputs;
+  json typed = spec.outputs != nullptr ? json::parse(spec.outputs, nullptr, false) : json::object();
+  if (typed.is_object()) {
+    bool any = false;
+    for (const Output &o : spec.writes) {
+      if (o.type == nullptr && o.better == nullptr) continue;
+      json d = json::object();
+      if (o.type != nullptr) d["type"] = o.type;
+      if (o.better != nullptr) d["better"] = o.better;
+      typed[o.name] = std::move(d);
+      any = true;
+    }
+    if (any) outputs = (st->outputs = typed.dump()).c_str();
+  }
   eg_node_type t{};
   t.struct_size = sizeof(eg_node_type);
   t.kind = spec.kind;
@@ -348,7 +430,7 @@ template <class T> eg_node_type node_type(const NodeSpec &spec) {
   t.reads_optional = st->reads_optional.data();
   t.writes = st->writes.data();
   t.flags = spec.flags;
-  t.outputs = spec.outputs;
+  t.outputs = outputs;
   t.create = &detail::Adapter<T>::create;
   t.destroy = &detail::Adapter<T>::destroy;
   if constexpr (std::is_base_of_v<RawNode, T>) {
@@ -359,44 +441,6 @@ template <class T> eg_node_type node_type(const NodeSpec &spec) {
   t.finish = &detail::Adapter<T>::finish;
   keep.push_back(std::move(st));
   return t;
-}
-
-// Replaces every "{name}" of `vars` in a prompt template; other braces stay as they are. One pass, so a value
-// that itself contains "{name}" is not expanded again.
-inline std::string render_template(const std::string &tmpl, const std::vector<std::pair<std::string, std::string>> &vars) {
-  std::string out;
-  out.reserve(tmpl.size());
-  for (std::size_t i = 0; i < tmpl.size();) {
-    bool done = false;
-    if (tmpl[i] == '{') {
-      for (const auto &[k, v] : vars) {
-        if (tmpl.compare(i + 1, k.size(), k) == 0 && i + 1 + k.size() < tmpl.size() && tmpl[i + 1 + k.size()] == '}') {
-          out += v;
-          i += k.size() + 2;
-          done = true;
-          break;
-        }
-      }
-    }
-    if (!done) out += tmpl[i++];
-  }
-  return out;
-}
-
-// The content of a chat completion's first choice (choices[0].message.content), or nullopt where it has no text.
-inline std::optional<std::string> chat_text(const json &response) {
-  if (!response.contains("choices") || !response["choices"].is_array() || response["choices"].empty()) return std::nullopt;
-  const auto &c0 = response["choices"][0];
-  if (!c0.contains("message") || !c0["message"].contains("content") || !c0["message"]["content"].is_string()) return std::nullopt;
-  return c0["message"]["content"].get<std::string>();
-}
-
-// A node's `inference` parameters, passed into its chat requests as they are; std::invalid_argument where they
-// set what the node sets itself (messages, model, stream).
-inline json chat_inference(const json &inference) {
-  for (const char *k : {"messages", "model", "stream"})
-    if (inference.contains(k)) throw std::invalid_argument(std::string("inference: '") + k + "' is set by the plugin");
-  return inference;
 }
 
 }  // namespace evalgraph

@@ -20,12 +20,9 @@ struct SinkTarget {
   std::string dir, file;
 };
 inline SinkTarget sink_target(const nlohmann::json &p, const std::string &file, const char *sink_name) {
-  auto dir = p.find("_output_dir");
-  SinkTarget t{dir != p.end() && dir->is_string() ? dir->get<std::string>() : std::string(), file};
-  if (t.file.find('/') != std::string::npos || t.file == "." || t.file == "..")
-    throw std::invalid_argument("parameter 'file' must be a plain file name, got '" + t.file + "'");
-  if (t.dir.empty()) throw std::invalid_argument(std::string(sink_name) + ": the host did not pass _output_dir");
-  return t;
+  if (file.find('/') != std::string::npos || file == "." || file == "..")
+    throw std::invalid_argument("parameter 'file' must be a plain file name, got '" + file + "'");
+  return SinkTarget{evalgraph::output_dir(p, sink_name), file};
 }
 
 // An EmbedFn that calls the host's embedding service (one host call per invocation).
@@ -48,22 +45,9 @@ inline std::string dump_output(const nlohmann::json &out) {
   return out.is_null() ? std::string() : out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// What the host passes every node as `_limits` (the pipeline's `limits:` section; docs/concepts.md "Limits and
-// hostile data"); a host that passes none gets these defaults.
-struct InputLimits {
-  std::size_t sentences_per_answer = 10000;
-  int nesting_depth = evalgraph::kDefaultNestingDepth;
-};
-inline InputLimits input_limits(const nlohmann::json &params) {
-  InputLimits l;
-  auto it = params.find("_limits");
-  if (it == params.end() || !it->is_object()) return l;
-  if (auto s = it->find("sentences_per_answer"); s != it->end() && s->is_number_integer() && s->get<long long>() > 0)
-    l.sentences_per_answer = static_cast<std::size_t>(s->get<long long>());
-  if (auto d = it->find("nesting_depth"); d != it->end() && d->is_number_integer() && d->get<int>() > 0)
-    l.nesting_depth = d->get<int>();
-  return l;
-}
+// What the host passes every node as `_limits`: read by the SDK.
+using evalgraph::input_limits;
+using evalgraph::InputLimits;
 
 // Refuses (InputError) an answer that splits into more than `limit` sentences: memory and time grow with the
 // sentences (~1.6 KB each in O0), so one answer of a million short sentences must fail alone, not take the run
@@ -117,15 +101,16 @@ class SequenceNode : public EmbeddingNode {
     std::vector<evalgraph::Record> turns;
     bool group = false;
   };
-  static Conversation read(std::string_view input, const char *node, std::initializer_list<const char *> ports) {
+  // The turns, each a Record of the node type's ports.
+  static Conversation read(std::string_view input, const evalgraph::NodeSpec &spec) {
     Conversation c;
-    c.turns = evalgraph::read_sequence(input, node, ports, &c.group);
+    c.turns = evalgraph::read_sequence(input, spec, &c.group);
     return c;
   }
-  // The assistant text in member `member` of a turn, refused (InputError) over the sentence limit.
-  std::string answer(const evalgraph::Record &in, std::size_t member, const char *node) const {
-    std::string text = in.required_text(member, "the assistant text");
-    check_sentences(text, limits_.sentences_per_answer, node);
+  // The assistant text in port `port` of a turn, refused (InputError) over the sentence limit.
+  std::string answer(const evalgraph::Record &in, evalgraph::Port port) const {
+    std::string text = in.required_text(port, "the assistant text");
+    check_sentences(text, limits_.sentences_per_answer, in.node());
     return text;
   }
   nlohmann::json provider_json() const { return provider_ ? nlohmann::json(*provider_) : nlohmann::json(nullptr); }
@@ -169,15 +154,8 @@ template <class S, class B> evalgraph::Param<S> weight_param(double B::*member, 
   return evalgraph::param<S>(member, name, ("Weight of " + std::string(term)).c_str()).range(0, 10);
 }
 
-// The node type of a KSODI-Full sequence node T: an operator that is given a whole conversation at once and may
-// call the host's embedding service.
-template <class T>
-eg_node_type sequence_type(const char *name, const char *description, const char *params_schema,
-                           std::vector<const char *> reads, std::vector<const char *> reads_optional,
-                           std::vector<const char *> writes) {
-  return evalgraph::node_type<T>({EG_KIND_OPERATOR, name, description, params_schema, std::move(reads),
-                                  std::move(reads_optional), std::move(writes),
-                                  EG_FLAG_THREAD_SAFE | EG_FLAG_SEQUENCE | EG_FLAG_USES_EMBEDDINGS});
-}
+// The flags of a KSODI-Full sequence node: an operator that is given a whole conversation at once and may call
+// the host's embedding service.
+constexpr uint32_t kSequenceFlags = EG_FLAG_THREAD_SAFE | EG_FLAG_SEQUENCE | EG_FLAG_USES_EMBEDDINGS;
 
 }  // namespace ksodi

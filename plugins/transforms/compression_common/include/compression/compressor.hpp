@@ -93,14 +93,27 @@ template <class M> class MethodTransform : public CompressionTransform {
 
 // What every compression transform writes; the node type of method M's adds M::details()' keys.
 std::vector<const char *> transform_writes(std::initializer_list<const char *> details);
-// The node type `name` of method M, whose outputs name it `method_id` and `label`.
-template <class M>
-eg_node_type transform_type(const char *name, const char *method_id, const char *label, const char *description,
-                            std::initializer_list<const char *> details) {
-  MethodTransform<M>::id = method_id;
-  MethodTransform<M>::label = label;
-  return evalgraph::node_type<MethodTransform<M>>({EG_KIND_TRANSFORM, name, description, knobs_schema(), {"messages"}, {},
-                                                   transform_writes(details), EG_FLAG_SEQUENCE | EG_FLAG_USES_LLM});
+// What a compression method declares, by field name: its node type's name and description, the id and label its
+// outputs name it by, and the keys of M::details().
+struct MethodType {
+  const char *name;
+  const char *method_id;
+  const char *label;
+  const char *description;
+  std::initializer_list<const char *> details = {};
+};
+// The node type of method M.
+template <class M> eg_node_type transform_type(const MethodType &m) {
+  MethodTransform<M>::id = m.method_id;
+  MethodTransform<M>::label = m.label;
+  const std::vector<const char *> writes = transform_writes(m.details);
+  return evalgraph::node_type<MethodTransform<M>>({.kind = EG_KIND_TRANSFORM,
+                                                   .name = m.name,
+                                                   .description = m.description,
+                                                   .params_schema = knobs_schema(),
+                                                   .reads = {"messages"},
+                                                   .writes = std::vector<evalgraph::Output>(writes.begin(), writes.end()),
+                                                   .flags = EG_FLAG_SEQUENCE | EG_FLAG_USES_LLM});
 }
 
 }  // namespace compression
