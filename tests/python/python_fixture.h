@@ -14,4 +14,16 @@ inline std::string pipeline(const std::string &node_yaml, const std::string &ext
          "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\noutput: {dir: out}\n";
 }
 
+// A python node `id` calling `function` of the script `file` (checks.py), `with_extra`: further keys of its with.
+inline std::string node(const std::string &id, const std::string &function, const std::string &with_extra = "",
+                        const std::string &file = "checks.py") {
+  return "  - id: " + id + "\n    uses: python\n    with: {file: " + file + ", function: " + function + with_extra + "}\n";
+}
+
+// Writes <d>/p.yaml, the pipeline of `node_yaml`, and runs it (`evalgraph run -q`).
+inline testsupport::RunResult run_node(const testsupport::TempDir &d, const std::string &node_yaml) {
+  d.write("p.yaml", pipeline(node_yaml));
+  return testsupport::run_pipeline(d, "p.yaml");
+}
+
 }  // namespace pytest

@@ -48,8 +48,7 @@ def echo(v=None):
     return {"echo": v, "type": type(v).__name__, "chars": len(v) if isinstance(v, str) else -1,
             "shout": v.upper() + " ✓" if isinstance(v, str) else None}
 )");
-  d.write("p.yaml", pytest::pipeline("  - id: e\n    uses: python\n    with: {file: checks.py, function: echo}\n"));
-  auto r = run_pipeline(d, "p.yaml");
+  auto r = pytest::run_node(d, pytest::node("e", "echo"));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   auto in = read_jsonl(d.path / "data.jsonl");
@@ -85,8 +84,7 @@ TEST_CASE("python: a result's JSON text is what nlohmann writes, and escaped inp
   d.write("data.jsonl", data);
   d.write("v.py", table + "]\n\nimport evalgraph, typing\n\n@evalgraph.node(outputs={\"v\": typing.Any})\n"
                           "def value(i: int):\n    return {\"v\": VALUES[i]}\n");
-  d.write("p.yaml", pytest::pipeline("  - id: e\n    uses: python\n    with: {file: v.py, function: value}\n"));
-  auto r = run_pipeline(d, "p.yaml");
+  auto r = pytest::run_node(d, pytest::node("e", "value", "", "v.py"));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   std::istringstream lines(read_file(r.dir / "out.jsonl"));
@@ -171,7 +169,7 @@ def measure(text: str):
     return {"ok": True, "length": len(text), "error_rate": 0.5, "latency_s": None, "size": 1, "tags": [],
             "meta": {}, "note": "", "extra": None}
 )");
-  d.write("p.yaml", pytest::pipeline("  - id: m\n    uses: python\n    with: {file: m.py, function: measure}\n"));
+  d.write("p.yaml", pytest::pipeline(pytest::node("m", "measure", "", "m.py")));
   // Through the engine's own planning (what `evalgraph validate` and `run` do): the registry keeps what
   // describe() answered beside the node's type.
   auto p = evalgraph::load_pipeline(d.path / "p.yaml");
@@ -233,8 +231,7 @@ def check(n: int):
         raise Odd("negative: %d" % n)
     return {"inv": invert(n)}
 )");
-  d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: check}\n"));
-  auto r = run_pipeline(d, "p.yaml");
+  auto r = pytest::run_node(d, pytest::node("c", "check"));
   INFO(r.output);
   CHECK(r.exit_code == 1);
   auto out = read_jsonl(r.dir / "out.jsonl");
@@ -270,8 +267,7 @@ def check(case):
         "int_as_float": {"ok": False, "score": 3},
     }[case]
 )");
-  d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: check}\n"));
-  auto r = run_pipeline(d, "p.yaml");
+  auto r = pytest::run_node(d, pytest::node("c", "check"));
   INFO(r.output);
   CHECK(r.exit_code == 1);
   auto out = read_jsonl(r.dir / "out.jsonl");
@@ -301,8 +297,7 @@ TEST_CASE("python: values that are not JSON and lone surrogates are refused with
 def check(case):
     return {"v": {"set": {"a": [1, {2}]}, "surrogate": ["\ud800"], "key": {1: 2}, "inf": [float("-inf")]}[case]}
 )");
-  d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: check}\n"));
-  auto r = run_pipeline(d, "p.yaml");
+  auto r = pytest::run_node(d, pytest::node("c", "check"));
   auto out = read_jsonl(r.dir / "out.jsonl");
   REQUIRE(out.size() == 4);
   CHECK(out[0]["_errors"]["c"] == "error: v.a[1]: set is not a JSON type (return bool, int, float, str, list, dict or None)");
@@ -326,7 +321,7 @@ def check(n):
                 pass
     return {"n": n * 10}
 )");
-  d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: check, timeout_s: 0.3}\n"));
+  d.write("p.yaml", pytest::pipeline(pytest::node("c", "check", ", timeout_s: 0.3")));
   auto t0 = std::chrono::steady_clock::now();
   auto r = run_pipeline(d, "p.yaml", "-j 2");
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -398,8 +393,7 @@ def check(n):
     print("no newline at the end", end="")
     return {"n": n}
 )");
-  d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: check}\n"));
-  auto r = run_pipeline(d, "p.yaml");
+  auto r = pytest::run_node(d, pytest::node("c", "check"));
   REQUIRE(r.exit_code == 0);
   CHECK(r.output.find("looking at") == std::string::npos);
   CHECK_THAT(r.output, Catch::Contains("python: imported"));  // at import (while the pipeline is checked): the terminal
@@ -464,16 +458,16 @@ def needs_limit(text, *, limit: int, mode: str = "fast"):
 def plain(text):
     return {"ok": True}
 )");
-  d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: needs_limit}\n"));
+  d.write("p.yaml", pytest::pipeline(pytest::node("c", "needs_limit")));
   auto r = validate(d, "p.yaml");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("p.yaml:6:11: error: node 'c' (python): parameter missing required parameter 'limit'"));
-  d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: plain}\n"));
+  d.write("p.yaml", pytest::pipeline(pytest::node("c", "plain")));
   r = validate(d, "p.yaml");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("p.yaml:6:39: error: node 'c' (python): checks.py:7: 'plain' has no declaration: put "
                                        "@evalgraph.node(outputs={...}) above it"));
-  d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: needs_limit, limit: 3}\n"));
+  d.write("p.yaml", pytest::pipeline(pytest::node("c", "needs_limit", ", limit: 3")));
   r = validate(d, "p.yaml");
   INFO(r.output);
   CHECK(r.exit_code == 0);
@@ -566,7 +560,7 @@ TEST_CASE("python: Ctrl-C still stops a run with python nodes gracefully, and it
   d.write("data.jsonl", data);
   d.write("checks.py", "import evalgraph, time\n\n@evalgraph.node(outputs={'n': int})\ndef slow(n):\n"
                        "    time.sleep(0.005)\n    return {'n': n + 1}\n");
-  d.write("p.yaml", pytest::pipeline("  - id: s\n    uses: python\n    with: {file: checks.py, function: slow}\n"));
+  d.write("p.yaml", pytest::pipeline(pytest::node("s", "slow")));
   std::string script = evalgraph_cmd("run -j 2 --chunk-size 10 " + (d.path / "p.yaml").string()) + " > " +
                        (d.path / "log").string() + " 2>&1 & pid=$!; for i in $(seq 1 1000); do "
                        "grep -qs _chunk_end " + (d.path / "out").string() + "/*/progress/journal.jsonl && break; sleep 0.01; done; "
@@ -595,8 +589,7 @@ def check(n):
     return {"c_json": json.decoder.c_scanstring is not None, "sha": hashlib.sha256(b"x").hexdigest()[:8],
             "dec": str(decimal.Decimal(1) / decimal.Decimal(8))}
 )");
-  d.write("p.yaml", pytest::pipeline("  - id: c\n    uses: python\n    with: {file: checks.py, function: check}\n"));
-  auto r = run_pipeline(d, "p.yaml");
+  auto r = pytest::run_node(d, pytest::node("c", "check"));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   auto out = read_jsonl(r.dir / "out.jsonl");
