@@ -60,7 +60,7 @@ TEST_CASE("budget: the run stops at its budget (exit 5) and resumes with a large
   for (const auto &req : srv.requests()) bodies.insert(req.body);
   CHECK(bodies.size() == 40);
   CHECK(lines(read_file(run_dir / "out.jsonl")) == 40);
-  json c = json::parse(read_file(run_dir / "run.json"))["cost"];
+  json c = read_run_json(run_dir)["cost"];
   CHECK(c["cost_usd"].get<double>() == Approx(40.0));  // both sessions
   CHECK(c["earlier_sessions"]["cost_usd"].get<double>() == Approx(spent));
 }

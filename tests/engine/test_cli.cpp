@@ -43,7 +43,7 @@ TEST_CASE("run: exit 0 on success, 1 when records failed, outputs in a timestamp
   REQUIRE(recs.size() == 2);
   CHECK(recs[1]["up"]["upper"] == "QUOTED, WITH COMMA");
   CHECK_THAT(read_file(run_dir / "records.csv"), Catch::Contains("up.upper"));
-  auto summary = json::parse(read_file(run_dir / "run.json"));
+  auto summary = read_run_json(run_dir);
   CHECK(summary["records"] == 2);
   CHECK(summary["nodes"]["up"]["plugin"] == "test-behaviours");
 
@@ -135,11 +135,11 @@ TEST_CASE("a run killed with SIGKILL resumes to the same outputs as an uninterru
   REQUIRE(resumed.exit_code == 0);
   CHECK(read_file(run_dir / "out.jsonl") == read_file(clean_dir / "out.jsonl"));
   CHECK(read_file(run_dir / "out.csv") == read_file(clean_dir / "out.csv"));
-  auto summary = json::parse(read_file(run_dir / "run.json"));
+  auto summary = read_run_json(run_dir);
   CHECK(summary["records"] == 300);
   CHECK(summary["resumed_records"].get<int>() > 0);
   CHECK(summary["resumed_records"].get<int>() < 300);
-  CHECK(summary["nodes"] == json::parse(read_file(clean_dir / "run.json"))["nodes"]);
+  CHECK(summary["nodes"] == read_run_json(clean_dir)["nodes"]);
   CHECK_FALSE(std::filesystem::exists(run_dir / "progress"));  // finished: nothing left to resume
 
   auto again = run_cmd(evalgraph_cmd("run --resume " + run_dir.string()));
@@ -177,7 +177,7 @@ TEST_CASE("resume rebuilds records from the dataset: JSONL as written, replicati
   INFO(resumed.output);
   REQUIRE(resumed.exit_code == 0);
   CHECK(read_file(run_dir / "out.jsonl") == read_file(clean_dir / "out.jsonl"));
-  auto summary = json::parse(read_file(run_dir / "run.json"));
+  auto summary = read_run_json(run_dir);
   CHECK(summary["records"] == 240);
   CHECK(summary["resumed_records"].get<int>() > 0);
 }

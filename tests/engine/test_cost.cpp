@@ -25,6 +25,8 @@ std::string priced_pipeline(const TestLlmServer &srv, const std::string &out_dir
          "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n"
          "output: {dir: " + out_dir + "}\n";
 }
+// Two LLM nodes, b asking about a's answer.
+const char *const kChain = "  - {id: a, uses: test.needs_llm}\n  - {id: b, uses: test.needs_llm, inputs: {text: a.answer}}\n";
 std::string data(int n) {
   return text_csv(n, [](int i) { return "question number " + std::to_string(i) + " about the weather"; });
 }
@@ -42,7 +44,7 @@ TEST_CASE("cost: tokens from the server's usage, cached tokens at their price, h
   auto r = run_cmd(evalgraph_cmd("run -q --cache " + cache + " " + (d.path / "p.yaml").string()));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  json c = json::parse(read_file(last_line(r.output) / "run.json"))["cost"];
+  json c = read_run_json(last_line(r.output))["cost"];
   // Each request: "question number N about the weather" = 6 words (the server counts words); answer 3 words.
   CHECK(c["billed_calls"] == 10);
   CHECK(c["prompt_tokens"] == 60);
@@ -72,11 +74,11 @@ TEST_CASE("cost: tokens from the server's usage, cached tokens at their price, h
   auto again = run_cmd(evalgraph_cmd("run -q --cache " + cache + " " + (d.path / "p.yaml").string()));
   REQUIRE(again.exit_code == 0);
   CHECK(srv.request_count() == 10);
-  json c2 = json::parse(read_file(last_line(again.output) / "run.json"))["cost"];
+  json c2 = read_run_json(last_line(again.output))["cost"];
   CHECK(c2["cost_usd"] == 0.0);
   CHECK(c2["billed_calls"] == 0);
   CHECK(c2["cache_hits"] == 10);
-  json llm = json::parse(read_file(last_line(again.output) / "run.json"))["llm"]["judge"];
+  json llm = read_run_json(last_line(again.output))["llm"]["judge"];
   CHECK(llm["cache_hit_prompt_tokens"] == 60);  // what the hits would have cost, kept apart
   CHECK(llm["cost_usd"] == 0.0);
 }
@@ -92,7 +94,7 @@ TEST_CASE("cost: a server without usage gets counted tokens, marked estimated", 
   auto r = run_cmd(evalgraph_cmd("run -q --no-cache " + (d.path / "p.yaml").string()));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  json c = json::parse(read_file(last_line(r.output) / "run.json"))["cost"];
+  json c = read_run_json(last_line(r.output))["cost"];
   CHECK(c["billed_calls"] == 5);
   CHECK(c["usage_estimated_calls"] == 5);
   // The counts are the token counter's over the requests the server received and its answer.
@@ -139,15 +141,11 @@ TEST_CASE("estimate: before a run every call is to make, after a complete cached
   ServerOptions o;
   o.latency_ms = 20;
   LlmServer srv(o);
-  evalgraph::testing::Rule echo;  // a's answers differ per record, and so do b's requests
-  echo.reply = "reply: {last_user}";
-  srv.add_rule(echo);
+  srv.reply_all("reply: {last_user}");  // a's answers differ per record, and so do b's requests
   TempDir d;
   d.write("data.csv", data(12));
   // a chain: b reads a's answer, so b's requests are known exactly only once a's answers are cached
-  const std::string nodes =
-      "  - {id: a, uses: test.needs_llm}\n  - {id: b, uses: test.needs_llm, inputs: {text: a.answer}}\n";
-  d.write("p.yaml", priced_pipeline(srv, "out", "{input_per_mtok: 3, output_per_mtok: 15}", "    max_in_flight: 4\n", nodes));
+  d.write("p.yaml", priced_pipeline(srv, "out", "{input_per_mtok: 3, output_per_mtok: 15}", "    max_in_flight: 4\n", kChain));
   const std::string cache = (d.path / "cache.sqlite").string();
   auto est = [&](const std::string &extra = "") {
     auto r = run_cmd(evalgraph_cmd("estimate --json --cache " + cache + " " + extra + (d.path / "p.yaml").string()));
@@ -173,7 +171,7 @@ TEST_CASE("estimate: before a run every call is to make, after a complete cached
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   REQUIRE(srv.request_count() == 24);
-  json spent = json::parse(read_file(last_line(r.output) / "run.json"))["cost"];
+  json spent = read_run_json(last_line(r.output))["cost"];
   // what the run spent lies within what was estimated for a's calls (exact prompts); b's prompts were unknown
   CHECK(spent["cost_usd"].get<double>() > 0);
 
@@ -279,14 +277,10 @@ TEST_CASE("estimate: what it says before a run against what the run then spends"
   ServerOptions o;
   o.send_usage = false;
   LlmServer srv(o);
-  evalgraph::testing::Rule echo;
-  echo.reply = "reply: {last_user}";
-  srv.add_rule(echo);
+  srv.reply_all("reply: {last_user}");
   TempDir d;
   d.write("data.csv", data(20));
-  const std::string nodes =
-      "  - {id: a, uses: test.needs_llm}\n  - {id: b, uses: test.needs_llm, inputs: {text: a.answer}}\n";
-  d.write("p.yaml", priced_pipeline(srv, "out", "{input_per_mtok: 3, output_per_mtok: 15}", "", nodes));
+  d.write("p.yaml", priced_pipeline(srv, "out", "{input_per_mtok: 3, output_per_mtok: 15}", "", kChain));
   auto e = run_cmd(evalgraph_cmd("estimate --json --no-cache " + (d.path / "p.yaml").string()));
   INFO(e.output);
   REQUIRE(e.exit_code == 0);
@@ -294,7 +288,7 @@ TEST_CASE("estimate: what it says before a run against what the run then spends"
   auto r = run_cmd(evalgraph_cmd("run -q --no-cache " + (d.path / "p.yaml").string()));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  json spent = json::parse(read_file(last_line(r.output) / "run.json"))["cost"];
+  json spent = read_run_json(last_line(r.output))["cost"];
   CHECK(spent["billed_calls"] == 40);
   CHECK(est["to_call"] == 40.0);
   CHECK(spent["nodes"]["a"]["prompt_tokens"].get<double>() == est["nodes"]["a"]["prompt_tokens_to_call"].get<double>());

@@ -84,7 +84,7 @@ TEST_CASE("expect: each stat, confidence and where on records of known values, t
   CHECK_THAT(r.output, Catch::Contains("FAIL s.score p90: p90 0.91 is above the maximum 0.9"));
   CHECK_THAT(r.output, Catch::Contains("p.yaml:15:5"));  // the failing entry's line
   const fs::path run = single_run_dir(d.path / "out");
-  const json v = json::parse(read_file(run / "run.json"))["expectations"];
+  const json v = read_run_json(run)["expectations"];
   CHECK(v["failed"] == 3);
   CHECK(v["total"] == 12);
   CHECK(result(v, "s.score mean")["value"].get<double>() == Approx(0.55));
@@ -131,7 +131,7 @@ TEST_CASE("expect: all holding exits 0, records that fail count as missing, and 
   INFO(r.output);
   CHECK(r.exit_code == 1);  // the failed record, the expectation held
   CHECK_THAT(r.output, Catch::Contains("expectations: 1 of 1 passed"));
-  json v = json::parse(read_file(single_run_dir(d.path / "out") / "run.json"))["expectations"];
+  json v = read_run_json(single_run_dir(d.path / "out"))["expectations"];
   CHECK(v["results"][0]["missing"] == 1);
   CHECK(v["results"][0]["n"] == 9);
   fs::remove_all(d.path / "out");
@@ -227,7 +227,7 @@ TEST_CASE("expect: a shard defers its expectations, the merge judges the whole r
   INFO(m.output);
   CHECK(m.exit_code == 4);
   CHECK_THAT(m.output, Catch::Contains("expectations: 1 of 2 passed"));
-  json v = json::parse(read_file(d.path / "merged" / "run.json"))["expectations"];
+  json v = read_run_json(d.path / "merged")["expectations"];
   CHECK(v["results"][0]["n"] == 10);
   CHECK(v["results"][1]["value"].get<double>() == Approx(0.91));
   check_junit(d.path / "merged" / "junit.xml", 2, 1);

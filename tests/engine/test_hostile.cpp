@@ -48,7 +48,7 @@ Outcome run_ksodi(TempDir &d, const std::string &data_name, const std::string &d
   const std::filesystem::path dir = last_line(o.cmd.output);
   std::error_code ec;
   if (std::filesystem::exists(dir / "out.jsonl", ec)) o.records = read_jsonl(dir / "out.jsonl");
-  if (std::filesystem::exists(dir / "run.json", ec)) o.run = json::parse(read_file(dir / "run.json"));
+  if (std::filesystem::exists(dir / "run.json", ec)) o.run = read_run_json(dir);
   return o;
 }
 
@@ -558,5 +558,5 @@ TEST_CASE("hostile: records over limits resume like any record", "[hostile][cli]
   INFO(resumed.output);
   CHECK(resumed.exit_code == 1);
   CHECK(read_file(run_dir / "out.jsonl") == read_file(clean_dir / "out.jsonl"));
-  CHECK(json::parse(read_file(run_dir / "run.json"))["failed_records"] == 12);
+  CHECK(read_run_json(run_dir)["failed_records"] == 12);
 }

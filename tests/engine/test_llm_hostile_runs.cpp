@@ -48,7 +48,7 @@ Outcome run_and_check(TempDir &d, const TestLlmServer &srv, const std::string &t
   CHECK(r.exit_code <= 3);
   if (r.exit_code < 0 || r.exit_code > 1) return o;
   fs::path dir = last_line(r.output);
-  json rj = json::parse(read_file(dir / "run.json"));
+  json rj = read_run_json(dir);
   o.peak_rss_mb = rj["peak_rss_mb"].get<double>();
   CHECK(o.peak_rss_mb < 1024);
   // The final file is whole: one JSON object per record, nothing .partial left.

@@ -54,7 +54,7 @@ TEST_CASE("shards: own LLM caches, cache merge, a rerun from the merged cache ma
   auto single = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q --cache " + (d.path / "all.sqlite").string() + " " + (d.path / "p.yaml").string()));
   REQUIRE(single.exit_code == 0);
   CHECK(srv.request_count() == 0);  // every answer from the merged cache
-  auto run_json = json::parse(read_file(last_line(single.output) / "run.json"));
+  auto run_json = read_run_json(last_line(single.output));
   CHECK(run_json["llm"]["judge"]["cache_hits"] == 60);
 
   auto m = run_cmd(evalgraph_cmd("merge -q " + shards[0].string() + " " + shards[1].string() + " " + shards[2].string() + " -o " +
@@ -62,13 +62,13 @@ TEST_CASE("shards: own LLM caches, cache merge, a rerun from the merged cache ma
   INFO(m.output);
   REQUIRE(m.exit_code == 0);
   CHECK(read_file(d.path / "merged" / "out.jsonl") == read_file(last_line(single.output) / "out.jsonl"));
-  auto mj = json::parse(read_file(d.path / "merged" / "run.json"));
+  auto mj = read_run_json(d.path / "merged");
   CHECK(mj["llm"]["judge"]["calls"] == 60);  // summed over the shards
   CHECK(mj["llm"]["judge"]["http_requests"] == 60);
   CHECK(mj["records"] == 60);
   // what the shards spent, summed (docs/cost.md); the price is the price, not a sum
   double shard_cost = 0;
-  for (const auto &s : shards) shard_cost += json::parse(read_file(s / "run.json"))["cost"]["cost_usd"].get<double>();
+  for (const auto &s : shards) shard_cost += read_run_json(s)["cost"]["cost_usd"].get<double>();
   CHECK(shard_cost > 0);
   CHECK(mj["cost"]["cost_usd"].get<double>() == Approx(shard_cost));
   CHECK(mj["cost"]["billed_calls"] == 60);
@@ -110,7 +110,7 @@ TEST_CASE("a shard killed mid-run resumes and merges into the uninterrupted run"
   auto resumed = run_cmd("EG_TEST_SECRET_KEY=k " + evalgraph_cmd("run -q --resume " + run_dir.string()));
   INFO(resumed.output);
   REQUIRE(resumed.exit_code == 0);
-  auto rj = json::parse(read_file(run_dir / "run.json"));
+  auto rj = read_run_json(run_dir);
   CHECK(rj["shard"]["label"] == "2/2");  // still a shard after the resume
   CHECK(rj["resumed_records"].get<int>() > 0);
   auto m = run_cmd(evalgraph_cmd("merge -q " + run_dir.string() + " " + last_line(s1.output).string() + " -o " + (d.path / "m").string()));

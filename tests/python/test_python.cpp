@@ -139,7 +139,7 @@ TEST_CASE("python: `with` keys are keyword arguments, defaults apply, inputs are
   CHECK(read_jsonl(c.dir / "out.jsonl")[1]["len"]["ok"] == false);
 
   // run.json records the script (path, SHA-256) and the function's signature, defaults, hints and docstring.
-  auto info = json::parse(read_file(c.dir / "run.json"));
+  auto info = read_run_json(c.dir);
   const json &desc = info["nodes"]["len"]["described"];
   INFO(desc.dump(2));
   CHECK(desc["script"] == "checks.py");
@@ -190,7 +190,7 @@ def measure(text: str):
   auto r = run_pipeline(d, "p.yaml");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  auto desc = json::parse(read_file(r.dir / "run.json"))["nodes"]["m"]["described"];
+  auto desc = read_run_json(r.dir)["nodes"]["m"]["described"];
   CHECK(desc["lower_is_better"] == json({"error_rate", "latency_s"}));
 
   // The promptfoo interface's outputs: pass (boolean), score (number), reason (string); higher is better.

@@ -132,7 +132,7 @@ TEST_CASE("python: evalgraph.chat keeps the provider's window full with one work
   CHECK(body["messages"][0] == json({{"role", "system"}, {"content", "You grade answers."}}));
   CHECK(body["max_tokens"] == 5);
   CHECK(body["temperature"] == 0.0);
-  auto info = json::parse(read_file(dir / "run.json"));
+  auto info = read_run_json(dir);
   CHECK(info["llm"]["judge"]["calls"] == 64);
   CHECK(info["nodes"]["j"]["described"]["calls_llm"] == true);
 
@@ -143,7 +143,7 @@ TEST_CASE("python: evalgraph.chat keeps the provider's window full with one work
   CHECK(srv.request_count() == 0);
   std::filesystem::path dir2 = again.output.substr(0, again.output.size() - 1);
   CHECK(read_file(dir2 / "out.jsonl") == read_file(dir / "out.jsonl"));
-  CHECK(json::parse(read_file(dir2 / "run.json"))["llm"]["judge"]["cache_hits"] == 64);
+  CHECK(read_run_json(dir2)["llm"]["judge"]["cache_hits"] == 64);
 }
 
 TEST_CASE("python: a failed chat fails its record with ChatError, other records go on", "[python][llm][errors]") {

@@ -99,7 +99,7 @@ TEST_CASE("report.html: written by default, self-contained, embeds exactly the r
   CHECK(!run["nodes"][2]["plugin_version"].get<std::string>().empty());
   CHECK(run["nodes"][0]["with"]["alpha"] == 0.4);
   CHECK(embedded_records(html) == read_file(dir / "detailed.jsonl"));
-  json rj = json::parse(read_file(dir / "run.json"));
+  json rj = read_run_json(dir);
   CHECK(rj["sinks"]["sink.html_report"]["result"]["records"] == 64);
 }
 
@@ -169,7 +169,7 @@ TEST_CASE("report.html: the run's final counts and LLM usage (eg-final) come fro
   json fin = script_element(html, "eg-final");
   REQUIRE(fin.is_object());
   CHECK(fin["records"] == 64);
-  json rj = json::parse(read_file(dir / "run.json"));
+  json rj = read_run_json(dir);
   CHECK(fin["failed_records"] == rj["failed_records"]);
   CHECK(fin["llm"] == json::object());
   CHECK(!rj.contains("llm"));
@@ -207,7 +207,7 @@ TEST_CASE("report.html: a run with an LLM node shows its calls per provider, and
   CHECK(u["errors"] == 0);
   CHECK(u["prompt_tokens"].get<long long>() > 0);
   CHECK(u["completion_tokens"].get<long long>() > 0);
-  json rj = json::parse(read_file(dir / "run.json"));
+  json rj = read_run_json(dir);
   CHECK(fin["llm"] == rj["llm"]);  // the same numbers as run.json
 
   // Two shards, merged: the merged report shows the shards' usage summed (the merge itself calls nobody).
@@ -232,7 +232,7 @@ TEST_CASE("report.html: a run with an LLM node shows its calls per provider, and
   CHECK(mf["records"] == 6);
   CHECK(mf["llm"]["judge"]["calls"] == 6);
   CHECK(mf["llm"]["judge"]["http_requests"] == 6);  // each shard asked its three questions itself
-  CHECK(mf["llm"] == json::parse(read_file(t.path / "merged" / "run.json"))["llm"]);
+  CHECK(mf["llm"] == read_run_json(t.path / "merged")["llm"]);
 }
 
 TEST_CASE("html_report page helpers: base64 with padding, HTML escaping, script JSON without a '<'") {

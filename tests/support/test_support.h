@@ -65,6 +65,9 @@ inline const nlohmann::json &entry_where(const nlohmann::json &list, const std::
   return none;
 }
 
+// The run.json a run wrote to its results folder `dir`.
+inline nlohmann::json read_run_json(const fs::path &dir) { return nlohmann::json::parse(read_file(dir / "run.json")); }
+
 struct CmdResult {
   int exit_code = -1;
   std::string output;  // stdout and stderr together
