@@ -15,6 +15,16 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
+// A pipeline over data.csv, its provider judge at `srv` priced so that a call of 6 prompt and 4 answer words costs
+// $1.00; `top`: lines after the dataset (a budget), `nodes`: the entries of its nodes section.
+std::string budget_pipeline(const TestLlmServer &srv, const std::string &name, const std::string &top, int in_flight,
+                            const std::string &nodes = "  - {id: j, uses: test.needs_llm}\n") {
+  return "name: " + name + "\ndataset: {path: data.csv}\n" + top + "providers:\n  judge:\n    base_url: " + srv.base_url() +
+         "\n    model: m\n    api_key_env: EG_TEST_SECRET_KEY\n    max_in_flight: " + std::to_string(in_flight) +
+         "\n    price: {input_per_mtok: 100000, output_per_mtok: 100000}\nnodes:\n" + nodes +
+         "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\noutput: {dir: out}\n";
+}
+
 std::size_t lines(const std::string &s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
 }  // namespace
 
@@ -26,13 +36,7 @@ TEST_CASE("budget: the run stops at its budget (exit 5) and resumes with a large
   TempDir d;
   d.write("data.csv", text_csv(40, [](int i) { return "question number " + std::to_string(i) + " about many things"; }));
   const int in_flight = 4;
-  d.write("p.yaml", "name: budget\ndataset: {path: data.csv}\nbudget: {max_cost_usd: 100}\n"
-                    "providers:\n  judge:\n    base_url: " + srv.base_url() + "\n    model: m\n    api_key_env: EG_TEST_SECRET_KEY\n"
-                    "    max_in_flight: " + std::to_string(in_flight) + "\n"
-                    "    price: {input_per_mtok: 100000, output_per_mtok: 100000}\n"
-                    "nodes:\n  - {id: j, uses: test.needs_llm}\n"
-                    "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n"
-                    "output: {dir: out}\n");
+  d.write("p.yaml", budget_pipeline(srv, "budget", "budget: {max_cost_usd: 100}\n", in_flight));
   const std::string cache = (d.path / "cache.sqlite").string();
   // --max-cost wins over the pipeline's budget
   auto r = run_cmd(evalgraph_cmd("run -j 1 --chunk-size 4 --cache " + cache + " --max-cost 12.5 " + (d.path / "p.yaml").string()));
@@ -71,12 +75,7 @@ TEST_CASE("budget: a shard gets its share of the pipeline's budget, or its own -
   LlmServer srv(o);
   TempDir d;
   d.write("data.csv", text_csv(40, [](int i) { return "question number " + std::to_string(i) + " about many things"; }));
-  d.write("p.yaml", "name: budget\ndataset: {path: data.csv}\nbudget: {max_cost_usd: 12.5}\n"
-                    "providers:\n  judge:\n    base_url: " + srv.base_url() + "\n    model: m\n    api_key_env: EG_TEST_SECRET_KEY\n"
-                    "    max_in_flight: 2\n    price: {input_per_mtok: 100000, output_per_mtok: 100000}\n"
-                    "nodes:\n  - {id: j, uses: test.needs_llm}\n"
-                    "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n"
-                    "output: {dir: out}\n");
+  d.write("p.yaml", budget_pipeline(srv, "budget", "budget: {max_cost_usd: 12.5}\n", 2));
   auto r = run_cmd(evalgraph_cmd("run --no-cache --shard 1/2 " + (d.path / "p.yaml").string()));
   INFO(r.output);
   CHECK(r.exit_code == 5);
@@ -104,13 +103,9 @@ TEST_CASE("budget: a run stopped by its budget has finished records, not only fi
   LlmServer srv(o);
   TempDir d;
   d.write("data.csv", text_csv(40, [](int i) { return "question number " + std::to_string(i) + " about many things"; }));
-  d.write("p.yaml", "name: budget2\ndataset: {path: data.csv}\n"
-                    "providers:\n  judge:\n    base_url: " + srv.base_url() + "\n    model: m\n    api_key_env: EG_TEST_SECRET_KEY\n"
-                    "    max_in_flight: 4\n    price: {input_per_mtok: 100000, output_per_mtok: 100000}\n"
-                    "nodes:\n  - {id: first, uses: test.needs_llm}\n"
-                    "  - {id: second, uses: test.needs_llm, inputs: {text: first.answer}}\n"
-                    "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n"
-                    "output: {dir: out}\n");
+  d.write("p.yaml", budget_pipeline(srv, "budget2", "", 4,
+                                    "  - {id: first, uses: test.needs_llm}\n"
+                                    "  - {id: second, uses: test.needs_llm, inputs: {text: first.answer}}\n"));
   const std::string cache = (d.path / "cache.sqlite").string();
   auto r = run_cmd(evalgraph_cmd("run -j 1 --cache " + cache + " --max-cost 84 " + (d.path / "p.yaml").string()));
   INFO(r.output);

@@ -41,10 +41,10 @@ TEST_CASE("cost: tokens from the server's usage, cached tokens at their price, h
   d.write("data.csv", data(10));
   d.write("p.yaml", priced_pipeline(srv, "out", "{input_per_mtok: 2.5, output_per_mtok: 10, cached_input_per_mtok: 1.25}"));
   const std::string cache = (d.path / "cache.sqlite").string();
-  auto r = run_cmd(evalgraph_cmd("run -q --cache " + cache + " " + (d.path / "p.yaml").string()));
+  auto r = run_pipeline(d, "p.yaml", "--cache " + cache);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  json c = read_run_json(last_line(r.output))["cost"];
+  json c = read_run_json(r.dir)["cost"];
   // Each request: "question number N about the weather" = 6 words (the server counts words); answer 3 words.
   CHECK(c["billed_calls"] == 10);
   CHECK(c["prompt_tokens"] == 60);
@@ -60,7 +60,7 @@ TEST_CASE("cost: tokens from the server's usage, cached tokens at their price, h
   CHECK(c["nodes"]["j"]["cost_usd"].get<double>() == Approx(expect));
   CHECK(c["nodes"]["j"]["providers"]["judge"]["billed_calls"] == 10);
   // the report has it (eg-final: what the host said at the end of the run) and the table that shows it
-  const std::string html = read_file(last_line(r.output) / "report.html");
+  const std::string html = read_file(r.dir / "report.html");
   const std::string open = "id=\"eg-final\">";
   const auto at = html.find(open);
   REQUIRE(at != std::string::npos);
@@ -91,10 +91,7 @@ TEST_CASE("cost: a server without usage gets counted tokens, marked estimated", 
   TempDir d;
   d.write("data.csv", data(5));
   d.write("p.yaml", priced_pipeline(srv, "out", "{input_per_mtok: 1, output_per_mtok: 4}"));
-  auto r = run_cmd(evalgraph_cmd("run -q --no-cache " + (d.path / "p.yaml").string()));
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  json c = read_run_json(last_line(r.output))["cost"];
+  json c = run_ok(d, "p.yaml", "--no-cache")["cost"];
   CHECK(c["billed_calls"] == 5);
   CHECK(c["usage_estimated_calls"] == 5);
   // The counts are the token counter's over the requests the server received and its answer.
@@ -285,10 +282,7 @@ TEST_CASE("estimate: what it says before a run against what the run then spends"
   INFO(e.output);
   REQUIRE(e.exit_code == 0);
   json est = json::parse(e.output);
-  auto r = run_cmd(evalgraph_cmd("run -q --no-cache " + (d.path / "p.yaml").string()));
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  json spent = read_run_json(last_line(r.output))["cost"];
+  json spent = run_ok(d, "p.yaml", "--no-cache")["cost"];
   CHECK(spent["billed_calls"] == 40);
   CHECK(est["to_call"] == 40.0);
   CHECK(spent["nodes"]["a"]["prompt_tokens"].get<double>() == est["nodes"]["a"]["prompt_tokens_to_call"].get<double>());

@@ -148,6 +148,16 @@ inline CmdResult validate(const TempDir &d, const std::string &pipeline) {
   return run_cmd(evalgraph_cmd("validate " + (d.path / pipeline).string()));
 }
 
+// `evalgraph run -q <flags> <d>/<pipeline>`, required to end with exit code 0: its run.json.
+inline nlohmann::json run_ok(const TempDir &d, const std::string &pipeline, const std::string &flags = "",
+                             const std::string &env = "") {
+  auto r = run_pipeline(d, pipeline, flags, env);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(!r.dir.empty());
+  return read_run_json(r.dir);
+}
+
 // Starts `evalgraph <args>` in the background (`env`: assignments put before the command, e.g.
 // "EG_TEST_SECRET_KEY=k "), kills it with SIGKILL as soon as the journal of its run folder (the one folder under
 // `out_root`) holds `chunks` finished chunks (bounded wait, 10 s), and returns that folder once the process is gone
