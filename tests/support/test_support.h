@@ -158,6 +158,14 @@ inline nlohmann::json run_ok(const TempDir &d, const std::string &pipeline, cons
   return read_run_json(r.dir);
 }
 
+// `evalgraph validate <d>/<pipeline>` refuses the pipeline (exit code 2), saying each of `messages`.
+inline void check_refused(const TempDir &d, const std::string &pipeline, const std::vector<std::string> &messages) {
+  auto r = validate(d, pipeline);
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  for (const auto &m : messages) CHECK_THAT(r.output, Catch::Contains(m));
+}
+
 // Starts `evalgraph <args>` in the background (`env`: assignments put before the command, e.g.
 // "EG_TEST_SECRET_KEY=k "), kills it with SIGKILL as soon as the journal of its run folder (the one folder under
 // `out_root`) holds `chunks` finished chunks (bounded wait, 10 s), and returns that folder once the process is gone
