@@ -131,12 +131,25 @@ const char kCompletionHead[] =
     "\"message\":{\"role\":\"assistant\",\"content\":\"";
 const char kCompletionTail[] = "\"},\"finish_reason\":\"stop\"}]}";
 
+// Hands a completion whose content is `n` letters 'a' to `feed(data, size, last)` piece by piece: its head, the
+// letters in chunks of 1 MiB, its tail (last: true).
+template <class Feed>
+void feed_completion(std::uint64_t n, Feed feed) {
+  const std::string chunk(1 << 20, 'a');
+  feed(kCompletionHead, sizeof kCompletionHead - 1, false);
+  for (std::uint64_t left = n; left > 0;) {
+    std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(left, chunk.size()));
+    feed(chunk.data(), k, false);
+    left -= k;
+  }
+  feed(kCompletionTail, sizeof kCompletionTail - 1, true);
+}
+
 // A completion whose content is `n` letters 'a', compressed (gzip: windowBits 31; zlib/deflate: 15).
 std::string compressed_completion(std::uint64_t n, int window_bits) {
   z_stream z{};
   deflateInit2(&z, 9, Z_DEFLATED, window_bits, 9, Z_RLE);
   std::string out;
-  std::string chunk(1 << 20, 'a');
   auto feed = [&](const char* p, std::size_t len, int flush) {
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(p));
     z.avail_in = static_cast<uInt>(len);
@@ -148,13 +161,7 @@ std::string compressed_completion(std::uint64_t n, int window_bits) {
       out.append(buf, sizeof buf - z.avail_out);
     } while (z.avail_out == 0);
   };
-  feed(kCompletionHead, sizeof kCompletionHead - 1, Z_NO_FLUSH);
-  for (std::uint64_t left = n; left > 0;) {
-    std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(left, chunk.size()));
-    feed(chunk.data(), k, Z_NO_FLUSH);
-    left -= k;
-  }
-  feed(kCompletionTail, sizeof kCompletionTail - 1, Z_FINISH);
+  feed_completion(n, [&](const char* p, std::size_t len, bool last) { feed(p, len, last ? Z_FINISH : Z_NO_FLUSH); });
   deflateEnd(&z);
   return out;
 }
@@ -164,7 +171,6 @@ std::string brotli_completion(std::uint64_t n) {
   BrotliEncoderState* st = BrotliEncoderCreateInstance(nullptr, nullptr, nullptr);
   BrotliEncoderSetParameter(st, BROTLI_PARAM_QUALITY, 5);
   std::string out;
-  std::string chunk(1 << 20, 'a');
   auto feed = [&](const char* p, std::size_t len, BrotliEncoderOperation op) {
     const uint8_t* in = reinterpret_cast<const uint8_t*>(p);
     std::size_t avail_in = len;
@@ -177,13 +183,9 @@ std::string brotli_completion(std::uint64_t n) {
     } while (avail_in > 0 || BrotliEncoderHasMoreOutput(st) ||
              (op == BROTLI_OPERATION_FINISH && !BrotliEncoderIsFinished(st)));
   };
-  feed(kCompletionHead, sizeof kCompletionHead - 1, BROTLI_OPERATION_PROCESS);
-  for (std::uint64_t left = n; left > 0;) {
-    std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(left, chunk.size()));
-    feed(chunk.data(), k, BROTLI_OPERATION_PROCESS);
-    left -= k;
-  }
-  feed(kCompletionTail, sizeof kCompletionTail - 1, BROTLI_OPERATION_FINISH);
+  feed_completion(n, [&](const char* p, std::size_t len, bool last) {
+    feed(p, len, last ? BROTLI_OPERATION_FINISH : BROTLI_OPERATION_PROCESS);
+  });
   BrotliEncoderDestroyInstance(st);
   return out;
 }
