@@ -230,6 +230,13 @@ struct TestLlmServer::Impl {
     res.body() = body.dump();
     return res;
   }
+  // A 200 answer of `body` as `content_type`, without the Server header (the malformed answers of the faults).
+  static http::response<http::string_body> ok_response(const char* content_type, std::string body, unsigned version) {
+    http::response<http::string_body> res{http::status::ok, version};
+    res.set(http::field::content_type, content_type);
+    res.body() = std::move(body);
+    return res;
+  }
   static Json error_body(const std::string& msg, const std::string& type) {
     return {{"error", {{"message", msg}, {"type", type}, {"param", nullptr}, {"code", nullptr}}}};
   }
@@ -380,29 +387,20 @@ struct TestLlmServer::Impl {
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
             "{\"id\":\"chatcmpl-cut\",\"object\":\"chat.completion\",\"choi";
         return act;
-      case Fault::malformed_json: {
-        http::response<http::string_body> res{http::status::ok, v};
-        res.set(http::field::content_type, "application/json");
-        res.body() = "{\"id\": \"chatcmpl-broken\", \"choices\": [ {oops, this is not JSON";
-        act.res = std::move(res);
+      case Fault::malformed_json:
+        act.res = ok_response("application/json", "{\"id\": \"chatcmpl-broken\", \"choices\": [ {oops, this is not JSON", v);
         return act;
-      }
-      case Fault::deep_json: {  // what a hostile or broken server may send: valid JSON, absurdly deep
-        http::response<http::string_body> res{http::status::ok, v};
-        res.set(http::field::content_type, "application/json");
-        res.body() = "{\"id\": \"chatcmpl-deep\", \"choices\": [{\"index\": 0, \"message\": {\"role\": \"assistant\", "
-                     "\"content\": \"OK\"}, \"finish_reason\": \"stop\"}], \"extra\": " +
-                     std::string(100000, '[') + std::string(100000, ']') + "}";
-        act.res = std::move(res);
+      case Fault::deep_json:  // what a hostile or broken server may send: valid JSON, absurdly deep
+        act.res = ok_response("application/json",
+                              "{\"id\": \"chatcmpl-deep\", \"choices\": [{\"index\": 0, \"message\": {\"role\": \"assistant\", "
+                              "\"content\": \"OK\"}, \"finish_reason\": \"stop\"}], \"extra\": " +
+                                  std::string(100000, '[') + std::string(100000, ']') + "}",
+                              v);
         return act;
-      }
-      case Fault::wrong_content_type: {
-        http::response<http::string_body> res{http::status::ok, v};
-        res.set(http::field::content_type, "text/html; charset=utf-8");
-        res.body() = "<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>";
-        act.res = std::move(res);
+      case Fault::wrong_content_type:
+        act.res = ok_response("text/html; charset=utf-8",
+                              "<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>", v);
         return act;
-      }
       case Fault::missing_choices:
         act.res = json_response(200, {{"id", "chatcmpl-empty"}, {"object", chat ? "chat.completion" : "list"}}, v);
         return act;
