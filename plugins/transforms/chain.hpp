@@ -45,7 +45,8 @@ class ChainNode : public evalgraph::RawNode {
   // The row's text in `port` (its original); an InputError where it is not a string.
   std::string original(const evalgraph::Record &row, evalgraph::Port port) const {
     if (!row[port].is_string())
-      throw evalgraph::InputError(std::string(spec_.name) + ": port '" + port.name + "' must be a string, not " + row[port].type_name());
+      throw evalgraph::InputError(std::string(spec_.name) + ": port '" + port.name + "' must be a string, not " +
+                                  row[port].type_name());
     return std::string(row[port].str());
   }
 

@@ -136,8 +136,9 @@ TEST_CASE("SDK: the host's _limits and _output_dir, read for every plugin", "[sd
   CHECK(l.sentences_per_answer == 7);
   CHECK(l.nesting_depth == 3);
   // Values a host would not send keep the defaults.
-  CHECK(evalgraph::input_limits(json{{"_limits", {{"sentences_per_answer", -1}, {"nesting_depth", "x"}}}}).nesting_depth ==
-        evalgraph::kDefaultNestingDepth);
+  const json odd{{"_limits", {{"sentences_per_answer", -1}, {"nesting_depth", "x"}}}};
+  CHECK(evalgraph::input_limits(odd).sentences_per_answer == 10000);
+  CHECK(evalgraph::input_limits(odd).nesting_depth == evalgraph::kDefaultNestingDepth);
 
   CHECK(evalgraph::output_dir(json{{"_output_dir", "/runs/r1"}}, "acme.sink") == "/runs/r1");
   CHECK_THROWS_WITH(evalgraph::output_dir(json::object(), "acme.sink"), "acme.sink: the host did not pass _output_dir");

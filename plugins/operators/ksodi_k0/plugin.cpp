@@ -38,7 +38,8 @@ class K0Node : public evalgraph::RawNode {
       x.system_prompt = in.text(system_prompt_);
       x.tool_profile = in.text(tool_profile_);
       x.user_text = in.text(user_text_);
-      for (const auto &d : in.docs(docs_, "doc_", limits_.nesting_depth)) x.n_docs += ksodi::text::trim(d.text).empty() ? 0 : 1;
+      for (const auto &d : in.docs(docs_, "doc_", limits_.nesting_depth))
+        x.n_docs += ksodi::text::trim(d.text).empty() ? 0 : 1;
       // kK0Meta[i] is the port meta_[i], passed through as it came (a string, or its JSON as nlohmann dumps it).
       return ksodi::k0_output(ksodi::compute_k0(x, p_), p_, x.n_docs, [&](std::size_t i, evalgraph::JsonWriter &w) {
         const evalgraph::input::Value &m = in[meta_[i]];

@@ -57,7 +57,8 @@ class KTNode : public ksodi::SequenceNode {
       turns.push_back(std::move(x));
     }
     const std::vector<ksodi::KTTurn> res = ksodi::compute_k_t(turns, p_, embedder(call));
-    return output(ksodi::k_t_output(res, turns, column(c.turns, turn_), column(c.turns, scope_), p_, provider_json()), c);
+    return output(
+        ksodi::k_t_output(res, turns, column(c.turns, turn_), column(c.turns, scope_), p_, provider_json()), c);
   }
 
  private:

@@ -466,7 +466,8 @@ class Record {
     const bool ok = r.peek('{') && r.object([&](std::string_view key) {
       bool found = false;
       const bool fine = first_ == nullptr ? keep(key, own_, 0, found)
-                                          : keep(key, *first_, 0, found) && (found || keep(key, *second_, first_->size(), found));
+                                          : keep(key, *first_, 0, found) &&
+                                                (found || keep(key, *second_, first_->size(), found));
       return found ? fine : r.skip(skipped, 1);
     }) && r.at_end();
     if (!ok) {

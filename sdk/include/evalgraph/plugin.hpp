@@ -319,7 +319,7 @@ struct NodeSpec {
 // hostile data"), with these defaults where a host passes none.
 struct InputLimits {
   std::size_t sentences_per_answer = 10000;  // an answer that splits into more sentences is refused
-  int nesting_depth = kDefaultNestingDepth;  // JSON inside a text port (e.g. docs in a CSV cell) nests at most this deep
+  int nesting_depth = kDefaultNestingDepth;  // JSON in a text port (docs in a CSV cell) nests at most this deep
 };
 inline InputLimits input_limits(const json &params) {
   InputLimits l;
