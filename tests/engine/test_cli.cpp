@@ -17,13 +17,11 @@ using nlohmann::json;
 TEST_CASE("validate: a broken pipeline exits 2 with file:line:column and no crash", "[cli]") {
   TempDir d;
   d.write("data.csv", "text,n\nhello,1\n");
-  auto p = d.write("broken.yaml", "name: t\ndataset: {path: data.csv}\nnodes:\n  - id: a\n    uses: test.uper\n"
-                                  "  - id: b\n    uses: test.upper\n    inputs: {text: nope}\n");
-  auto r = run_cmd(evalgraph_cmd("validate " + p.string()));
-  CHECK(r.exit_code == 2);
-  CHECK_THAT(r.output, Catch::Contains("broken.yaml:5:11: error: unknown node type 'test.uper'"));
-  CHECK_THAT(r.output, Catch::Contains("broken.yaml:8:14: error: port 'text' of node 'b' reads field 'nope'"));
-  CHECK_THAT(r.output, Catch::Contains("2 problems found; nothing was run"));
+  d.write("broken.yaml", "name: t\ndataset: {path: data.csv}\nnodes:\n  - id: a\n    uses: test.uper\n"
+                         "  - id: b\n    uses: test.upper\n    inputs: {text: nope}\n");
+  check_refused(d, "broken.yaml", {"broken.yaml:5:11: error: unknown node type 'test.uper'",
+                                   "broken.yaml:8:14: error: port 'text' of node 'b' reads field 'nope'",
+                                   "2 problems found; nothing was run"});
 }
 
 TEST_CASE("run: exit 0 on success, 1 when records failed, outputs in a timestamped folder", "[cli]") {

@@ -158,17 +158,11 @@ TEST_CASE("hostile: a YAML alias inside its own anchor is refused, not followed 
   d.write("data.jsonl", unit("a", "x"));
   d.write("p.yaml", "name: cyc\ndataset: {path: data.jsonl}\nnodes:\n  - id: s0\n    uses: ksodi.s0\n"
                     "    inputs: {answer: assistant_text}\n    with: &x {alpha: *x}\n");
-  auto r = validate(d, "p.yaml");
-  INFO(r.output);
-  CHECK(r.exit_code == 2);
-  CHECK_THAT(r.output, Catch::Contains("p.yaml:3:1: error: 'nodes' nests deeper than 256 levels once its aliases"));
+  auto r = check_refused(d, "p.yaml", {"p.yaml:3:1: error: 'nodes' nests deeper than 256 levels once its aliases"});
   no_library_words(r.output);
   // A wide cycle runs into the value count or the depth, whichever comes first; either way a refusal.
   d.write("p.yaml", "name: cyc\ndataset: {path: data.jsonl}\nnodes: &n [{id: s0, uses: ksodi.s0, with: [*n, *n, *n]}]\n");
-  auto w = validate(d, "p.yaml");
-  INFO(w.output);
-  CHECK(w.exit_code == 2);
-  CHECK_THAT(w.output, Catch::Contains("p.yaml:3:1: error: 'nodes'"));
+  check_refused(d, "p.yaml", {"p.yaml:3:1: error: 'nodes'"});
   // The --config-dir reader and create_dataset.yaml go through the same guard.
   std::filesystem::copy(std::string(REPO_DIR) + "/pipelines/chatbot", d.path / "project",
                         std::filesystem::copy_options::recursive);
@@ -332,13 +326,9 @@ TEST_CASE("hostile: the limits section is checked with file:line:column", "[host
   d.write("data.jsonl", unit("a", "x"));
   d.write("p.yaml", "name: l\ndataset: {path: data.jsonl}\nlimits:\n  field_bytes: 2 XB\n  nesting_depth: 9999\n"
                     "  array_itmes: 5\nnodes:\n  - id: s0\n    uses: ksodi.s0\n    inputs: {answer: assistant_text}\n");
-  auto r = validate(d, "p.yaml");
-  INFO(r.output);
-  CHECK(r.exit_code == 2);
-  CHECK_THAT(r.output, Catch::Contains("p.yaml:4:16: error: limits.field_bytes must be a size in bytes above 0"));
-  CHECK_THAT(r.output, Catch::Contains("p.yaml:5:18: error: limits.nesting_depth must be a whole number from 1 to 512"));
-  CHECK_THAT(r.output, Catch::Contains("p.yaml:6:3: error: unknown key 'array_itmes' in 'limits' (did you mean "
-                                       "'array_items'?)"));
+  check_refused(d, "p.yaml", {"p.yaml:4:16: error: limits.field_bytes must be a size in bytes above 0",
+                              "p.yaml:5:18: error: limits.nesting_depth must be a whole number from 1 to 512",
+                              "p.yaml:6:3: error: unknown key 'array_itmes' in 'limits' (did you mean 'array_items'?)"});
 }
 
 TEST_CASE("hostile: a 20 MB answer of short sentences fails alone and memory stays bounded", "[hostile][cli]") {

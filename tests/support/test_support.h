@@ -158,12 +158,13 @@ inline nlohmann::json run_ok(const TempDir &d, const std::string &pipeline, cons
   return read_run_json(r.dir);
 }
 
-// `evalgraph validate <d>/<pipeline>` refuses the pipeline (exit code 2), saying each of `messages`.
-inline void check_refused(const TempDir &d, const std::string &pipeline, const std::vector<std::string> &messages) {
+// `evalgraph validate <d>/<pipeline>` refuses the pipeline (exit code 2), saying each of `messages`; its result.
+inline CmdResult check_refused(const TempDir &d, const std::string &pipeline, const std::vector<std::string> &messages) {
   auto r = validate(d, pipeline);
   INFO(r.output);
   CHECK(r.exit_code == 2);
   for (const auto &m : messages) CHECK_THAT(r.output, Catch::Contains(m));
+  return r;
 }
 
 // Starts `evalgraph <args>` in the background (`env`: assignments put before the command, e.g.
