@@ -7,6 +7,7 @@
 
 #include "chatbot_config/experiment.h"
 #include "config/yaml_guard.h"
+#include "evalgraph/input.hpp"
 #include "evalgraph/json_bounded.hpp"
 #include "llm_fixture.h"
 #include "test_plugin_pipelines.h"
@@ -488,6 +489,16 @@ TEST_CASE("parse_bounded: nesting, numbers and syntax in its own words, never a 
   CHECK_THAT(why, Catch::StartsWith("not valid JSON at byte"));
   CHECK_FALSE(evalgraph::parse_bounded("[1,", j, 64, &why));
   CHECK_THAT(why, !Catch::Contains("json.exception"));
+  using namespace std::string_literals;
+  using namespace std::string_view_literals;
+  // nlohmann stops at a NUL byte as if the input ended there; what follows must not be ignored (fuzz_sdk_input)
+  CHECK_FALSE(evalgraph::parse_bounded("{\"a\": 1}\0 {\"b\": 2}"s, j, 64, &why));
+  CHECK(why == "not valid JSON at byte 8: a NUL byte after the value");
+  CHECK(j.is_null());
+  CHECK_FALSE(evalgraph::parse_bounded("{\"a\": \"x\0y\"}"s, j, 64, &why));
+  CHECK_THAT(why, Catch::StartsWith("not valid JSON at byte 8"));
+  // the SDK's record reader refuses it too
+  CHECK_THROWS_AS(evalgraph::Record("{\"answer\": \"p\"}\0 junk"sv, "n", {"answer"}), evalgraph::InputError);
 }
 
 TEST_CASE("raw checker: a million levels are scanned without recursion, refused or reported", "[hostile][raw_json]") {

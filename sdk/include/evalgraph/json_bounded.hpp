@@ -100,9 +100,15 @@ bool parse_bounded(std::string_view text, BasicJson &out, int max_depth, std::st
   out = BasicJson();
   detail::BoundedSax<BasicJson> sax(out, max_depth);
   const bool ok = BasicJson::sax_parse(text.begin(), text.end(), &sax, nlohmann::json::input_format_t::json, true);
-  if (ok && sax.why.empty()) return true;
+  // nlohmann takes a NUL byte for the end of the input, so "{}\0junk" would pass: a NUL byte is never JSON
+  // (inside a string nlohmann refuses it itself), and whatever follows it is refused here.
+  const std::size_t nul = ok && sax.why.empty() ? text.find('\0') : std::string_view::npos;
+  if (ok && sax.why.empty() && nul == std::string_view::npos) return true;
   out = BasicJson();
-  if (why != nullptr) *why = sax.why.empty() ? std::string("not valid JSON") : sax.why;
+  if (why != nullptr)
+    *why = nul != std::string_view::npos ? "not valid JSON at byte " + std::to_string(nul) + ": a NUL byte after the value"
+           : sax.why.empty()             ? std::string("not valid JSON")
+                                         : sax.why;
   return false;
 }
 
