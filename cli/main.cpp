@@ -40,7 +40,6 @@ using namespace evalgraph;
 using nlohmann::json;
 
 namespace {
-constexpr std::size_t kBudgetChunkSize = 16;  // --chunk-size's default under a budget (see apply_run_flags)
 
 // Exit codes (documented in the README).
 constexpr int kExitOk = 0;
@@ -255,15 +254,13 @@ void start_run(const std::string &file, const po::variables_map &vm, Loaded &l, 
   opt.extra_summary["shard"] = shard_provenance(spec, l, vm);
 }
 
-// The command line's settings of a run: workers, limits, chunks, windows, journal, progress display (after the
-// budget: it sets the chunk size's default).
+// The command line's settings of a run: workers, limits, chunks, windows, journal, progress display. A
+// --chunk-size left out stays 0: the engine picks the default (RunOptions::chunk_records()).
 void apply_run_flags(const po::variables_map &vm, RunOptions &opt) {
   opt.jobs = vm["jobs"].as<int>();
   if (opt.jobs <= 0) opt.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   opt.limit = vm["limit"].as<long long>();
-  opt.chunk_size = std::max<std::size_t>(1, vm["chunk-size"].as<std::size_t>());
-  // Under a budget, chunks of 16: the records a budget stop finds finished are written only with their chunk.
-  if (opt.max_cost_usd > 0 && vm["chunk-size"].defaulted()) opt.chunk_size = kBudgetChunkSize;
+  if (!vm["chunk-size"].defaulted()) opt.chunk_size = std::max<std::size_t>(1, vm["chunk-size"].as<std::size_t>());
   opt.llm_concurrency = std::max(0, vm["llm-concurrency"].as<int>());
   opt.window = vm["window"].as<std::size_t>();
   opt.journal = vm.count("no-journal") == 0;

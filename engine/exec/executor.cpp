@@ -50,7 +50,7 @@ void Engine::setup() {
   for (size_t k = where_.size(); k-- > 0;) llm_left_[k] = llm_left_[k + 1] + (where_[k] == W_LLM ? 1 : 0);
   llm_q_.assign(llm_left_[0] + 1, {});
   llm_queued_ = 0;
-  finish_first_ = opt_.max_cost_usd > 0;  // a budget is set (docs/cost.md)
+  finish_first_ = opt_.has_budget();  // docs/cost.md
   if (std::find(where_.begin(), where_.end(), W_LLM) != where_.end()) {
     llm_threads_ = windows + windows / 8 + 1;
     if (opt_.llm_concurrency > 0) llm_threads_ = std::min(llm_threads_, opt_.llm_concurrency);
@@ -110,7 +110,7 @@ RunResult Engine::run() {
   if (opt_.journal && !merging) open_journal();
   const std::size_t skip = next_index_;
   const int workers = std::max(1, opt_.jobs);
-  window_ = opt_.window > 0 ? opt_.window : default_window(workers, llm_threads_, opt_.chunk_size);
+  window_ = opt_.window > 0 ? opt_.window : default_window(workers, llm_threads_, opt_.chunk_records());
   long long limit = opt_.limit >= 0 ? opt_.limit : p_.dataset.limit;
   if (opt_.progress) expected_total_ = expected_total(limit);
 
@@ -244,7 +244,7 @@ RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, cons
   // The budget (docs/cost.md): what earlier sessions spent counts; reaching it stops the run like a signal does,
   // with its own reason and exit code.
   auto budget = std::make_shared<std::pair<std::mutex, std::string>>();
-  if (opt.max_cost_usd > 0 && host.llm() != nullptr)
+  if (opt.has_budget() && host.llm() != nullptr)
     host.llm()->set_budget(opt.max_cost_usd, host.cost_spent_usd(), [budget](const std::string &why) {
       {
         std::lock_guard lk(budget->first);

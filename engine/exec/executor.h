@@ -20,7 +20,8 @@ struct RunOptions {
   int jobs = 1;                        // worker threads (CPU parallelism)
   int llm_concurrency = 0;             // global cap on LLM calls waited for at once (0: none; each provider's
                                        // max_in_flight bounds its own calls)
-  std::size_t chunk_size = 256;        // records per unit of reading, journaling and writing
+  std::size_t chunk_size = 0;          // records per unit of reading, journaling and writing; 0: the default
+                                       // (chunk_records())
   std::size_t window = 0;              // records read and not yet written (0: default_window())
   std::filesystem::path output_root;   // overrides the pipeline's output dir when non-empty
   std::filesystem::path run_dir;       // use exactly this folder (tests); else <root>/<name>__<timestamp>
@@ -41,6 +42,11 @@ struct RunOptions {
   // Budget (docs/cost.md): the run's LLM calls may cost this many US dollars in all (earlier sessions of a
   // resumed run included); < 0: no budget. Reaching it stops the run (RunResult::budget_stop).
   double max_cost_usd = -1;
+
+  bool has_budget() const { return max_cost_usd > 0; }
+  // The chunk size the run uses: chunk_size when set, else 256, or 16 under a budget (a budget stop writes the
+  // finished records of whole chunks only, so small chunks lose little; docs/cost.md).
+  std::size_t chunk_records() const { return chunk_size > 0 ? chunk_size : has_budget() ? 16 : 256; }
 };
 
 // The default bound on records read and not yet written: what the old chunk pipeline held ((2*jobs+2)

@@ -44,7 +44,7 @@ class Feeder {
 
   void add(Slot s) { chunk_->slots.push_back(std::move(s)); }
   void maybe_flush(bool force) {
-    if (!chunk_->slots.empty() && (force || chunk_->slots.size() >= opt_.chunk_size)) {
+    if (!chunk_->slots.empty() && (force || chunk_->slots.size() >= opt_.chunk_records())) {
       push_(std::move(chunk_));
       chunk_ = std::make_unique<Chunk>();
     }

@@ -50,19 +50,6 @@ const char *status_word(eg_status st) {
   }
 }
 
-eg_status call_describe(const NodeTypeInfo &t, const std::string &params, std::string &out) {
-  eg_buffer b{};
-  eg_status st = EG_ERROR;
-  try {
-    st = t.describe(params.data(), params.size(), &b);
-  } catch (...) {
-    st = EG_ERROR;
-  }
-  out = b.data != nullptr ? std::string(b.data, b.size) : std::string();
-  if (b.release != nullptr) b.release(&b);
-  return st;
-}
-
 NodeRunner::NodeRunner(const PlannedNode &pn, const std::string &params, int instances, HostServices &host,
                        const RunOptions &opt)
     : pn_(&pn), host_(&host), opt_(&opt) {

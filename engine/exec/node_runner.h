@@ -1,7 +1,8 @@
 #pragma once
 // The one owner of the plugin C ABI's calls (sdk/include/evalgraph/plugin.h): create() per instance,
-// process() per record (EG_RETRY retried with backoff here), finish() once at the end, destroy(), and
-// describe() while the plan is built. Nothing else in the host calls a node type's function pointers.
+// process() per record (EG_RETRY retried with backoff here), finish() once at the end, destroy(). Nothing
+// else in the host calls an instance's functions (a type's describe(), which needs no instance, is
+// NodeTypeInfo::call_describe in plugin/registry).
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -20,9 +21,6 @@ const char *status_word(eg_status st);
 
 // The node's parameters as create() gets them: its `with:` plus _pipeline_dir, _limits and (sinks) _output_dir.
 std::string node_params_json(const PlannedNode &pn, const Pipeline &p, const std::filesystem::path &run_dir);
-
-// describe() (ABI 1.2) of a node type on a node's parameters: the status, and the plugin's answer in `out`.
-eg_status call_describe(const NodeTypeInfo &t, const std::string &params, std::string &out);
 
 // One planned node (or sink) with its instances: one shared instance when the type is thread-safe, else one
 // per worker. create() runs in the constructor (a failure is a ConfigError naming the node); destroy() runs

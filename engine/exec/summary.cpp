@@ -69,7 +69,7 @@ void Engine::summarise(RunResult &res, bool stopped, int workers, const json &si
                  {"dataset", p_.dataset.path.string()},
                  {"replications", p_.replications},
                  {"jobs", workers},
-                 {"schedule", {{"chunk_size", opt_.chunk_size}, {"window", window_}, {"llm_threads", llm_threads_}}},
+                 {"schedule", {{"chunk_size", opt_.chunk_records()}, {"window", window_}, {"llm_threads", llm_threads_}}},
                  {"records", res.records},
                  {"failed_records", res.failed_records},
                  {"interrupted", res.interrupted},

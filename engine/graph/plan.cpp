@@ -9,7 +9,6 @@
 #include <set>
 
 #include "config/json_schema.h"
-#include "exec/node_runner.h"
 #include "io/dataset.h"
 #include "util/raw_json.h"
 #include "expect/expectations.h"
@@ -64,7 +63,7 @@ std::shared_ptr<NodeTypeInfo> describe_node(const NodeDecl &d, const NodeTypeInf
   w["_columns"] = columns;
   const std::string text = w.dump();
   std::string out;
-  eg_status st = call_describe(t, text, out);
+  eg_status st = t.call_describe(text, out);
   json r = json::parse(out, nullptr, false);
   auto report = [&](const std::string &param, const std::string &msg) {
     Location at = param.empty() ? d.uses_where : param_location(d, "/" + param, false);

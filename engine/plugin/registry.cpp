@@ -56,6 +56,19 @@ std::string check_output_declaration(const nlohmann::json &outputs) {
   return {};
 }
 
+eg_status NodeTypeInfo::call_describe(const std::string &params, std::string &out) const {
+  eg_buffer b{};
+  eg_status st = EG_ERROR;
+  try {
+    st = describe(params.data(), params.size(), &b);
+  } catch (...) {
+    st = EG_ERROR;
+  }
+  out = b.data != nullptr ? std::string(b.data, b.size) : std::string();
+  if (b.release != nullptr) b.release(&b);
+  return st;
+}
+
 std::string NodeTypeInfo::output_type(const std::string &field) const {
   auto it = outputs.find(field);
   if (it == outputs.end() || !it->is_object()) return {};

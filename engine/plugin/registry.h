@@ -30,6 +30,8 @@ struct NodeTypeInfo {
   uint32_t flags = 0;            // the type's flags (a described node: its own)
   // ABI 1.2: the type's describe(), NULL when it has none (or its plugin was built for an older ABI).
   eg_status (*describe)(const char *, size_t, eg_buffer *) = nullptr;
+  // Calls describe() on a node's parameters: the status, and the plugin's answer in `out` (its buffer released).
+  eg_status call_describe(const std::string &params, std::string &out) const;
   nlohmann::json info;  // a described node: what describe() said about it ("info"), recorded in run.json
   // ABI 1.3: what the plugin declares about its outputs, {"field": {"type": "number", "better": "lower"}, ...};
   // an empty object when it declares nothing (expect: and compare then go by the values they see).

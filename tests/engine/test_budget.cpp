@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "exec/executor.h"
 #include "llm_fixture.h"
 #include "test_support.h"
 
@@ -125,4 +126,17 @@ TEST_CASE("budget: a run stopped by its budget has finished records, not only fi
   REQUIRE(resumed.exit_code == 0);
   CHECK(srv.request_count() == 80);  // no call made twice
   CHECK(lines(read_file(run_dir / "out.jsonl")) == 40);
+  // the chunk size is the engine's default under a budget (no --chunk-size given)
+  CHECK(json::parse(read_file(run_dir / "run.json"))["schedule"]["chunk_size"] == 16);
+}
+
+TEST_CASE("budget: the engine picks small chunks under a budget, for every front end, unless the run sets its own", "[budget]") {
+  evalgraph::RunOptions o;
+  CHECK(o.chunk_records() == 256);
+  o.max_cost_usd = 2.5;
+  CHECK(o.chunk_records() == 16);
+  o.chunk_size = 64;  // set by the caller (--chunk-size): kept
+  CHECK(o.chunk_records() == 64);
+  o.max_cost_usd = -1;
+  CHECK(o.chunk_records() == 64);
 }
