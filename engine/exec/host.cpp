@@ -302,17 +302,27 @@ eg_status HostServices::chat_provider(const char *requested, std::string &name, 
   return EG_OK;
 }
 
+eg_status HostServices::open_request(const char *what, const char *requested, std::string_view req, std::string &name,
+                                     json &body, eg_buffer *out) const {
+  if (eg_status st = chat_provider(requested, name, out); st != EG_OK) return st;
+  // (checked without recursion first: a request nested deeper than rawjson::kMaxDepth is refused, not dumped)
+  body = rawjson::parse(req);
+  const bool batch = std::string_view(what) == "chat_batch";
+  if (body.is_discarded() || (batch ? !body.is_array() : !body.is_object())) {
+    fill_host_buffer(out, fmt::format("{} request is not a JSON {} (or nests deeper than 512 levels)", what,
+                                      batch ? "array" : "object"));
+    return EG_INVALID_INPUT;
+  }
+  return EG_OK;
+}
+
 eg_status HostServices::c_chat(const eg_host *h, eg_call *call, const char *provider, const char *req, size_t len,
                                eg_buffer *out) {
   HostServices *s = self(h);
   std::string name;
-  if (eg_status st = s->chat_provider(provider, name, out); st != EG_OK) return st;
-  // (checked without recursion first: a request nested deeper than rawjson::kMaxDepth is refused, not dumped)
-  json body = rawjson::parse(std::string_view(req, len));
-  if (body.is_discarded() || !body.is_object()) {
-    fill_host_buffer(out, "chat request is not a JSON object (or nests deeper than 512 levels)");
-    return EG_INVALID_INPUT;
-  }
+  json body;
+  if (eg_status st = s->open_request("chat", provider, std::string_view(req, len), name, body, out); st != EG_OK)
+    return st;
   llm::CallResult r = s->llm_->chat(name, body, call != nullptr ? call->replication : 0);
   s->account(call, name, r);
   if (s->observer_) s->observer_(call, name, body, r);
@@ -342,12 +352,9 @@ eg_status HostServices::c_chat_batch(const eg_host *h, eg_call *call, const char
                                      eg_buffer *out) {
   HostServices *s = self(h);
   std::string name;
-  if (eg_status st = s->chat_provider(provider, name, out); st != EG_OK) return st;
-  json arr = rawjson::parse(std::string_view(req, len));
-  if (arr.is_discarded() || !arr.is_array()) {
-    fill_host_buffer(out, "chat_batch request is not a JSON array (or nests deeper than 512 levels)");
-    return EG_INVALID_INPUT;
-  }
+  json arr;
+  if (eg_status st = s->open_request("chat_batch", provider, std::string_view(req, len), name, arr, out); st != EG_OK)
+    return st;
   std::vector<json> bodies(arr.begin(), arr.end());
   auto results = s->llm_->chat_batch(name, bodies, call != nullptr ? call->replication : 0);
   json res = json::array();

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -267,6 +268,8 @@ class ConfigReader {
   void read_http_transformation(Transformation &t, const std::string &file, const YAML::Node &spec);
   void read_tasks();
   void read_indices();
+  void read_criteria(const char *key, bool task, const char *not_a_list, const char *twice,
+                     const std::function<bool(Criterion &)> &resolve);
   void read_score_weighting();
   void read_map();
   void read_judge();
@@ -456,53 +459,50 @@ void ConfigReader::read_http_transformation(Transformation &t, const std::string
   }
 }
 
-// evaluation.yaml tasks: titles, each described in llm_tasks.yaml.
+// The criteria evaluation.yaml lists under `key` (tasks or indices), in order, each name once: `resolve` fills
+// in what the name stands for and says whether it does (else it reported why not).
+void ConfigReader::read_criteria(const char *key, bool task, const char *not_a_list, const char *twice,
+                                 const std::function<bool(Criterion &)> &resolve) {
+  auto list = ev_[key];
+  if (!list) return;
+  if (!list.IsSequence()) {
+    ctx_.error(loc(ef_, list), not_a_list);
+    return;
+  }
+  for (const auto &n : list) {
+    Criterion c{scalar(n), scalar(n), task, "", "", 0, loc(ef_, n)};
+    if (!names_.insert(c.name).second) ctx_.error(c.where, fmt::format(fmt::runtime(twice), c.name));
+    else if (resolve(c)) e_.criteria.push_back(c);
+  }
+}
+
+// evaluation.yaml tasks: titles of llm_tasks.yaml entries, whose text is the criterion's description.
 void ConfigReader::read_tasks() {
   const std::string tf = (e_.config_dir / "llm_tasks.yaml").string();
   YAML::Node tasks_file;
   if (ev_["tasks"] && ev_["tasks"].size() > 0)
     tasks_file = load(ctx_, tf, true, "create it: one `title: |` entry with the criterion's description per task");
-  auto ts = ev_["tasks"];
-  if (!ts) return;
-  if (!ts.IsSequence()) {
-    ctx_.error(loc(ef_, ts), "tasks must be a list of titles from llm_tasks.yaml");
-    return;
-  }
-  for (const auto &n : ts) {
-    Criterion c{scalar(n), scalar(n), true, "", "", 0, loc(ef_, n)};
-    if (!names_.insert(c.name).second) {
-      ctx_.error(c.where, fmt::format("task '{}' is listed twice", c.name));
-      continue;
-    }
-    if (tasks_file && tasks_file.IsMap()) {
-      if (!tasks_file[c.name]) {
-        std::vector<std::string> known;
-        for (const auto &kv : tasks_file) known.push_back(kv.first.Scalar());
-        ctx_.error(c.where, fmt::format("task '{}' is not defined in {}{}; add `{}: |` with the criterion's description "
-                                        "there, or fix the title (defined: {})",
-                                        c.name, tf, did_you_mean(c.name, known), c.name, fmt::join(known, ", ")));
-      } else {
-        c.description = scalar(tasks_file[c.name]);
-      }
-    }
-    e_.criteria.push_back(c);
-  }
+  read_criteria("tasks", true, "tasks must be a list of titles from llm_tasks.yaml", "task '{}' is listed twice",
+                [&](Criterion &c) {
+                  if (!tasks_file || !tasks_file.IsMap()) return true;
+                  if (!tasks_file[c.name]) {
+                    std::vector<std::string> known;
+                    for (const auto &kv : tasks_file) known.push_back(kv.first.Scalar());
+                    ctx_.error(c.where, fmt::format("task '{}' is not defined in {}{}; add `{}: |` with the "
+                                                    "criterion's description there, or fix the title (defined: {})",
+                                                    c.name, tf, did_you_mean(c.name, known), c.name,
+                                                    fmt::join(known, ", ")));
+                  } else {
+                    c.description = scalar(tasks_file[c.name]);
+                  }
+                  return true;
+                });
 }
 
 // evaluation.yaml indices: names of loaded INDEX node types (exactly, or as index.<slug>).
 void ConfigReader::read_indices() {
-  auto is = ev_["indices"];
-  if (!is) return;
-  if (!is.IsSequence()) {
-    ctx_.error(loc(ef_, is), "indices must be a list of index names");
-    return;
-  }
-  for (const auto &n : is) {
-    Criterion c{scalar(n), scalar(n), false, "", "", 0, loc(ef_, n)};
-    if (!names_.insert(c.name).second) {
-      ctx_.error(c.where, fmt::format("'{}' is listed twice among tasks and indices", c.name));
-      continue;
-    }
+  read_criteria("indices", false, "indices must be a list of index names",
+                "'{}' is listed twice among tasks and indices", [&](Criterion &c) {
     const NodeTypeInfo *t = reg_.find(c.name);
     if (t == nullptr || t->type->kind != EG_KIND_INDEX) t = reg_.find("index." + slug(c.name));
     if (t == nullptr || t->type->kind != EG_KIND_INDEX) {
@@ -512,11 +512,11 @@ void ConfigReader::read_indices() {
       ctx_.error(c.where, fmt::format("index '{}' is not a loaded index plugin (looked for node type 'index.{}'); loaded "
                                       "indices: {} — add the plugin's folder with --plugin-dir, or fix the name",
                                       c.name, slug(c.name), idx.empty() ? "(none)" : fmt::format("{}", fmt::join(idx, ", "))));
-      continue;
+      return false;
     }
     c.node_type = t->name;
-    e_.criteria.push_back(c);
-  }
+    return true;
+  });
 }
 
 // evaluation.yaml score_weighting: {criterion: weight >= 0}; without it every criterion weighs 1.
