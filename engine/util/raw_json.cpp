@@ -532,8 +532,6 @@ void check(std::string_view text, const CheckOptions &opt, CheckResult &result, 
   }
 }
 
-std::size_t utf8_length(std::string_view s, std::size_t i);
-
 std::size_t column_of(std::string_view line, std::size_t offset) {
   std::size_t col = 1;
   for (std::size_t i = 0; i < offset && i < line.size(); ++i)
@@ -565,7 +563,7 @@ std::string printable(std::string_view text) {
       ++i;
       continue;
     }
-    std::size_t n = utf8_length(text, i);
+    std::size_t n = utf8::sequence_length(text, i);
     if (n == 0) {
       out += "\xEF\xBF\xBD";
       ++i;
@@ -577,19 +575,13 @@ std::string printable(std::string_view text) {
   return out;
 }
 
-// The length of the well-formed UTF-8 sequence at s[i] (a byte >= 0x80), or 0 if it is not one.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-  Scanner sc(s.data() + i, s.data() + s.size(), kStrict, nullptr);
-  return sc.skip_utf8() ? sc.offset() : 0;
-}
-
 std::size_t invalid_utf8(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     if (static_cast<unsigned char>(s[i]) < 0x80) {
       ++i;
       continue;
     }
-    std::size_t n = utf8_length(s, i);
+    std::size_t n = utf8::sequence_length(s, i);
     if (n == 0) return i;
     i += n;
   }
@@ -604,7 +596,7 @@ void append_string(std::string &out, std::string_view s) {
     auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) continue;
     if (c >= 0x80) {
-      std::size_t n = utf8_length(s, i);
+      std::size_t n = utf8::sequence_length(s, i);
       if (n > 0) {
         i += n - 1;
         continue;
