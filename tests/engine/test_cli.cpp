@@ -30,11 +30,8 @@ TEST_CASE("run: exit 0 on success, 1 when records failed, outputs in a timestamp
   d.write("ok.yaml", "name: demo\ndataset: {path: data.csv}\nnodes:\n  - id: up\n    uses: test.upper\n"
                      "sinks:\n  - uses: sink.jsonl\n    with: {file: records.jsonl}\n  - uses: sink.csv\n    with: {file: records.csv}\n"
                      "output: {dir: out}\n");
-  auto r = run_cmd(evalgraph_cmd("run -j 2 " + (d.path / "ok.yaml").string()));
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  auto nl = r.output.rfind('\n', r.output.size() - 2);
-  std::filesystem::path run_dir = r.output.substr(nl + 1, r.output.size() - nl - 2);
+  const std::filesystem::path run_dir = last_line(check_run(d, "ok.yaml", 0, {}, "-j 2").output);
+  REQUIRE(std::filesystem::is_directory(run_dir));
   CHECK(run_dir.parent_path() == d.path / "out");
   CHECK_THAT(run_dir.filename().string(), Catch::StartsWith("demo__"));
   auto recs = read_jsonl(run_dir / "records.jsonl");
@@ -48,18 +45,15 @@ TEST_CASE("run: exit 0 on success, 1 when records failed, outputs in a timestamp
   d.write("bad.yaml", "name: demo\ndataset: {path: data.csv}\nnodes:\n  - id: f\n    uses: test.flaky\n"
                       "    inputs: {text: n}\noutput: {dir: out}\n");
   d.write("data.csv", "text,n\nhello,fail me\nworld,fine\n");
-  auto r2 = run_cmd(evalgraph_cmd("run " + (d.path / "bad.yaml").string()));
-  CHECK(r2.exit_code == 1);
-  CHECK_THAT(r2.output, Catch::Contains("node f: 1 ok, 1 failed, 0 skipped; first error: record 1: error: flaky failed on 'fail me'"));
+  check_run(d, "bad.yaml", 1,
+            {"node f: 1 ok, 1 failed, 0 skipped; first error: record 1: error: flaky failed on 'fail me'"});
 }
 
 TEST_CASE("run: a broken CSV row is reported with its line", "[cli]") {
   TempDir d;
   d.write("data.csv", "text,n\nfine,1\n\"open quote,2\n");
   d.write("p.yaml", "name: demo\ndataset: {path: data.csv}\nnodes:\n  - id: up\n    uses: test.upper\noutput: {dir: out}\n");
-  auto r = run_cmd(evalgraph_cmd("run " + (d.path / "p.yaml").string()));
-  CHECK(r.exit_code == 3);
-  CHECK_THAT(r.output, Catch::Contains("data.csv:3:"));
+  check_run(d, "p.yaml", 3, {"data.csv:3:"});
 }
 
 TEST_CASE("graph prints Graphviz DOT with the field edges", "[cli]") {

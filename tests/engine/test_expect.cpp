@@ -43,6 +43,34 @@ fs::path single_run_dir(const fs::path &out) {
   return dirs[0];
 }
 
+// The pipeline "gate" over data.csv whose expect: holds `entries` (YAML lines; the first is line 11 of the file).
+std::string gate(const std::string &entries) {
+  return std::string("name: gate\ndataset: {path: data.csv}\n") + kNodes + "expect:\n" + entries;
+}
+
+// Writes data.csv (dataset()) and p.yaml, gate(entries).
+void write_gate(const TempDir &d, const std::string &entries) {
+  d.write("data.csv", dataset());
+  d.write("p.yaml", gate(entries));
+}
+
+// validate refuses p.yaml whose expect: holds these entries (one a line from line 11), each with the message it
+// must get ("": the entry is fine and gets none), and counts the problems.
+void check_entries_refused(const std::vector<std::pair<std::string, std::string>> &entries) {
+  TempDir d;
+  std::string yaml;
+  std::vector<std::string> messages;
+  for (const auto &[entry, message] : entries) {
+    yaml += "  - " + entry + "\n";
+    if (!message.empty()) messages.push_back(message);
+  }
+  messages.push_back(fmt::format("{} problems found; nothing was run", messages.size()));
+  write_gate(d, yaml);
+  auto r = check_refused(d, "p.yaml", messages);
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    if (entries[i].second.empty()) CHECK_THAT(r.output, !Catch::Contains(fmt::format("p.yaml:{}:", 11 + i)));
+}
+
 const json &result(const json &verdict, const std::string &name) { return entry_where(verdict["results"], "name", name); }
 
 // xmllint against tests/engine/data/junit.xsd, and the counts read back with Python's XML parser.
@@ -60,21 +88,19 @@ void check_junit(const fs::path &xml, int tests, int failures) {
 
 TEST_CASE("expect: each stat, confidence and where on records of known values, then exit 4, junit.xml, step summary and report", "[expect]") {
   TempDir d;
-  d.write("data.csv", dataset());
-  d.write("p.yaml", std::string("name: gate\ndataset: {path: data.csv}\n") + kNodes +
-                        "expect:\n"
-                        "  - {metric: s.score, stat: mean, min: 0.5}\n"
-                        "  - {metric: s.score, stat: median, min: 0.5, max: 0.6}\n"
-                        "  - {metric: s.score, stat: min, min: 0.1}\n"
-                        "  - {metric: s.score, stat: max, max: 1}\n"
-                        "  - {metric: s.score, stat: p90, max: 0.9}\n"
-                        "  - {metric: s.ok, stat: share, equals: true, min: 0.6}\n"
-                        "  - {metric: s.label, stat: share, equals: lo, max: 0.4}\n"
-                        "  - {metric: s.score, stat: mean, min: 0.5, confidence: 0.95, name: mean with its interval}\n"
-                        "  - {metric: s.score, stat: mean, min: 0.45, max: 0.55, where: {lang: de}}\n"
-                        "  - {metric: s.score, stat: min, min: 0.5, where: {s.label: hi}}\n"
-                        "  - {metric: s.error_rate, stat: mean, max: 0.5}\n"
-                        "  - {metric: s.ok, stat: mean, min: 0.5, confidence: 0.9}\n");
+  write_gate(d,
+             "  - {metric: s.score, stat: mean, min: 0.5}\n"
+             "  - {metric: s.score, stat: median, min: 0.5, max: 0.6}\n"
+             "  - {metric: s.score, stat: min, min: 0.1}\n"
+             "  - {metric: s.score, stat: max, max: 1}\n"
+             "  - {metric: s.score, stat: p90, max: 0.9}\n"
+             "  - {metric: s.ok, stat: share, equals: true, min: 0.6}\n"
+             "  - {metric: s.label, stat: share, equals: lo, max: 0.4}\n"
+             "  - {metric: s.score, stat: mean, min: 0.5, confidence: 0.95, name: mean with its interval}\n"
+             "  - {metric: s.score, stat: mean, min: 0.45, max: 0.55, where: {lang: de}}\n"
+             "  - {metric: s.score, stat: min, min: 0.5, where: {s.label: hi}}\n"
+             "  - {metric: s.error_rate, stat: mean, max: 0.5}\n"
+             "  - {metric: s.ok, stat: mean, min: 0.5, confidence: 0.9}\n");
   const fs::path summary = d.path / "step-summary.md";
   auto r = run_cmd("GITHUB_STEP_SUMMARY=" + summary.string() + " " +
                    evalgraph_cmd("run " + (d.path / "p.yaml").string()));
@@ -125,90 +151,64 @@ TEST_CASE("expect: each stat, confidence and where on records of known values, t
 TEST_CASE("expect: all holding exits 0, records that fail count as missing, and exit 4 still wins when one fails", "[expect]") {
   TempDir d;
   d.write("data.csv", dataset(0, "fail"));
-  d.write("ok.yaml", std::string("name: gate\ndataset: {path: data.csv}\n") + kNodes +
-                         "expect:\n  - {metric: s.score, stat: mean, min: 0.5}\n");
-  auto r = run_cmd(evalgraph_cmd("run " + (d.path / "ok.yaml").string()));
-  INFO(r.output);
-  CHECK(r.exit_code == 1);  // the failed record, the expectation held
-  CHECK_THAT(r.output, Catch::Contains("expectations: 1 of 1 passed"));
+  d.write("ok.yaml", gate("  - {metric: s.score, stat: mean, min: 0.5}\n"));
+  check_run(d, "ok.yaml", 1, {"expectations: 1 of 1 passed"});  // the failed record, the expectation held
   json v = read_run_json(single_run_dir(d.path / "out"))["expectations"];
   CHECK(v["results"][0]["missing"] == 1);
   CHECK(v["results"][0]["n"] == 9);
   fs::remove_all(d.path / "out");
 
-  d.write("bad.yaml", std::string("name: gate\ndataset: {path: data.csv}\n") + kNodes +
-                          "expect:\n  - {metric: s.score, stat: mean, min: 0.9}\n");
-  r = run_cmd(evalgraph_cmd("run " + (d.path / "bad.yaml").string()));
-  CHECK(r.exit_code == 4);
-  CHECK_THAT(r.output, Catch::Contains("1 of 1 expectations failed (junit.xml in the results folder); 1 records failed too"));
+  d.write("bad.yaml", gate("  - {metric: s.score, stat: mean, min: 0.9}\n"));
+  check_run(d, "bad.yaml", 4, {"1 of 1 expectations failed (junit.xml in the results folder); 1 records failed too"});
   fs::remove_all(d.path / "out");
 
   d.write("data.csv", dataset());
-  r = run_cmd(evalgraph_cmd("run " + (d.path / "ok.yaml").string()));
-  CHECK(r.exit_code == 0);
+  check_run(d, "ok.yaml", 0, {});
   check_junit(single_run_dir(d.path / "out") / "junit.xml", 1, 0);
 }
 
 TEST_CASE("expect: the shape of each entry is checked as the pipeline is read, with file:line:col", "[expect]") {
-  TempDir d;
-  d.write("data.csv", dataset());
-  d.write("p.yaml", std::string("name: gate\ndataset: {path: data.csv}\n") + kNodes +
-                        "expect:\n"                                                     // line 10
-                        "  - {metric: s.score, stat: average, min: 0.5}\n"              // 11 unknown stat
-                        "  - {metric: s.score, stat: mean}\n"                           // 12 no bound
-                        "  - {metric: s.score, stat: min, min: 0.1, confidence: 0.9}\n"  // 13 min has no interval
-                        "  - {metric: s.score, min: 0.9, max: 0.5}\n"                   // 14 min > max
-                        "  - {metric: score, min: 0.5}\n"                               // 15 not node.field
-                        "  - {metric: s.ok, stat: share, min: 5}\n"                     // 16 a share above 1
-                        "  - {metric: s.score, min: high}\n"                            // 17 not a number
-                        "  - {metric: s.score, min: 0.5, confidence: 95}\n"             // 18 a level, not a percent
-                        "  - {metric: s.score, stat: p100, max: 1}\n"                   // 19 p1 ... p99
-                        "  - {metric: s.score, min: 0.5, colour: red}\n"                // 20 unknown key
-                        "  - {metric: s.score, stat: mean, equals: 1, min: 0.5}\n");     // 21 equals without share
-  check_refused(d, "p.yaml", {"p.yaml:11:29: error: unknown expect stat 'average'; use mean, median, min, max, p1 ... p99",
-                              "p.yaml:12:5: error: expect 's.score' needs a bound",
-                              "p.yaml:13:56: error: stat min has no interval",
-                              "p.yaml:14:28: error: expect 's.score': min 0.9 is above max 0.5",
-                              "p.yaml:15:14: error: expect metric 'score' must name a node's output as node.field",
-                              "p.yaml:16:5: error: a share lies between 0 and 1",
-                              "p.yaml:17:28: error: expect 'min' must be a number",
-                              "p.yaml:18:45: error: expect 'confidence' is the interval's level, from 0.5 to below 1",
-                              "p.yaml:19:29: error: unknown expect stat 'p100'",
-                              "p.yaml:20:33: error: unknown key 'colour' in an 'expect' entry",
-                              "p.yaml:21:43: error: expect 'equals' goes with stat: share",
-                              "11 problems found; nothing was run"});
+  check_entries_refused(
+      {{"{metric: s.score, stat: average, min: 0.5}",
+        "p.yaml:11:29: error: unknown expect stat 'average'; use mean, median, min, max, p1 ... p99"},
+       {"{metric: s.score, stat: mean}", "p.yaml:12:5: error: expect 's.score' needs a bound"},
+       {"{metric: s.score, stat: min, min: 0.1, confidence: 0.9}", "p.yaml:13:56: error: stat min has no interval"},
+       {"{metric: s.score, min: 0.9, max: 0.5}", "p.yaml:14:28: error: expect 's.score': min 0.9 is above max 0.5"},
+       {"{metric: score, min: 0.5}",
+        "p.yaml:15:14: error: expect metric 'score' must name a node's output as node.field"},
+       {"{metric: s.ok, stat: share, min: 5}", "p.yaml:16:5: error: a share lies between 0 and 1"},
+       {"{metric: s.score, min: high}", "p.yaml:17:28: error: expect 'min' must be a number"},
+       {"{metric: s.score, min: 0.5, confidence: 95}",  // a level, not a percent
+        "p.yaml:18:45: error: expect 'confidence' is the interval's level, from 0.5 to below 1"},
+       {"{metric: s.score, stat: p100, max: 1}", "p.yaml:19:29: error: unknown expect stat 'p100'"},
+       {"{metric: s.score, min: 0.5, colour: red}", "p.yaml:20:33: error: unknown key 'colour' in an 'expect' entry"},
+       {"{metric: s.score, stat: mean, equals: 1, min: 0.5}",
+        "p.yaml:21:43: error: expect 'equals' goes with stat: share"}});
 }
 
 TEST_CASE("expect: validate checks every entry against the nodes and their declared outputs, with file:line:col", "[expect]") {
-  TempDir d;
-  d.write("data.csv", dataset());
-  d.write("p.yaml", std::string("name: gate\ndataset: {path: data.csv}\n") + kNodes +
-                        "expect:\n"                                                      // line 10
-                        "  - {metric: t.score, min: 0.5}\n"                              // 11 unknown node
-                        "  - {metric: s.scor, min: 0.5}\n"                               // 12 unknown output
-                        "  - {metric: s.label, stat: mean, min: 0.5}\n"                  // 13 text
-                        "  - {metric: s.ok, stat: median, min: 0.5}\n"                   // 14 boolean
-                        "  - {metric: s.tags, stat: share, min: 0.5}\n"                  // 15 a list
-                        "  - {metric: s.score, min: 0.5, where: {language: de}}\n"       // 16 unknown where field
-                        "  - {metric: s.score, stat: share, equals: high, min: 0.5}\n"   // 17 text vs number
-                        "  - {metric: s.score, min: 0.5, where: {s.labl: hi}}\n"         // 18 where on an unknown output
-                        "  - {metric: s.score, stat: p95, max: 0.99, where: {s.label: hi, lang: de}}\n");  // 19 fine
-  check_refused(d, "p.yaml", {"p.yaml:11:14: error: expect 't.score': the pipeline has no node 't' (did you mean 's'?); its nodes: s",
-                              "p.yaml:12:14: error: expect 's.scor': node 's' (test.scored) has no output 'scor' (did you mean 'score'?)",
-                              "p.yaml:13:29: error: expect 's.label': 'label' is text",
-                              "p.yaml:14:26: error: expect 's.ok': 'ok' is true/false; use stat: share",
-                              "p.yaml:15:14: error: expect 's.tags': 'tags' is a list",
-                              "p.yaml:16:41: error: expect 's.score' where: 'language' is neither a column of the dataset nor a node's output",
-                              "p.yaml:17:29: error: expect 's.score': 'score' is number, so no value equals \"high\"",
-                              "p.yaml:18:41: error: expect 's.score' where: node 's' (test.scored) has no output 'labl'",
-                              "8 problems found; nothing was run"});
+  check_entries_refused(
+      {{"{metric: t.score, min: 0.5}",
+        "p.yaml:11:14: error: expect 't.score': the pipeline has no node 't' (did you mean 's'?); its nodes: s"},
+       {"{metric: s.scor, min: 0.5}",
+        "p.yaml:12:14: error: expect 's.scor': node 's' (test.scored) has no output 'scor' (did you mean 'score'?)"},
+       {"{metric: s.label, stat: mean, min: 0.5}", "p.yaml:13:29: error: expect 's.label': 'label' is text"},
+       {"{metric: s.ok, stat: median, min: 0.5}",
+        "p.yaml:14:26: error: expect 's.ok': 'ok' is true/false; use stat: share"},
+       {"{metric: s.tags, stat: share, min: 0.5}", "p.yaml:15:14: error: expect 's.tags': 'tags' is a list"},
+       {"{metric: s.score, min: 0.5, where: {language: de}}",
+        "p.yaml:16:41: error: expect 's.score' where: 'language' is neither a column of the dataset nor a node's "
+        "output"},
+       {"{metric: s.score, stat: share, equals: high, min: 0.5}",
+        "p.yaml:17:29: error: expect 's.score': 'score' is number, so no value equals \"high\""},
+       {"{metric: s.score, min: 0.5, where: {s.labl: hi}}",
+        "p.yaml:18:41: error: expect 's.score' where: node 's' (test.scored) has no output 'labl'"},
+       {"{metric: s.score, stat: p95, max: 0.99, where: {s.label: hi, lang: de}}", ""}});  // fine
 }
 
 TEST_CASE("expect: a shard defers its expectations, the merge judges the whole run", "[expect]") {
   TempDir d;
-  d.write("data.csv", dataset());
-  d.write("p.yaml", std::string("name: gate\ndataset: {path: data.csv}\n") + kNodes +
-                        "expect:\n  - {metric: s.score, stat: mean, min: 0.5}\n  - {metric: s.score, stat: p90, max: 0.9}\n");
+  write_gate(d, "  - {metric: s.score, stat: mean, min: 0.5}\n  - {metric: s.score, stat: p90, max: 0.9}\n");
   for (int i = 1; i <= 2; ++i) {
     auto r = run_cmd(evalgraph_cmd(fmt::format("run {} --shard {}/2 -o {}", (d.path / "p.yaml").string(), i,
                                                (d.path / fmt::format("s{}", i)).string())));

@@ -167,6 +167,17 @@ inline CmdResult check_refused(const TempDir &d, const std::string &pipeline, co
   return r;
 }
 
+// `evalgraph run <flags> <d>/<pipeline>` (not quiet: its summary included) ends with `exit_code`, saying each of
+// `messages`; its result.
+inline CmdResult check_run(const TempDir &d, const std::string &pipeline, int exit_code,
+                           const std::vector<std::string> &messages, const std::string &flags = "") {
+  auto r = run_cmd(evalgraph_cmd("run " + flags + " " + (d.path / pipeline).string()));
+  INFO(r.output);
+  CHECK(r.exit_code == exit_code);
+  for (const auto &m : messages) CHECK_THAT(r.output, Catch::Contains(m));
+  return r;
+}
+
 // Starts `evalgraph <args>` in the background (`env`: assignments put before the command, e.g.
 // "EG_TEST_SECRET_KEY=k "), kills it with SIGKILL as soon as the journal of its run folder (the one folder under
 // `out_root`) holds `chunks` finished chunks (bounded wait, 10 s), and returns that folder once the process is gone
