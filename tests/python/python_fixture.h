@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "test_support.h"
 
@@ -24,6 +25,15 @@ inline std::string node(const std::string &id, const std::string &function, cons
 inline testsupport::RunResult run_node(const testsupport::TempDir &d, const std::string &node_yaml) {
   d.write("p.yaml", pipeline(node_yaml));
   return testsupport::run_pipeline(d, "p.yaml");
+}
+
+// run_node's records (its out.jsonl), the run required to end with `exit_code` (1: some records failed).
+inline std::vector<nlohmann::json> run_node_records(const testsupport::TempDir &d, const std::string &node_yaml,
+                                                    int exit_code) {
+  auto r = run_node(d, node_yaml);
+  INFO(r.output);
+  REQUIRE(r.exit_code == exit_code);
+  return testsupport::read_jsonl(r.dir / "out.jsonl");
 }
 
 }  // namespace pytest

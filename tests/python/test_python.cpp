@@ -48,11 +48,8 @@ def echo(v=None):
     return {"echo": v, "type": type(v).__name__, "chars": len(v) if isinstance(v, str) else -1,
             "shout": v.upper() + " ✓" if isinstance(v, str) else None}
 )");
-  auto r = pytest::run_node(d, pytest::node("e", "echo"));
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
+  auto out = pytest::run_node_records(d, pytest::node("e", "echo"), 0);
   auto in = read_jsonl(d.path / "data.jsonl");
-  auto out = read_jsonl(r.dir / "out.jsonl");
   REQUIRE(out.size() == in.size());
   const char *types[] = {"str", "int", "int", "int", "int", "float", "float", "bool", "bool", "NoneType", "list", "dict", "str"};
   for (size_t i = 0; i < in.size(); ++i) {
@@ -231,10 +228,7 @@ def check(n: int):
         raise Odd("negative: %d" % n)
     return {"inv": invert(n)}
 )");
-  auto r = pytest::run_node(d, pytest::node("c", "check"));
-  INFO(r.output);
-  CHECK(r.exit_code == 1);
-  auto out = read_jsonl(r.dir / "out.jsonl");
+  auto out = pytest::run_node_records(d, pytest::node("c", "check"), 1);
   REQUIRE(out.size() == 4);
   CHECK(out[0]["c"]["inv"] == 0.5);
   CHECK(out[2]["c"]["inv"] == 0.2);
@@ -267,10 +261,7 @@ def check(case):
         "int_as_float": {"ok": False, "score": 3},
     }[case]
 )");
-  auto r = pytest::run_node(d, pytest::node("c", "check"));
-  INFO(r.output);
-  CHECK(r.exit_code == 1);
-  auto out = read_jsonl(r.dir / "out.jsonl");
+  auto out = pytest::run_node_records(d, pytest::node("c", "check"), 1);
   REQUIRE(out.size() == 11);
   CHECK(out[0]["c"] == json({{"ok", true}, {"score", 0.5}}));
   auto err = [&](int i) { return out[i]["_errors"].value("c", std::string("(none)")); };
@@ -297,8 +288,7 @@ TEST_CASE("python: values that are not JSON and lone surrogates are refused with
 def check(case):
     return {"v": {"set": {"a": [1, {2}]}, "surrogate": ["\ud800"], "key": {1: 2}, "inf": [float("-inf")]}[case]}
 )");
-  auto r = pytest::run_node(d, pytest::node("c", "check"));
-  auto out = read_jsonl(r.dir / "out.jsonl");
+  auto out = pytest::run_node_records(d, pytest::node("c", "check"), 1);
   REQUIRE(out.size() == 4);
   CHECK(out[0]["_errors"]["c"] == "error: v.a[1]: set is not a JSON type (return bool, int, float, str, list, dict or None)");
   CHECK(out[1]["_errors"]["c"] == "error: v[0]: the str is not valid UTF-8 (a lone surrogate such as '\\ud800')");
@@ -589,10 +579,7 @@ def check(n):
     return {"c_json": json.decoder.c_scanstring is not None, "sha": hashlib.sha256(b"x").hexdigest()[:8],
             "dec": str(decimal.Decimal(1) / decimal.Decimal(8))}
 )");
-  auto r = pytest::run_node(d, pytest::node("c", "check"));
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  auto out = read_jsonl(r.dir / "out.jsonl");
+  auto out = pytest::run_node_records(d, pytest::node("c", "check"), 0);
   CHECK(out[0]["c"] == json({{"c_json", true}, {"sha", "2d711642"}, {"dec", "0.125"}}));
 }
 
