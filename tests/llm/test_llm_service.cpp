@@ -10,6 +10,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -56,6 +57,32 @@ std::vector<Json> chat_bodies(int n, const std::string& prefix) {
   std::vector<Json> out;
   for (int i = 0; i < n; ++i) out.push_back(chat_body(prefix + std::to_string(i)));
   return out;
+}
+
+// One chat call of `user` to `provider`: its result and the seconds it took.
+struct TimedCall {
+  CallResult r;
+  double s;
+};
+TimedCall timed_chat(LlmService& svc, const std::string& provider, const std::string& user) {
+  auto t0 = Clock::now();
+  auto r = svc.chat(provider, chat_body(user), 0);
+  return {r, since(t0)};
+}
+
+// The call failed after `attempts` HTTP attempts, its error saying `message`.
+void check_failed(const CallResult& r, int attempts, const std::string& message) {
+  CHECK_FALSE(r.ok);
+  CHECK(r.attempts == attempts);
+  CHECK_THAT(r.error, Catch::Contains(message));
+}
+
+// A service without a cache whose one provider, `name`, is the server with the settings `set` makes.
+LlmService service_for(const TestLlmServer& s, const std::function<void(ProviderConfig&)>& set,
+                       const std::string& name = "p") {
+  auto p = provider_for(s, name);
+  set(p);
+  return LlmService({p}, no_cache());
 }
 
 std::string content_of(const CallResult& r) { return r.response["choices"][0]["message"]["content"].get<std::string>(); }
@@ -196,10 +223,10 @@ TEST_CASE("provider_from_json validates keys, values and secrets", "[llm]") {
 TEST_CASE("chat passes the request through, sets model and headers, returns the answer", "[llm]") {
   TestLlmServer server;
   server.add_rule(Rule{.match = "capital of France", .reply = "Paris"});
-  auto p = provider_for(server);
-  p.api_key = "sk-roundtrip-0123456789";
-  p.headers["X-Trace"] = "t-1";
-  LlmService svc({p}, no_cache());
+  LlmService svc = service_for(server, [](ProviderConfig& p) {
+    p.api_key = "sk-roundtrip-0123456789";
+    p.headers["X-Trace"] = "t-1";
+  });
   Json body = chat_body("What is the capital of France?");
   body["temperature"] = 0.2;
   body["top_p"] = 0.9;
@@ -255,9 +282,7 @@ TEST_CASE("base URL without /v1 and regex / any-message rules", "[llm]") {
   TestLlmServer server;
   server.add_rule(Rule{.match = "^Rate: [0-9]+$", .regex = true, .reply = "rated"});
   server.add_rule(Rule{.match = "You are terse", .any_message = true, .reply = "system seen"});
-  auto p = provider_for(server);
-  p.base_url = server.base_url(false);
-  LlmService svc({p}, no_cache());
+  LlmService svc = service_for(server, [&](ProviderConfig& p) { p.base_url = server.base_url(false); });
   auto r1 = svc.chat("p", chat_body("Rate: 5"), 0);
   REQUIRE(r1.ok);
   CHECK(content_of(r1) == "rated");
@@ -435,32 +460,32 @@ TEST_CASE("Retry-After is honoured (seconds and HTTP date)", "[llm][retry]") {
 }
 
 TEST_CASE("non-retryable 4xx fail at once with the server's message", "[llm][retry]") {
+  struct Case {
+    std::string word;
+    int status;
+    std::string message;
+  };
+  const std::vector<Case> cases = {{"auth", 401, "Incorrect API key provided: check your key."},
+                                   {"bad", 400, "bad request: x"},
+                                   {"missing", 404, "no model"},
+                                   {"unproc", 422, "unprocessable"},
+                                   {"forbidden", 403, "forbidden"}};
   TestLlmServer server;
-  server.add_rule(Rule{.match = "auth", .fault = Fault::http_status, .status = 401,
-                       .error_message = "Incorrect API key provided: check your key."});
-  server.add_rule(Rule{.match = "bad", .fault = Fault::http_status, .status = 400, .error_message = "bad request: x"});
-  server.add_rule(Rule{.match = "missing", .fault = Fault::http_status, .status = 404, .error_message = "no model"});
-  server.add_rule(Rule{.match = "unproc", .fault = Fault::http_status, .status = 422, .error_message = "unprocessable"});
-  server.add_rule(Rule{.match = "forbidden", .fault = Fault::http_status, .status = 403, .error_message = "forbidden"});
-  auto p = provider_for(server);
-  p.max_attempts = 6;
-  p.backoff_initial_s = 0.5;
-  LlmService svc({p}, no_cache());
-  auto t0 = Clock::now();
-  auto r = svc.chat("p", chat_body("auth"), 0);
-  CHECK_FALSE(r.ok);
-  CHECK(r.attempts == 1);
-  CHECK(r.http_status == 401);
-  CHECK_THAT(r.error, Catch::Contains("HTTP 401") && Catch::Contains("Incorrect API key provided: check your key."));
-  CHECK(since(t0) < 1.0);
-  CHECK(server.request_count() == 1);
-  for (auto [word, status] : std::vector<std::pair<std::string, int>>{{"bad", 400}, {"missing", 404}, {"unproc", 422}, {"forbidden", 403}}) {
-    auto rr = svc.chat("p", chat_body(word), 0);
-    CHECK_FALSE(rr.ok);
-    CHECK(rr.attempts == 1);
-    CHECK(rr.http_status == status);
+  for (const auto& c : cases)
+    server.add_rule(Rule{.match = c.word, .fault = Fault::http_status, .status = c.status, .error_message = c.message});
+  LlmService svc = service_for(server, [](ProviderConfig& p) {  // retries allowed, none made
+    p.max_attempts = 6;
+    p.backoff_initial_s = 0.5;
+  });
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    INFO(cases[i].word);
+    auto [r, took] = timed_chat(svc, "p", cases[i].word);
+    check_failed(r, 1, "HTTP " + std::to_string(cases[i].status));
+    CHECK(r.http_status == cases[i].status);
+    CHECK_THAT(r.error, Catch::Contains(cases[i].message));
+    CHECK(took < 1.0);
+    CHECK(server.request_count() == i + 1);
   }
-  CHECK(server.request_count() == 5);
   CHECK(svc.stats_json()["p"]["retries"] == 0);
 }
 
@@ -470,10 +495,10 @@ TEST_CASE("malformed bodies are errors with a snippet, retried a limited number 
   server.add_rule(Rule{.match = "html", .fault = Fault::wrong_content_type});
   server.add_rule(Rule{.match = "nochoices", .fault = Fault::missing_choices});
   server.add_rule(Rule{.match = "once", .fault = Fault::malformed_json, .fault_times = 1});
-  auto p = provider_for(server);
-  p.max_attempts = 6;
-  p.max_malformed_attempts = 2;
-  LlmService svc({p}, no_cache());
+  LlmService svc = service_for(server, [](ProviderConfig& p) {
+    p.max_attempts = 6;
+    p.max_malformed_attempts = 2;
+  });
   auto r = svc.chat("p", chat_body("json"), 0);
   CHECK_FALSE(r.ok);
   CHECK(r.attempts == 2);
@@ -662,9 +687,7 @@ TEST_CASE("max_in_flight holds for batches and for many concurrent callers", "[l
   so.latency_ms = 50;
   so.threads = 2;
   TestLlmServer server(so);
-  auto p = provider_for(server);
-  p.max_in_flight = 4;
-  LlmService svc({p}, no_cache());
+  LlmService svc = service_for(server, [](ProviderConfig& p) { p.max_in_flight = 4; });
   std::vector<Json> bodies = chat_bodies(40, "b");
   auto t0 = Clock::now();
   auto rs = svc.chat_batch("p", bodies, 0);
@@ -701,10 +724,10 @@ TEST_CASE("max_in_flight holds for batches and for many concurrent callers", "[l
 
 TEST_CASE("requests_per_minute spaces the requests", "[llm][concurrency]") {
   TestLlmServer server;
-  auto p = provider_for(server);
-  p.requests_per_minute = 1200;  // one every 50 ms
-  p.max_in_flight = 8;
-  LlmService svc({p}, no_cache());
+  LlmService svc = service_for(server, [](ProviderConfig& p) {
+    p.requests_per_minute = 1200;  // one every 50 ms
+    p.max_in_flight = 8;
+  });
   std::vector<Json> bodies = chat_bodies(11, "r");
   auto t0 = Clock::now();
   auto rs = svc.chat_batch("p", bodies, 0);
@@ -726,22 +749,16 @@ TEST_CASE("timeouts and refused connections are bounded", "[llm][retry]") {
   TestLlmServer server(so);
   server.add_rule(Rule{.match = "hang", .fault = Fault::hang});
   server.add_rule(Rule{.match = "cut", .fault = Fault::cut});
-  auto p = provider_for(server);
-  p.timeout_s = 0.3;
-  p.max_attempts = 2;
-  LlmService svc({p}, no_cache());
-  auto t0 = Clock::now();
-  auto r = svc.chat("p", chat_body("hang"), 0);
-  double el = since(t0);
-  CHECK_FALSE(r.ok);
-  CHECK(r.attempts == 2);
-  CHECK_THAT(r.error, Catch::Contains("timeout") && Catch::Contains("gave up after 2 attempts"));
+  LlmService svc = service_for(server, [](ProviderConfig& p) {
+    p.timeout_s = 0.3;
+    p.max_attempts = 2;
+  });
+  auto [r, el] = timed_chat(svc, "p", "hang");
+  check_failed(r, 2, "gave up after 2 attempts");
+  CHECK_THAT(r.error, Catch::Contains("timeout"));
   CHECK(el >= 0.55);
   CHECK(el < 1.5);
-  auto c = svc.chat("p", chat_body("cut"), 0);
-  CHECK_FALSE(c.ok);
-  CHECK(c.attempts == 2);
-  CHECK_THAT(c.error, Catch::Contains("gave up after 2 attempts"));
+  check_failed(svc.chat("p", chat_body("cut"), 0), 2, "gave up after 2 attempts");
 
   // Nothing listens on this port any more.
   unsigned short dead_port;
@@ -749,25 +766,25 @@ TEST_CASE("timeouts and refused connections are bounded", "[llm][retry]") {
     TestLlmServer tmp_server;
     dead_port = tmp_server.port();
   }
-  auto q = provider_for(server, "dead");
-  q.base_url = "http://127.0.0.1:" + std::to_string(dead_port) + "/v1";
-  q.max_attempts = 3;
-  LlmService svc2({q}, no_cache());
-  t0 = Clock::now();
-  auto d = svc2.chat("dead", chat_body("x"), 0);
-  CHECK_FALSE(d.ok);
-  CHECK(d.attempts == 3);
-  CHECK_THAT(d.error, Catch::Contains("gave up after 3 attempts"));
-  CHECK(since(t0) < 2.0);
+  LlmService svc2 = service_for(
+      server,
+      [&](ProviderConfig& q) {
+        q.base_url = "http://127.0.0.1:" + std::to_string(dead_port) + "/v1";
+        q.max_attempts = 3;
+      },
+      "dead");
+  auto [d, took] = timed_chat(svc2, "dead", "x");
+  check_failed(d, 3, "gave up after 3 attempts");
+  CHECK(took < 2.0);
 }
 
 TEST_CASE("cancel ends pending and future calls with 'cancelled'", "[llm]") {
   ServerOptions so;
   so.latency_ms = 3000;
   TestLlmServer server(so);
-  auto p = provider_for(server);
-  p.max_in_flight = 2;  // some in flight, some queued
-  LlmService svc({p}, no_cache());
+  LlmService svc = service_for(server, [](ProviderConfig& p) {
+    p.max_in_flight = 2;  // some in flight, some queued
+  });
   std::vector<CallResult> rs(6);
   std::vector<std::thread> ts;
   for (int i = 0; i < 6; ++i) ts.emplace_back([&, i] { rs[i] = svc.chat("p", chat_body("c" + std::to_string(i)), 0); });
@@ -796,9 +813,7 @@ TEST_CASE("test server: seeded random faults are deterministic per request", "[l
     so.random_faults = {Fault::http_500, Fault::http_503, Fault::http_429, Fault::cut, Fault::malformed_json};
     so.random_fault_times = 1;
     TestLlmServer server(so);
-    auto p = provider_for(server);
-    p.max_attempts = 3;
-    LlmService svc({p}, no_cache());
+    LlmService svc = service_for(server, [](ProviderConfig& p) { p.max_attempts = 3; });
     std::vector<Json> bodies = chat_bodies(200, "random ");
     auto rs = svc.chat_batch("p", bodies, 0);
     std::vector<int> faulted;
@@ -833,9 +848,7 @@ TEST_CASE("test server: heavy-tailed latency is seeded per body, has the set mea
     fixed.match = "fixed latency";
     fixed.latency_ms = 3;
     server.add_rule(fixed);
-    auto p = provider_for(server);
-    p.max_in_flight = 32;
-    LlmService svc({p}, no_cache());
+    LlmService svc = service_for(server, [](ProviderConfig& p) { p.max_in_flight = 32; });
     std::vector<Json> bodies = chat_bodies(400, "draw ");
     bodies.push_back(chat_body("fixed latency"));
     for (const auto& r : svc.chat_batch("p", bodies, 0)) CHECK(r.ok);
