@@ -2,8 +2,8 @@
 // says file:line (and column where known), what is wrong and what to do, never with a signal and never with a
 // library's exception text. A record over a limit fails alone (exit 1) and the others are computed.
 #include <catch2/catch.hpp>
-
 #include <chrono>
+#include <set>
 
 #include "chatbot_config/experiment.h"
 #include "config/yaml_guard.h"
@@ -36,21 +36,42 @@ std::string ksodi_pipeline(const std::string &data, const std::string &extra = "
 
 struct Outcome {
   CmdResult cmd;
-  std::vector<json> records;
-  json run;  // run.json
+  std::filesystem::path dir;  // the results folder
+  std::vector<json> records;  // its out.jsonl
+  json run;                   // run.json
 };
+
+// `evalgraph run -q <flags> <d>/<pipeline>` and what it wrote.
+Outcome run_outcome(const TempDir &d, const std::string &pipeline, const std::string &flags = "") {
+  auto r = run_pipeline(d, pipeline, flags);
+  Outcome o{{r.exit_code, r.output}, r.dir, {}, {}};
+  std::error_code ec;
+  if (std::filesystem::exists(o.dir / "out.jsonl", ec)) o.records = read_jsonl(o.dir / "out.jsonl");
+  if (std::filesystem::exists(o.dir / "run.json", ec)) o.run = read_run_json(o.dir);
+  return o;
+}
 
 Outcome run_ksodi(TempDir &d, const std::string &data_name, const std::string &data, const std::string &extra = "",
                   const std::string &options = "") {
   d.write(data_name, data);
   d.write("p.yaml", ksodi_pipeline(data_name, extra, options));
-  Outcome o;
-  o.cmd = run_cmd(evalgraph_cmd("run -q " + (d.path / "p.yaml").string()));
-  const std::filesystem::path dir = last_line(o.cmd.output);
-  std::error_code ec;
-  if (std::filesystem::exists(dir / "out.jsonl", ec)) o.records = read_jsonl(dir / "out.jsonl");
-  if (std::filesystem::exists(dir / "run.json", ec)) o.run = read_run_json(dir);
-  return o;
+  return run_outcome(d, "p.yaml");
+}
+
+// A run in which exactly the records at `failed` failed, alone: exit code 1, `n` records, an error on each of
+// those and on no other; with `node` (a ksodi node, o0 or s0), its score (O0, S0) a number on every other record.
+// What the errors say is the caller's to check.
+void check_failed_alone(const Outcome &o, std::size_t n, const std::set<std::size_t> &failed,
+                        const std::string &node = "") {
+  INFO(o.cmd.output.substr(0, 2000));
+  REQUIRE(o.cmd.exit_code == 1);
+  REQUIRE(o.records.size() == n);
+  for (std::size_t i = 0; i < n; ++i) {
+    INFO("record " << i);
+    const bool ok = failed.count(i) == 0;
+    CHECK(o.records[i].contains("_errors") == !ok);
+    if (ok && !node.empty()) CHECK(o.records[i][node][node == "o0" ? "O0" : "S0"].is_number());
+  }
 }
 
 void no_library_words(const std::string &s) {
@@ -70,11 +91,7 @@ TEST_CASE("hostile: a JSONL record nested 100,000 deep fails alone (was SIGSEGV)
   auto o = run_ksodi(d, "data.jsonl",
                      unit("a", "Der Tarif kostet 10 Euro.") + unit("deep", "Hi.", nested(100000)) +
                          unit("b", "Der Tarif kostet 10 Euro."));
-  INFO(o.cmd.output);
-  REQUIRE(o.cmd.exit_code == 1);
-  REQUIRE(o.records.size() == 3);
-  CHECK(o.records[0]["o0"]["O0"].is_number());
-  CHECK(o.records[2]["o0"]["O0"].is_number());
+  check_failed_alone(o, 3, {1}, "o0");
   CHECK_THAT(error_of(o.records[1], "o0"), Catch::Contains("data.jsonl:2:") &&
                                                Catch::Contains("field 'retrieved_docs' nests objects and arrays deeper "
                                                                "than the limit limits.nesting_depth = 64"));
@@ -90,18 +107,12 @@ TEST_CASE("hostile: JSON nested 100,000 deep in a CSV cell, as json_columns and 
                           "deep,Hi.,Was?," + nested(100000) + "\n";
   // json_columns: the reader checks the cell.
   auto o = run_ksodi(d, "data.csv", csv, "", ", options: {json_columns: [retrieved_docs]}");
-  INFO(o.cmd.output);
-  REQUIRE(o.cmd.exit_code == 1);
-  REQUIRE(o.records.size() == 2);
-  CHECK(o.records[0]["o0"]["O0"].is_number());
+  check_failed_alone(o, 2, {1}, "o0");
   CHECK_THAT(error_of(o.records[1], "o0"), Catch::Contains("data.csv:3: column 'retrieved_docs' nests objects and arrays "
                                                            "deeper than the limit limits.nesting_depth = 64"));
   // A plain text cell that holds JSON: the operator parses it, bounded by the same limit.
   auto s = run_ksodi(d, "data.csv", csv);
-  INFO(s.cmd.output);
-  REQUIRE(s.cmd.exit_code == 1);
-  REQUIRE(s.records.size() == 2);
-  CHECK(s.records[0]["o0"]["O0"].is_number());
+  check_failed_alone(s, 2, {1}, "o0");
   CHECK_THAT(error_of(s.records[1], "o0"),
              Catch::Contains("retrieved_docs: the string looks like a JSON array but is nested deeper than 64 levels"));
   no_library_words(o.cmd.output + s.cmd.output);
@@ -227,10 +238,7 @@ TEST_CASE("hostile: a number beyond a double (1e999999) fails its record alone a
   auto o = run_ksodi(d, "data.jsonl",
                      unit("a", "Der Tarif kostet 10 Euro.") +
                          "{\"id\":\"n\",\"assistant_text\":\"Hi.\",\"score\":1e999999}\n" + unit("b", "Gut."));
-  INFO(o.cmd.output);
-  REQUIRE(o.cmd.exit_code == 1);
-  REQUIRE(o.records.size() == 3);
-  CHECK(o.records[2]["s0"]["S0"].is_number());
+  check_failed_alone(o, 3, {1}, "s0");
   CHECK_THAT(error_of(o.records[1], "s0"), Catch::Contains("data.jsonl:2:42: the number 1e999999 is beyond the range of "
                                                            "a double (about ±1.8e308) (in field 'score')") &&
                                                Catch::Contains("write it as a string"));
@@ -249,10 +257,7 @@ TEST_CASE("hostile: a field over limits.field_bytes and a record over limits.rec
                          ",\"d\":" + json(std::string(1000, 'd')).dump() + ",\"e\":" + json(std::string(1000, 'e')).dump() +
                          ",\"assistant_text\":\"Gut.\"}\n",
                      limits);
-  INFO(o.cmd.output);
-  REQUIRE(o.cmd.exit_code == 1);
-  REQUIRE(o.records.size() == 4);
-  CHECK(o.records[0]["s0"]["S0"].is_number());
+  check_failed_alone(o, 4, {1, 2, 3}, "s0");
   CHECK_THAT(error_of(o.records[1], "s0"), Catch::Contains("data.jsonl:2:32: field 'assistant_text' is 2,003 bytes, over "
                                                            "the limit limits.field_bytes = 1,024 (1 KiB)"));
   CHECK(o.records[1]["assistant_text"].is_null());
@@ -269,10 +274,7 @@ TEST_CASE("hostile: an answer of more than limits.sentences_per_answer sentences
   for (int i = 0; i < 150; ++i) many += "Satz " + std::to_string(i) + ". ";
   auto o = run_ksodi(d, "data.jsonl", unit("a", "Der Tarif kostet 10 Euro. Er gilt ab Mai.") + unit("many", many),
                      "limits: {sentences_per_answer: 100}\n");
-  INFO(o.cmd.output);
-  REQUIRE(o.cmd.exit_code == 1);
-  REQUIRE(o.records.size() == 2);
-  CHECK(o.records[0]["o0"]["O0"].is_number());
+  check_failed_alone(o, 2, {1}, "o0");
   CHECK_THAT(error_of(o.records[1], "o0"), Catch::Contains("ksodi.o0: the answer has 150 sentences, over the limit "
                                                            "limits.sentences_per_answer = 100"));
   CHECK_THAT(error_of(o.records[1], "s0"), Catch::Contains("ksodi.s0: the answer has 150 sentences"));
@@ -284,9 +286,7 @@ TEST_CASE("hostile: an array over limits.array_items fails its record alone", "[
   for (int i = 0; i < 10001; ++i) docs += (i ? ",\"d\"" : "\"d\"");
   docs += "]";
   auto o = run_ksodi(d, "data.jsonl", unit("a", "Der Tarif kostet 10 Euro.") + unit("many", "Gut.", docs));
-  INFO(o.cmd.output.substr(0, 2000));
-  REQUIRE(o.cmd.exit_code == 1);
-  REQUIRE(o.records.size() == 2);
+  check_failed_alone(o, 2, {1}, "o0");
   CHECK_THAT(error_of(o.records[1], "o0"), Catch::Contains("data.jsonl:2:") &&
                                                Catch::Contains("field 'retrieved_docs' holds an array of more than the "
                                                                "limit limits.array_items = 10,000 items"));
@@ -297,9 +297,7 @@ TEST_CASE("hostile: a repeated key fails its record alone", "[hostile][cli]") {
   auto o = run_ksodi(d, "data.jsonl",
                      unit("a", "Der Tarif kostet 10 Euro.") +
                          "{\"id\":\"dup\",\"assistant_text\":\"Ja.\",\"assistant_text\":\"Nein.\"}\n");
-  INFO(o.cmd.output);
-  REQUIRE(o.cmd.exit_code == 1);
-  REQUIRE(o.records.size() == 2);
+  check_failed_alone(o, 2, {1}, "s0");
   CHECK_THAT(error_of(o.records[1], "s0"), Catch::Contains("data.jsonl:2:36: field 'assistant_text' appears twice in the "
                                                            "record") && Catch::Contains("keep one of them"));
 }
@@ -342,11 +340,7 @@ TEST_CASE("hostile: a 20 MB answer of short sentences fails alone and memory sta
   data += unit("huge", huge);
   for (int i = 20; i < 40; ++i) data += unit("u" + std::to_string(i), "Der Tarif kostet 10 Euro.");
   auto o = run_ksodi(d, "data.jsonl", data);
-  INFO(o.cmd.output.substr(0, 2000));
-  REQUIRE(o.cmd.exit_code == 1);
-  REQUIRE(o.records.size() == 41);
-  for (std::size_t i = 0; i < 41; ++i)
-    if (i != 20) REQUIRE(o.records[i]["o0"]["O0"].is_number());
+  check_failed_alone(o, 41, {20}, "o0");
   CHECK_THAT(error_of(o.records[20], "o0"), Catch::Contains("data.jsonl:21: the record is 20,971,") &&
                                                 Catch::Contains("over the limit limits.record_bytes = 8,388,608 (8 MiB)"));
   CHECK(o.run["failed_records"] == 1);
@@ -375,12 +369,9 @@ TEST_CASE("hostile: an LLM response nested 100,000 deep fails the record, not th
                     "  - id: v\n    uses: judge.task_comparison\n    inputs: {original: orig, transformed: text}\n"
                     "    with: {criterion: c}\n"
                     "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\noutput: {dir: out}\n");
-  auto r = run_cmd(evalgraph_cmd("run -q --no-cache " + (d.path / "p.yaml").string()));
-  INFO(r.output);
-  REQUIRE(r.exit_code == 1);
-  std::filesystem::path dir = last_line(r.output);
-  auto recs = read_jsonl(dir / "out.jsonl");
-  REQUIRE(recs.size() == 3);
+  auto o = run_outcome(d, "p.yaml", "--no-cache");
+  check_failed_alone(o, 3, {1});  // record 2: an invalid verdict, not an error
+  const auto &recs = o.records;
   CHECK(recs[0]["j"]["answer"] == "True");
   CHECK(recs[0]["v"]["value"] == 1);
   CHECK_THAT(error_of(recs[1], "j"), Catch::Contains("malformed response (HTTP 200): response cannot be taken: the value "
@@ -388,7 +379,7 @@ TEST_CASE("hostile: an LLM response nested 100,000 deep fails the record, not th
   // The judge's answer is text: nested that deep, it is an invalid verdict, kept with its raw text.
   CHECK(recs[2]["v"]["valid"] == false);
   CHECK(recs[2]["v"]["value"].is_null());
-  no_library_words(r.output);
+  no_library_words(o.cmd.output);
 }
 
 // ---- the pieces behind the messages ----
@@ -542,12 +533,13 @@ TEST_CASE("hostile: records over limits resume like any record", "[hostile][cli]
   }
   d.write("data.jsonl", data);
   write_clean_and_killed(d, [](const std::string &dir) { return slow_pipeline(10, dir); });
-  auto clean = run_cmd(evalgraph_cmd("run -q -j 2 --chunk-size 10 " + (d.path / "clean.yaml").string()));
-  INFO(clean.output);
-  REQUIRE(clean.exit_code == 1);
-  std::filesystem::path clean_dir = last_line(clean.output);
-  auto recs = read_jsonl(clean_dir / "out.jsonl");
-  REQUIRE(recs.size() == 200);
+  auto clean = run_outcome(d, "clean.yaml", "-j 2 --chunk-size 10");
+  std::set<std::size_t> failed;
+  for (std::size_t i = 0; i < 200; ++i)
+    if (i % 50 == 7 || i % 50 == 19 || i % 50 == 33) failed.insert(i);
+  check_failed_alone(clean, 200, failed);
+  const auto &recs = clean.records;
+  const std::filesystem::path clean_dir = clean.dir;
   CHECK_THAT(error_of(recs[7], "s"), Catch::Contains("data.jsonl:8:"));
   CHECK_THAT(error_of(recs[19], "s"), Catch::Contains("1e999999"));
   CHECK_THAT(error_of(recs[33], "s"), Catch::Contains("field 'text' appears twice"));
