@@ -20,6 +20,13 @@ namespace evalgraph_transforms {
 
 using evalgraph::json;
 
+// The parameter every chain transform takes, declared once: its struct's `transformation` member as
+// `transformation` (null: the node applies to every row).
+template <class C> evalgraph::Param<C> transformation_param() {
+  return evalgraph::param<C>(&C::transformation, "transformation",
+                             "Apply only to rows whose transformation field is this id; other rows pass `previous` through (null: every row).");
+}
+
 // A transform node of the chain. It reads its row with an evalgraph::Record (no DOM) of the ports its spec
 // declares, among them `transformation` and `previous`; a row of another transformation passes `previous`
 // through, every other row gets transform()'s text.

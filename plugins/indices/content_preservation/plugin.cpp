@@ -8,16 +8,15 @@ namespace {
 
 using evalgraph::json;
 
-const evalgraph::Params<evalgraph::NoParams> kParams{"Content-word recall of the original in the transformed text (light German stemming, stop words removed).", {}};
+const evalgraph::Params<evalgraph::NoParams> kParams{{}};
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_INDEX,
     .name = "index.content_preservation",
     .description = "share of the original's content words kept in the transformed text",
-    .params_schema = kParams.schema(),
     .writes = {"value", "valid", "recall", "precision", "f1", "n_original", "n_transformed", "n_shared", "missing", "formula"},
-    .flags = EG_FLAG_THREAD_SAFE};
+    .flags = EG_FLAG_THREAD_SAFE,
+    .params = kParams};
 
 class ContentPreservation : public evalgraph::TextPairNode {
  public:

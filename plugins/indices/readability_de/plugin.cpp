@@ -10,21 +10,20 @@ namespace {
 
 using evalgraph::json;
 
-const evalgraph::Params<evalgraph::NoParams> kParams{"German readability (Amstad's Flesch Reading Ease; Wiener Sachtextformel as a component).", {}};
+const evalgraph::Params<evalgraph::NoParams> kParams{{}};
 
 json stats_json(const chatbot_text::ReadabilityStats &s) {
   return {{"fre_amstad", s.fre}, {"wstf1", s.wstf}, {"words", s.words}, {"sentences", s.sentences},
           {"syllables", s.syllables}, {"asl", s.asl}, {"asw", s.asw}};
 }
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_INDEX,
     .name = "index.readability_de",
     .description = "German readability of the transformed text: clip(FRE_Amstad,0,100)/100",
-    .params_schema = kParams.schema(),
     .writes = {"value", "valid", "original", "transformed", "fre_delta", "formula"},
-    .flags = EG_FLAG_THREAD_SAFE};
+    .flags = EG_FLAG_THREAD_SAFE,
+    .params = kParams};
 
 class Readability : public evalgraph::TextPairNode {
  public:

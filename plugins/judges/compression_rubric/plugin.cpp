@@ -21,7 +21,7 @@ json criteria_list(const std::string &type) {
   return {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}, {"description", "Criteria graded for " + type + " probes"},
           {"default", default_criteria_by_type()[type]}};
 }
-const evalgraph::Params<Config> kParams{"", llm_request_params(), {
+const evalgraph::Params<Config> kParams{llm_request_params(), {
   evalgraph::param<Config>(&Config::seed, "seed", "Seed of the order in which a checkpoint's answers are sent"),
   evalgraph::param<Config>(&Config::criteria_by_probe_type, "criteria_by_probe_type", "Criteria graded per probe type (types not given keep the default)")
       .with_schema({{"type", "object"}, {"additionalProperties", false}, {"properties", {{"recall", criteria_list("recall")}, {"artifact", criteria_list("artifact")}, {"continuation", criteria_list("continuation")}, {"decision", criteria_list("decision")}}}}).shown_default(default_criteria_by_type()),
@@ -38,16 +38,15 @@ GradingOptions grading_options(const json &p) {
   return o;
 }
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_JUDGE,
     .name = "compression.judge",
     .description = "grades each method's probe answers 0-5 on the rubric criteria, blind to the method",
-    .params_schema = kParams.schema(),
     .reads = {"probes"},
     .reads_optional = {"answers_1", "answers_2", "answers_3", "answers_4", "answers_5", "answers_6", "answers_7", "answers_8"},
     .writes = {"results", "methods", "judge_calls", "valid", "invalid", "judge_errors", "unanswered"},
-    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM};
+    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM,
+    .params = kParams};
 
 // A DOM: `probes` and the answers_N are other nodes' nested outputs, read whole and partly passed on.
 using Judge = BatchNode<Grading, GradingOptions, grading_options>;

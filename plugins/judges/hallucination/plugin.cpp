@@ -20,14 +20,13 @@ constexpr const char *kDefaultPrompt =
 
 const evalgraph::Params<JudgeConfig> &kParams = judge_params();
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_INDEX,
     .name = "index.llm_hallucination",
     .description = "LLM judge: does the transformed text keep the original's content? 1 = no hallucination",
-    .params_schema = kParams.schema(),
     .writes = {"value", "verdict", "valid", "raw"},
-    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM};
+    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM,
+    .params = kParams};
 
 class Hallucination : public evalgraph::TextPairNode {
  public:

@@ -21,19 +21,18 @@ constexpr const char *kDefaultPrompt =
 struct Config : JudgeConfig {
   std::string task, criterion;
 };
-const evalgraph::Params<Config> kParams{"Binary LLM-judge criterion: does the transformed text fulfil the criterion compared with the original?", judge_params(), {
+const evalgraph::Params<Config> kParams{judge_params(), {
   evalgraph::param<Config>(&Config::task, "task", "The criterion's title (for messages and the output)."),
   evalgraph::param<Config>(&Config::criterion, "criterion", "The criterion's description (llm_tasks.yaml).").make_required(),
 }};
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_JUDGE,
     .name = "judge.task_comparison",
     .description = "does the transformed text fulfil the criterion compared with the original? (1/0, invalid kept)",
-    .params_schema = kParams.schema(),
     .writes = {"value", "verdict", "valid", "raw", "task"},
-    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM};
+    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM,
+    .params = kParams};
 
 class TaskComparison : public evalgraph::TextPairNode {
  public:

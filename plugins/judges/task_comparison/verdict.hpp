@@ -27,26 +27,21 @@ namespace chatbot_judge {
 
 // The parameters every chatbot judge takes (declared once, evalgraph/params.hpp); a judge's own parameter
 // struct derives from JudgeConfig and its Params start with judge_params().
-struct JudgeConfig {
-  std::string provider;  // "": the pipeline's default
+struct JudgeConfig : evalgraph::LlmParams {
   std::optional<std::string> system_prompt;
-  nlohmann::json system_prompts = nlohmann::json::object(), inference = nlohmann::json::object();
+  nlohmann::json system_prompts = nlohmann::json::object();
 
   // system_prompt, else the prompt map's entry `key`, else `builtin`.
   std::string prompt(const char *key, const char *builtin) const {
     return system_prompt ? *system_prompt : system_prompts.value(key, std::string(builtin));
   }
-  // The request parameters, refused when they set what the judge sets itself.
-  nlohmann::json request_base() const { return evalgraph::chat_inference(inference); }
 };
 inline const evalgraph::Params<JudgeConfig> &judge_params() {
   using evalgraph::param;
   using C = JudgeConfig;
-  static const evalgraph::Params<C> p{"", {
-    param(&C::provider, "provider", "The judge's provider (\"\": the pipeline's default provider)."),
+  static const evalgraph::Params<C> p{evalgraph::llm_params(), {
     param(&C::system_prompt, "system_prompt", "System prompt template (placeholders: see the node type); null: system_prompts' entry for this judge, else the built-in prompt."),
     param(&C::system_prompts, "system_prompts", "A prompt map as in llm_system_prompts.yaml; this judge's entry is used when system_prompt is not given.").with_schema({{"type", "object"}}),
-    param(&C::inference, "inference", "Request parameters passed as they are (temperature, top_p, presence_penalty, frequency_penalty, max_tokens, seed).").with_schema({{"type", "object"}}),
   }};
   return p;
 }

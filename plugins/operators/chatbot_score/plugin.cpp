@@ -41,23 +41,22 @@ struct Criterion {
 struct Config {
   std::vector<Criterion> criteria;
 };
-const evalgraph::Params<Criterion> kCriterion{"", {
+const evalgraph::Params<Criterion> kCriterion{{
   evalgraph::param(&Criterion::port, "port", "The input port that carries the criterion's value (c01..c48)").make_required().with_schema({{"pattern", "^c[0-9][0-9]$"}}),
   evalgraph::param(&Criterion::name, "name", "The criterion's name (in `missing`)").make_required(),
   evalgraph::param(&Criterion::weight, "weight", "Weight of the criterion in the mean").at_least(0),
 }};
-const evalgraph::Params<Config> kParams{"Weighted mean of the criteria mapped to ports c01..c48.", {
+const evalgraph::Params<Config> kParams{{
   evalgraph::param(&Config::criteria, "criteria", "The criteria and their weights", kCriterion).make_required().with_schema({{"minItems", 1}}),
 }};
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .name = "chatbot.score",
     .description = "weighted mean of the criteria (null when a weighted criterion has no value)",
-    .params_schema = kParams.schema(),
     .reads_optional = port_ptrs(),
     .writes = {"value", "complete", "missing"},
-    .flags = EG_FLAG_THREAD_SAFE};
+    .flags = EG_FLAG_THREAD_SAFE,
+    .params = kParams};
 
 // A DOM: a criterion arrives as a judge's or an index's whole output object, whose "value" it reads.
 class Score : public evalgraph::Node {

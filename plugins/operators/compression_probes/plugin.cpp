@@ -16,7 +16,7 @@ struct Config : LlmRequest {
   std::string supplied = "add";
   std::size_t max_tool_chars = 300;
 };
-const evalgraph::Params<Config> kParams{"", llm_request_params(), {
+const evalgraph::Params<Config> kParams{llm_request_params(), {
   evalgraph::param<Config>(&Config::types, "types", "Probe types generated").with_schema({{"items", {{"type", "string"}, {"enum", {"recall", "artifact", "continuation", "decision"}}}}}),
   evalgraph::param<Config>(&Config::decision_probes, "decision_probes", "Decision probes asked of the LLM per checkpoint (0: no LLM call)").range(0, 10),
   evalgraph::param<Config>(&Config::supplied, "supplied", "Probes from the dataset's `probes` column: added to the generated ones, or used alone where present").one_of({"add", "only"}),
@@ -30,15 +30,14 @@ ProbeOptions probe_options(const json &p) {
           c.supplied == "only", c.max_tool_chars};
 }
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .name = "compression.probes",
     .description = "recall / artifact / continuation probes extracted from the tool calls, decision probes by an LLM, supplied probes",
-    .params_schema = kParams.schema(),
     .reads = {"messages"},
     .reads_optional = {"probes"},
     .writes = {"probes", "messages_total", "tokens_history", "decision_errors", "decision_raw", "facts"},
-    .flags = EG_FLAG_SEQUENCE | EG_FLAG_USES_LLM};
+    .flags = EG_FLAG_SEQUENCE | EG_FLAG_USES_LLM,
+    .params = kParams};
 
 // A DOM: a checkpoint's `messages` (nested tool calls) and `probes` (the dataset's, passed on) are read whole.
 using Probes = BatchNode<SessionProbes, ProbeOptions, probe_options, true>;

@@ -20,7 +20,7 @@ struct K0Config {
 inline const evalgraph::Params<K0Config> &k0_params() {
   using evalgraph::param;
   using W = K0Weights;
-  static const evalgraph::Params<W> weights{"", {
+  static const evalgraph::Params<W> weights{{
     param(&W::Z, "Z", "Goal / task named").range(0, 100),
     param(&W::R, "R", "Role / perspective").range(0, 100),
     param(&W::D, "D", "Data: retrieved docs or explicit inputs/examples").range(0, 100),
@@ -28,7 +28,7 @@ inline const evalgraph::Params<K0Config> &k0_params() {
     param(&W::E, "E", "Expected output form").range(0, 100),
     param(&W::T, "T", "Tools available").range(0, 100),
   }};
-  static const evalgraph::Params<K0Config> p{"", {
+  static const evalgraph::Params<K0Config> p{{
     param(&K0Config::weights, "weights", "Dimension weights (1 each = the seed's equal weighting); K0 = sum(w_i * present_i) / sum(w_i)", weights),
     param(&K0Config::interpretable_min, "interpretable_min", "Below this K0 the answer scores are flagged not interpretable (seed: 0.4)").range(0, 1),
   }};

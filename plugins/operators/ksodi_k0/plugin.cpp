@@ -11,18 +11,18 @@ namespace {
 
 using evalgraph::json;
 
-// The node type, declared once; what expect: and compare need to know about the outputs: types, better direction.
+// The typed writes are what expect: and compare need to know about the outputs: types, better direction.
 const evalgraph::NodeSpec kSpec{
     .name = "ksodi.k0",
     .description = "KSODI K0: which of the six context dimensions Z R D C E T the unit provides",
-    .params_schema = ksodi::k0_params().schema(),
     .reads = {"user_text"},
     .reads_optional = {"system_prompt", "tool_profile", "retrieved_docs", "context_scope_id", "chunk_range",
                        "system_prompt_id", "tool_profile_id"},
     .writes = {{"K0", "number"}, "context_map", "context_evidence", {"not_interpretable", "boolean"}, {"label", "string"},
                {"n_docs", "integer"}, "context_scope_id", "chunk_range", "system_prompt_id", "tool_profile_id",
                "detector_version", "dimension_weights", "parameters"},
-    .flags = EG_FLAG_THREAD_SAFE};
+    .flags = EG_FLAG_THREAD_SAFE,
+    .params = ksodi::k0_params()};
 
 class K0Node : public evalgraph::RawNode {
  public:

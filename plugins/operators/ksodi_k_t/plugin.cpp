@@ -12,7 +12,7 @@ namespace {
 using evalgraph::json;
 
 using Config = ksodi::SequenceConfig<ksodi::KTParams, ksodi::K0Config>;
-const evalgraph::Params<Config> kParams{"", ksodi::sequence_params<Config>({
+const evalgraph::Params<Config> kParams{ksodi::sequence_params<Config>({
   ksodi::weight_param<Config>(&Config::mu_fill, "mu_fill", "ΔK_fill"),
   ksodi::weight_param<Config>(&Config::nu_shift, "nu_shift", "ΔK_shift"),
   ksodi::weight_param<Config>(&Config::lambda_decay, "lambda_decay", "ΔK_decay"),
@@ -23,15 +23,14 @@ const evalgraph::Params<Config> kParams{"", ksodi::sequence_params<Config>({
   evalgraph::param<Config>(&Config::shift_min_words, "shift_min_words", "User turns with fewer words are not judged for a topic shift").range(0, 1000).unit("words"),
 }, "k0", ksodi::k0_params(), "ΔK_shift")};
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .name = "ksodi.k_t",
     .description = "KSODI K(t): K0 per turn plus gaps closed, topic shift and context lost",
-    .params_schema = kParams.schema(),
     .reads = {"user_text"},
     .reads_optional = {"system_prompt", "tool_profile", "retrieved_docs", "answer", "turn", "context_scope_id"},
     .writes = {"K", "K0", "t", "turn", "n_turns", "fill", "shift", "decay", "terms", "k0", "parameters"},
-    .flags = ksodi::kSequenceFlags};
+    .flags = ksodi::kSequenceFlags,
+    .params = kParams};
 
 class KTNode : public ksodi::SequenceNode {
  public:

@@ -21,7 +21,7 @@ struct O0Config {
 
 inline const evalgraph::Params<O0Config> &o0_params() {
   using evalgraph::param;
-  static const evalgraph::Params<O0Config> p{"", {
+  static const evalgraph::Params<O0Config> p{{
     param(&O0Config::alignment, "alignment", "How a sentence's alignment with the docs is measured: support = lexical support (share of its content terms its best doc states, stemmed, numbers and names exact; validated against human labels), cosine = the seed-literal embedding cosine with the seed's start values").one_of({"support", "cosine"}),
     param(&O0Config::alpha, "alpha", "Weight of retrieval alignment A_ret (default: the alignment's calibration; seed and cosine: 0.6)").range(0, 10).shown_default(kSupportCalibration.alpha),
     param(&O0Config::beta, "beta", "Weight of traceability T (default: the alignment's calibration; seed and cosine: 0.2)").range(0, 10).shown_default(kSupportCalibration.beta),

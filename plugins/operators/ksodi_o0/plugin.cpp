@@ -15,23 +15,23 @@ struct Config : ksodi::O0Config {
   std::optional<std::string> embedding_provider;
   std::size_t sentence_text_max = 200;
 };
-const evalgraph::Params<Config> kParams{"", ksodi::o0_params(), {
+const evalgraph::Params<Config> kParams{ksodi::o0_params(), {
   evalgraph::param(&Config::embedding_provider, "embedding_provider", "Embedding provider of the pipeline; null = host default (offline TF-IDF)").nullable(),
   evalgraph::param(&Config::sentence_text_max, "sentence_text_max", "Bytes of each sentence's text kept in the audit list (0 = offsets only)").range(0, 100000).unit("bytes"),
 }};
 
-// The node type, declared once; what expect: and compare need to know about the outputs: types, better direction.
+// The typed writes are what expect: and compare need to know about the outputs: types, better direction.
 const evalgraph::NodeSpec kSpec{
     .name = "ksodi.o0",
     .description = "KSODI O0: retrieval alignment, traceability and unsupported sentences",
-    .params_schema = kParams.schema(),
     .reads = {"answer"},
     .reads_optional = {"retrieved_docs", "tool_outputs", "user_text"},
     .writes = {{"O0", "number"}, {"A_ret", "number"}, {"T", "number"}, {"U", "number", "lower"}, {"computed", "boolean"},
                "flags", {"n_sent", "integer"}, {"n_attrib", "integer"}, {"n_unsupported", "integer", "lower"},
                "retrieval_doc_ids", "tool_output_ids", "doc_alignment", "best_doc_id", "empty_docs_skipped",
                "marker_kinds", "sentences", "embedding_model_id", "tau", "weights", "parameters"},
-    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_EMBEDDINGS};
+    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_EMBEDDINGS,
+    .params = kParams};
 
 class O0Node : public ksodi::EmbeddingNode {
  public:

@@ -14,7 +14,7 @@ using evalgraph::json;
 struct Config : ksodi::SequenceConfig<ksodi::OTParams, ksodi::O0Config> {
   std::size_t sentence_text_max = 120;
 };
-const evalgraph::Params<Config> kParams{"", ksodi::sequence_params<Config>({
+const evalgraph::Params<Config> kParams{ksodi::sequence_params<Config>({
   ksodi::weight_param<Config>(&Config::w_consistency, "w_consistency", "C_turn"),
   ksodi::weight_param<Config>(&Config::w_correction, "w_correction", "R_corr"),
   ksodi::weight_param<Config>(&Config::w_verify, "w_verify", "V_ext (0 = off; set > 0 only with a verifier mapped to port 'verification')"),
@@ -25,16 +25,15 @@ const evalgraph::Params<Config> kParams{"", ksodi::sequence_params<Config>({
   evalgraph::param(&Config::sentence_text_max, "sentence_text_max", "Bytes of each sentence's text kept in the embedded O0 audit (0 = offsets only)").range(0, 100000).unit("bytes"),
 })};
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .name = "ksodi.o_t",
     .description = "KSODI O(t): O0 per turn plus cross-turn consistency, correction, verification and drift",
-    .params_schema = kParams.schema(),
     .reads = {"answer"},
     .reads_optional = {"retrieved_docs", "tool_outputs", "user_text", "turn", "verification"},
     .writes = {"O", "O0", "computed", "flags", "t", "turn", "n_turns", "C_turn", "R_corr", "V_ext", "drift", "terms",
                "quantities", "o0", "parameters"},
-    .flags = ksodi::kSequenceFlags};
+    .flags = ksodi::kSequenceFlags,
+    .params = kParams};
 
 class OTNode : public ksodi::SequenceNode {
  public:

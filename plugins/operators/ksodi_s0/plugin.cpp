@@ -13,15 +13,14 @@ using evalgraph::json;
 struct Config : ksodi::S0Config {
   std::optional<std::string> embedding_provider;
 };
-const evalgraph::Params<Config> kParams{"", ksodi::s0_params(), {
+const evalgraph::Params<Config> kParams{ksodi::s0_params(), {
   evalgraph::param(&Config::embedding_provider, "embedding_provider", "Embedding provider of the pipeline for R_red; null = host default (offline TF-IDF)").nullable(),
 }};
 
-// The node type, declared once; what expect: and compare need to know about the outputs: types, better direction.
+// The typed writes are what expect: and compare need to know about the outputs: types, better direction.
 const evalgraph::NodeSpec kSpec{
     .name = "ksodi.s0",
     .description = "KSODI S0: format conformance, structure and redundancy of an answer",
-    .params_schema = kParams.schema(),
     .reads = {"answer"},
     .reads_optional = {"system_prompt", "tool_profile", "user_text", "tool_profile_id"},
     .writes = {{"S0", "number"}, {"F", "number"}, {"G_str", "number"}, {"R_red", "number", "lower"},
@@ -29,7 +28,8 @@ const evalgraph::NodeSpec kSpec{
                "format_evidence", "format_items", "format_counts", {"n_paragraphs", "integer"}, {"n_bullets", "integer"},
                {"n_numbered", "integer"}, {"n_headings", "integer"}, {"n_sentences", "integer"}, "short_answer_guardrail",
                "paragraph_similarities", "parameters"},
-    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_EMBEDDINGS};
+    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_EMBEDDINGS,
+    .params = kParams};
 
 class S0Node : public ksodi::EmbeddingNode {
  public:

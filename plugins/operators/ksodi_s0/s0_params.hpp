@@ -16,7 +16,7 @@ struct S0Config : S0Params {
 inline const evalgraph::Params<S0Config> &s0_params() {
   using evalgraph::param;
   using C = S0Config;
-  static const evalgraph::Params<C> p{"", {
+  static const evalgraph::Params<C> p{{
     param<C>(&C::alpha, "alpha", "Weight of format conformance F (seed: 0.4)").range(0, 10),
     param<C>(&C::beta, "beta", "Weight of structure G_str (seed: 0.4)").range(0, 10),
     param<C>(&C::gamma, "gamma", "Weight of the redundancy penalty R_red (seed: 0.2)").range(0, 10),

@@ -11,23 +11,22 @@ namespace {
 using evalgraph::json;
 
 using Config = ksodi::SequenceConfig<ksodi::STParams, ksodi::S0Config>;
-const evalgraph::Params<Config> kParams{"", ksodi::sequence_params<Config>({
+const evalgraph::Params<Config> kParams{ksodi::sequence_params<Config>({
   ksodi::weight_param<Config>(&Config::w_consistency, "w_consistency", "Δconsistency"),
   ksodi::weight_param<Config>(&Config::w_repair, "w_repair", "Δrepair"),
   ksodi::weight_param<Config>(&Config::lambda_decay, "lambda_decay", "Δdecay"),
   evalgraph::param<Config>(&Config::decay_words, "decay_words", "Answer length in words at which Δdecay counts in full").above(0).with_schema({{"maximum", 100000}}).unit("words"),
 }, "s0", ksodi::s0_params(), "S0's R_red")};
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .name = "ksodi.s_t",
     .description = "KSODI S(t): S0 per turn plus consistency, repair after complaints and decay",
-    .params_schema = kParams.schema(),
     .reads = {"answer"},
     .reads_optional = {"system_prompt", "tool_profile", "user_text", "tool_profile_id", "turn"},
     .writes = {"S", "S0", "t", "turn", "n_turns", "consistency", "repair", "decay", "terms", "structure_features", "words",
                "s0", "parameters"},
-    .flags = ksodi::kSequenceFlags};
+    .flags = ksodi::kSequenceFlags,
+    .params = kParams};
 
 class STNode : public ksodi::SequenceNode {
  public:

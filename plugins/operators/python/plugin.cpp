@@ -43,12 +43,13 @@ thread_local std::vector<pynode::Field> t_fields;
 thread_local std::vector<PyObject *> t_args;
 thread_local std::vector<std::string> t_names;
 
-class PythonNode {
+class PythonNode : public evalgraph::RawNode {
  public:
-  PythonNode(const eg_host *host, const std::string &params) : host_(host) {
+  // The engine hands `with:` as compact JSON with its keys sorted, which parse and dump give back unchanged.
+  PythonNode(const evalgraph::Host &host, const json &params) try : host_(host.raw()) {
     pynode::ensure_started();
     Gil gil;
-    Ref r = call_runtime("prepare", params);
+    Ref r = call_runtime("prepare", params.dump());
     // (function, fixed kwargs, {output: kinds} or None, interface, timeout_s, path, file as written,
     //  threshold or None, promptfoo config)
     if (!PyTuple_Check(r.get()) || PyTuple_GET_SIZE(r.get()) != 9) throw std::runtime_error("prepare() answered oddly");
@@ -87,15 +88,26 @@ class PythonNode {
       fixed_names_.emplace_back(name);
       fixed_values_.push_back(v);
     }
+  } catch (const std::exception &e) {
+    throw std::runtime_error(std::string("python: ") + e.what());
   }
 
-  ~PythonNode() {
+  ~PythonNode() override {
     Gil gil;
     for (Ref *r : {&fn_, &fixed_, &path_, &shown_, &threshold_, &config_, &format_error_, &call_promptfoo_, &kwnames_}) *r = Ref();
     output_keys_.clear();
     fixed_names_.clear();
   }
 
+  std::string process_raw(evalgraph::Call &call, std::string_view input) override {
+    std::string out;
+    const eg_status st = process(call.raw(), input, out);
+    if (st == EG_INVALID_INPUT) throw evalgraph::InputError(out);
+    if (st != EG_OK) throw std::runtime_error(out);
+    return out;
+  }
+
+ private:
   // One record: its ports as keyword arguments (promptfoo: output and context), the result checked against
   // the declaration. A failure is the record's: EG_ERROR with the exception, its script line, or what is wrong.
   // The usual record takes the fast paths (pynode::parse_fields, append_json: no JSON tree either way, and a
@@ -167,7 +179,6 @@ class PythonNode {
     return EG_OK;
   }
 
- private:
   // The input the fast parser declined: parsed by nlohmann (its words for what is wrong) and converted.
   eg_status general_fields(std::string_view input, std::string &out) {
     json in;
@@ -339,30 +350,6 @@ class PythonNode {
   double timeout_s_ = 30;
 };
 
-// ---- the C ABI ----
-eg_status py_create(const eg_host *host, const char *params, void **inst, eg_buffer *err) {
-  return evalgraph::detail::guard(err, [&] {
-    std::string text = params != nullptr ? params : "{}";
-    try {
-      *inst = new PythonNode(host, text);
-    } catch (const std::exception &e) {
-      throw std::runtime_error(std::string("python: ") + e.what());
-    }
-    return EG_OK;
-  });
-}
-
-void py_destroy(void *inst) { delete static_cast<PythonNode *>(inst); }
-
-eg_status py_process(void *inst, eg_call *call, const char *in, size_t len, eg_buffer *out) {
-  return evalgraph::detail::guard(out, [&] {
-    std::string text;
-    eg_status st = static_cast<PythonNode *>(inst)->process(call, std::string_view(in, len), text);
-    evalgraph::detail::fill_buffer(out, std::move(text));
-    return st;
-  });
-}
-
 // What the node reads, writes and takes, from its script. EG_THREAD_SAFE always (calls share the GIL);
 // EG_FLAG_USES_LLM when the function is declared calls_llm=True.
 eg_status py_describe(const char *params, size_t len, eg_buffer *out) {
@@ -389,24 +376,15 @@ eg_status py_describe(const char *params, size_t len, eg_buffer *out) {
   });
 }
 
-eg_node_type python_type() {
-  static const char *const writes[] = {"*", nullptr};
-  eg_node_type t{};
-  t.struct_size = sizeof(eg_node_type);
-  t.kind = EG_KIND_OPERATOR;
-  t.name = "python";
-  t.description = "a check written as a Python function (file, function; outputs declared in the script)";
-  t.params_schema = kSchema;
-  t.writes = writes;
-  t.flags = EG_FLAG_THREAD_SAFE;
-  t.create = &py_create;
-  t.destroy = &py_destroy;
-  t.process = &py_process;
-  t.describe = &py_describe;
-  return t;
-}
+const evalgraph::NodeSpec kSpec{
+    .name = "python",
+    .description = "a check written as a Python function (file, function; outputs declared in the script)",
+    .params_schema = kSchema,
+    .writes = {"*"},
+    .flags = EG_FLAG_THREAD_SAFE,
+    .describe = &py_describe};
 
 }  // namespace
 
 EVALGRAPH_PLUGIN("python", "0.1.0", "Checks in Python: an embedded CPython runs a script's function per record",
-                 python_type())
+                 evalgraph::node_type<PythonNode>(kSpec))

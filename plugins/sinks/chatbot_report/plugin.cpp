@@ -40,28 +40,28 @@ struct Config {
   Chart chart;
 };
 using evalgraph::param;
-const evalgraph::Params<Transformation> kTransformation{"", {
+const evalgraph::Params<Transformation> kTransformation{{
   param(&Transformation::id, "id", "As in the rows' transformation field").make_required(),
   param(&Transformation::label, "label", "For display (null: the id)"),
 }};
-const evalgraph::Params<Criterion> kCriterion{"", {
+const evalgraph::Params<Criterion> kCriterion{{
   param(&Criterion::name, "name", "As in the configuration (llm_tasks.yaml title or index name)").make_required(),
   param(&Criterion::display, "display", "Display name (null: the name)"),
   param(&Criterion::field, "field", "The node whose output holds value/verdict (pipeline mode)"),
   param(&Criterion::kind, "kind", "A judge's task or an index").one_of({"task", "index"}),
 }};
-const evalgraph::Params<Fields> kFields{"", {
+const evalgraph::Params<Fields> kFields{{
   param(&Fields::original, "original", "Field of the original text (null: input_column)"),
   param(&Fields::transformed, "transformed", "Field of the transformed text"),
   param(&Fields::transformation, "transformation", "Field naming the transformation"),
   param(&Fields::data_file, "data_file", "Field naming the data file"),
   param(&Fields::row, "row", "Field holding the row number"),
 }};
-const evalgraph::Params<Chart> kChart{"", {
+const evalgraph::Params<Chart> kChart{{
   param(&Chart::width, "width", "Width of summary.png").range(300, 10000).unit("px"),
   param(&Chart::height, "height", "Height of summary.png").range(200, 10000).unit("px"),
 }};
-const evalgraph::Params<Config> kParams{"Reports of a chatbot evaluation: detailed results, summaries over replications, statistics, a bar chart.", {
+const evalgraph::Params<Config> kParams{{
   param(&Config::experiment_name, "experiment_name", "Name of the experiment in the reports"),
   param(&Config::input_column, "input_column", "Name of the original-text column in the reports."),
   param(&Config::output_column, "output_column", "Name of the transformed-text column in the reports."),
@@ -75,12 +75,11 @@ const evalgraph::Params<Config> kParams{"Reports of a chatbot evaluation: detail
   param(&Config::chart, "chart", "summary.png size", kChart),
 }};
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_SINK,
     .name = "chatbot.report",
     .description = "detailed results, summary (md/csv/xlsx/png), statistics over replications",
-    .params_schema = kParams.schema()};
+    .params = kParams};
 
 ReportConfig report_config(const json &p) {
   const Config c = kParams.parse(p);

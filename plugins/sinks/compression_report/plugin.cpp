@@ -18,7 +18,7 @@ struct Config {
   std::string title = "Context-compression evaluation (scores 0-5)";
   bool chart = true;
 };
-const evalgraph::Params<Config> kParams{"", {
+const evalgraph::Params<Config> kParams{{
   evalgraph::param(&Config::judge, "judge", "Node id of the compression.judge node").min_length(1),
   evalgraph::param(&Config::file, "file", "Base name of the files written").min_length(1),
   evalgraph::param(&Config::overall, "overall", "Overall = mean of the answers' overall scores or of the dimension columns").one_of({"answers", "dimensions"}),
@@ -26,32 +26,24 @@ const evalgraph::Params<Config> kParams{"", {
   evalgraph::param(&Config::chart, "chart", "Write the PNG chart"),
 }};
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_SINK,
     .name = "compression.report",
     .description = "methods x (overall + six dimensions) as Markdown, CSV, JSON and a PNG chart; by probe type; compression ratio; judge counts",
-    .params_schema = kParams.schema()};
+    .params = kParams};
 
 class Report : public evalgraph::Node {
  public:
   Report(const evalgraph::Host &, const json &p) : Report(p, kParams.parse(p)) {}
-  Report(const json &p, const Config &c) : agg_(c.overall) {
-    judge_ = c.judge;
-    file_ = c.file;
-    if (file_.find('/') != std::string::npos || file_ == "." || file_ == "..")
-      throw std::invalid_argument("parameter 'file' must be a plain file name, got '" + file_ + "'");
-    title_ = c.title;
-    chart_ = c.chart;
-    dir_ = evalgraph::output_dir(p, kSpec.name);
-  }
+  Report(const json &p, const Config &c)
+      : agg_(c.overall), c_(c), target_(evalgraph::sink_target(p, c.file, kSpec.name)) {}
 
   json process(evalgraph::Call &, const json &record) override {
-    auto it = record.find(judge_);
+    auto it = record.find(c_.judge);
     if (it != record.end() && it->is_object() && it->contains("results")) {
       agg_.add(*it);
     } else {
-      std::string why = "no output of node '" + judge_ + "'";
+      std::string why = "no output of node '" + c_.judge + "'";
       for (const char *k : {"_errors", "_skipped"})
         if (record.contains(k) && record[k].is_object() && !record[k].empty())
           why = record[k].begin().key() + ": " + record[k].begin().value().get<std::string>();
@@ -62,19 +54,19 @@ class Report : public evalgraph::Node {
 
   json finish(evalgraph::Call &) override {
     json r = agg_.result();
-    fs::path dir(dir_);
+    fs::path dir(target_.dir);
     json files = json::array();
     auto put = [&](const std::string &name, const std::string &content) {
       evalgraph::write_file_whole(dir / name, content, kSpec.name);
       files.push_back(name);
     };
-    put(file_ + ".md", Aggregator::markdown(r));
-    put(file_ + ".csv", Aggregator::csv(r));
-    put(file_ + "_by_probe_type.csv", Aggregator::by_type_csv(r));
-    put(file_ + ".json", r.dump(2));
-    if (chart_) {
-      std::string png = file_ + ".png";
-      write_chart(r, title_, evalgraph::partial_path(dir / png).string());
+    put(target_.file + ".md", Aggregator::markdown(r));
+    put(target_.file + ".csv", Aggregator::csv(r));
+    put(target_.file + "_by_probe_type.csv", Aggregator::by_type_csv(r));
+    put(target_.file + ".json", r.dump(2));
+    if (c_.chart) {
+      std::string png = target_.file + ".png";
+      write_chart(r, c_.title, evalgraph::partial_path(dir / png).string());
       evalgraph::publish_partial_file(dir / png, kSpec.name);
       files.push_back(png);
     }
@@ -83,8 +75,8 @@ class Report : public evalgraph::Node {
 
  private:
   Aggregator agg_;
-  std::string judge_, file_, title_, dir_;
-  bool chart_ = true;
+  const Config c_;
+  const evalgraph::SinkTarget target_;
 };
 
 }  // namespace

@@ -23,8 +23,8 @@ struct Config {
   std::optional<std::vector<std::string>> columns;
   bool bom = false;
 };
-const evalgraph::Params<Config> kParams{"Writes every finished record as a CSV row; node outputs become node.field columns.", {
-  evalgraph::param(&Config::file, "file", "Output file, relative to the run's output directory (subfolders are created).").min_length(1),
+const evalgraph::Params<Config> kParams{{
+  evalgraph::output_file_param<Config>(),
   evalgraph::param(&Config::separator, "separator", "Field separator: one character, or \"tab\".").min_length(1).max_length(3),
   evalgraph::param(&Config::columns, "columns", "Explicit columns and their order (e.g. \"question\", \"judge.score\"); fields not listed are left out. null: every field seen, in first-seen order.").with_schema({{"minItems", 1}, {"uniqueItems", true}}),
   evalgraph::param(&Config::bom, "bom", "Start the file with a UTF-8 byte order mark so that Excel reads non-ASCII text correctly."),
@@ -37,12 +37,11 @@ csv_sink::TableOptions table_options(const Config &c) {
   return {sep[0], c.bom, c.columns};
 }
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_SINK,
     .name = "sink.csv",
     .description = "Writes every finished record as a CSV row, node outputs flattened into node.field columns",
-    .params_schema = kParams.schema()};
+    .params = kParams};
 
 class CsvSink : public evalgraph::RawNode {
  public:

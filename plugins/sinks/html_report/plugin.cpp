@@ -26,17 +26,16 @@ struct Config {
   std::string file = "report.html";
   std::optional<std::string> title;
 };
-const evalgraph::Params<Config> kParams{"Writes report.html: the run, per-output means with intervals and histograms, all records (sort, filter, search) and each record's evidence. One file, no network.", {
-  evalgraph::param(&Config::file, "file", "Output file, relative to the run's output directory.").min_length(1),
+const evalgraph::Params<Config> kParams{{
+  evalgraph::output_file_param<Config>(),
   evalgraph::param(&Config::title, "title", "Page title (null: the pipeline's name)."),
 }};
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_SINK,
     .name = "sink.html_report",
     .description = "report.html: the run, means with intervals, histograms, all records with their evidence (one file, no network)",
-    .params_schema = kParams.schema()};
+    .params = kParams};
 
 class HtmlReport : public evalgraph::RawNode {
  public:

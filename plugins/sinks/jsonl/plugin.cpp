@@ -18,20 +18,19 @@ using nlohmann::json;
 struct Config {
   std::string file = "records.jsonl";
 };
-const evalgraph::Params<Config> kParams{"Writes every finished record as one line of compact JSON (JSON Lines).", {
-  evalgraph::param(&Config::file, "file", "Output file, relative to the run's output directory (subfolders are created).").min_length(1),
+const evalgraph::Params<Config> kParams{{
+  evalgraph::output_file_param<Config>(),
 }};
 
 // 256 KiB: writes stay few and large, and a run of 1,000 records fills the buffer as one of 100,000 does, so
 // memory does not grow with the record count (a 4 MiB buffer was touched further the more a run wrote).
 constexpr std::size_t kBufferSize = std::size_t{256} << 10;
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_SINK,
     .name = "sink.jsonl",
     .description = "Writes every finished record as one line of JSON (JSON Lines)",
-    .params_schema = kParams.schema()};
+    .params = kParams};
 
 class JsonlSink : public evalgraph::RawNode {
  public:

@@ -13,7 +13,7 @@ struct Config : ksodi::CurvesConfig {
   std::string file = "curves.md";
 };
 using C = Config;
-const evalgraph::Params<C> kParams{"", {
+const evalgraph::Params<C> kParams{{
   evalgraph::param<C>(&C::file, "file", "Markdown summary file name inside the run's output directory; PNGs go to curves/").min_length(1),
   evalgraph::param<C>(&C::group_field, "group_field", "Record field naming the conversation").min_length(1),
   evalgraph::param<C>(&C::order_field, "order_field", "Record field naming the turn").min_length(1),
@@ -26,12 +26,11 @@ const evalgraph::Params<C> kParams{"", {
 }};
 
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_SINK,
     .name = "ksodi.curves",
     .description = "Line charts of S(t), K(t), O(t) per conversation, an overview chart and a Markdown summary of build-up, breaks and repairs",
-    .params_schema = kParams.schema()};
+    .params = kParams};
 
 class CurvesSink : public evalgraph::Node {
  public:

@@ -14,7 +14,7 @@ struct Config : ksodi::SummaryConfig {
   std::string file = "summary.md";
 };
 using C = Config;
-const evalgraph::Params<C> kParams{"", {
+const evalgraph::Params<C> kParams{{
   evalgraph::param<C>(&C::file, "file", "Output file name inside the run's output directory").min_length(1),
   evalgraph::param<C>(&C::scope_field, "scope_field", "Record field that groups the units").min_length(1),
   evalgraph::param<C>(&C::id_field, "id_field", "Record field naming a unit in the lists").min_length(1),
@@ -26,12 +26,11 @@ const evalgraph::Params<C> kParams{"", {
 }};
 
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_SINK,
     .name = "ksodi.summary",
     .description = "Markdown summary of S0/K0/O0 per context_scope_id",
-    .params_schema = kParams.schema()};
+    .params = kParams};
 
 class SummarySink : public evalgraph::Node {
  public:

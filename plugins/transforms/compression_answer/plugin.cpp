@@ -8,22 +8,21 @@
 namespace {
 using namespace compression;
 
-const evalgraph::Params<AnswerOptions> kParams{"", llm_request_params(), {
+const evalgraph::Params<AnswerOptions> kParams{llm_request_params(), {
   evalgraph::param<AnswerOptions>(&AnswerOptions::method, "method", "Method id when `compressed` is a plain text column (\"\": custom); overrides a transform's"),
   evalgraph::param<AnswerOptions>(&AnswerOptions::label, "label", "Display name in the report (\"\": the method id, or the transform's label)"),
 }};
 
 AnswerOptions answer_options(const json &p) { return kParams.parse(p); }
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_TRANSFORM,
     .name = "compression.answer",
     .description = "answers each probe from one method's compressed context and verbatim recent messages only",
-    .params_schema = kParams.schema(),
     .reads = {"compressed", "probes"},
     .writes = {"method", "label", "compacted_context", "tokens_kept", "tokens_history", "answers", "answered", "failed"},
-    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM};
+    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM,
+    .params = kParams};
 
 // A DOM: `compressed` is a transform's nested output whose fields it passes on, `probes` a probe node's.
 using Answer = BatchNode<ProbeAnswers, AnswerOptions, answer_options>;

@@ -24,7 +24,7 @@ struct Config {
   double timeout_s = 60, retry_backoff_s = 0.5;
   int retries = 2;
 };
-const evalgraph::Params<Config> kParams{"POSTs a JSON template to a chatbot endpoint and takes the answer by JSON pointer.", {
+const evalgraph::Params<Config> kParams{{
   evalgraph::param(&Config::url, "url", "The endpoint, http:// or https://.").make_required(),
   evalgraph::param(&Config::body, "body", "JSON body template; every string in it has {text} replaced by the original text."),
   evalgraph::param(&Config::answer_pointer, "answer_pointer", "JSON pointer (RFC 6901) of the answer text in the response."),
@@ -33,7 +33,7 @@ const evalgraph::Params<Config> kParams{"POSTs a JSON template to a chatbot endp
   evalgraph::param(&Config::timeout_s, "timeout_s", "Limit of one attempt, connection included.").above(0).unit("s"),
   evalgraph::param(&Config::retries, "retries", "Extra attempts after a transient failure (connection error, timeout, 429, 5xx).").range(0, 5),
   evalgraph::param(&Config::retry_backoff_s, "retry_backoff_s", "Delay before retry n is backoff * 2^(n-1), with jitter.").at_least(0).unit("s"),
-  evalgraph::param(&Config::transformation, "transformation", "Apply only to rows whose transformation field is this id; other rows pass `previous` through (null: every row)."),
+  transformation_param<Config>(),
 }};
 
 size_t on_data(char *p, size_t size, size_t n, void *user) {
@@ -43,16 +43,15 @@ size_t on_data(char *p, size_t size, size_t n, void *user) {
   return size * n;
 }
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_TRANSFORM,
     .name = "transform.http",
     .description = "POSTs the original text to a chatbot endpoint, takes the answer by JSON pointer",
-    .params_schema = kParams.schema(),
     .reads = {"original"},
     .reads_optional = {"transformation", "previous"},
     .writes = {"text", "applies"},
-    .flags = EG_FLAG_THREAD_SAFE};
+    .flags = EG_FLAG_THREAD_SAFE,
+    .params = kParams};
 
 class HttpTransform : public ChainNode {
  public:

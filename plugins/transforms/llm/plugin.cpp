@@ -11,29 +11,25 @@ namespace {
 using evalgraph::json;
 using namespace evalgraph_transforms;
 
-struct Config {
-  std::string provider, system_prompt, user_prompt = "{text}";
-  json inference = json::object();
+struct Config : evalgraph::LlmParams {
+  std::string system_prompt, user_prompt = "{text}";
   std::optional<std::string> transformation;
 };
-const evalgraph::Params<Config> kParams{"Transforms the original text with an OpenAI-compatible chat model.", {
-  evalgraph::param(&Config::provider, "provider", "Provider of the pipeline that serves the model (\"\": the pipeline's default provider)."),
+const evalgraph::Params<Config> kParams{evalgraph::llm_params(), {
   evalgraph::param(&Config::system_prompt, "system_prompt", "System prompt template; {text} is the original text."),
   evalgraph::param(&Config::user_prompt, "user_prompt", "User prompt template; {text} is the original text."),
-  evalgraph::param(&Config::inference, "inference", "Passed into the request as they are: temperature, top_p, presence_penalty, frequency_penalty, max_tokens, seed, ...").with_schema({{"type", "object"}}),
-  evalgraph::param(&Config::transformation, "transformation", "Apply only to rows whose transformation field is this id; other rows pass `previous` through (null: every row)."),
+  transformation_param<Config>(),
 }};
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_TRANSFORM,
     .name = "transform.llm",
     .description = "transforms the original text with an OpenAI-compatible chat model",
-    .params_schema = kParams.schema(),
     .reads = {"original"},
     .reads_optional = {"transformation", "previous"},
     .writes = {"text", "applies"},
-    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM};
+    .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM,
+    .params = kParams};
 
 class LlmTransform : public ChainNode {
  public:
@@ -57,7 +53,7 @@ class LlmTransform : public ChainNode {
 
  private:
   LlmTransform(const evalgraph::Host &host, const Config &c)
-      : ChainNode(kSpec, c.transformation), host_(host), c_(c), inference_(evalgraph::chat_inference(c.inference)) {}
+      : ChainNode(kSpec, c.transformation), host_(host), c_(c), inference_(c.request_base()) {}
 
   evalgraph::Host host_;
   const Config c_;

@@ -13,20 +13,19 @@ struct Config {
   std::string column = "text";
   std::optional<std::string> transformation;
 };
-const evalgraph::Params<Config> kParams{"Takes the transformed text from an existing column (map it to the `text` port).", {
+const evalgraph::Params<Config> kParams{{
   evalgraph::param(&Config::column, "column", "The column's name, for messages only (the port mapping reads it)."),
-  evalgraph::param(&Config::transformation, "transformation", "Apply only to rows whose transformation field is this id; other rows pass `previous` through (null: every row)."),
+  transformation_param<Config>(),
 }};
 
-// The node type, declared once.
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_TRANSFORM,
     .name = "transform.manual",
     .description = "an existing column is the transformed text",
-    .params_schema = kParams.schema(),
     .reads_optional = {"text", "transformation", "previous"},
     .writes = {"text", "applies"},
-    .flags = EG_FLAG_THREAD_SAFE};
+    .flags = EG_FLAG_THREAD_SAFE,
+    .params = kParams};
 
 class ManualTransform : public ChainNode {
  public:

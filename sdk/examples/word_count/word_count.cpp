@@ -3,12 +3,12 @@
 #include <cctype>
 
 struct Config { int min_word_length = 1; bool count_numbers = true; };
-const evalgraph::Params<Config> kParams{"Counts words, sentences and characters", {
+const evalgraph::Params<Config> kParams{{
   evalgraph::param(&Config::min_word_length, "min_word_length", "Ignore shorter words").at_least(1).unit("characters"),
   evalgraph::param(&Config::count_numbers, "count_numbers", "Count words made of digits only (\"2024\")")}};
 const evalgraph::NodeSpec kSpec{.name = "example.word_count", .description = "counts words and sentences",
-  .params_schema = kParams.schema(), .reads = {"text"},
-  .writes = {"words", "sentences", "characters", "min_word_length"}, .flags = EG_FLAG_THREAD_SAFE};
+  .reads = {"text"}, .writes = {"words", "sentences", "characters", "min_word_length"},
+  .flags = EG_FLAG_THREAD_SAFE, .params = kParams};
 
 class WordCount : public evalgraph::Node {
   const Config cfg_;

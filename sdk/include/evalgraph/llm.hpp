@@ -1,5 +1,6 @@
 // evalgraph plugin SDK — helpers for nodes that call an LLM through the host (transforms, judges): prompt
-// templates, the text of a chat answer and a node's `inference` parameters. The chat calls themselves are host
+// templates, the text of a chat answer and the parameters every such node takes (LlmParams: `provider`,
+// `inference`). The chat calls themselves are host
 // services (evalgraph::Host::chat, chat_batch in plugin.hpp); this header only builds and reads their JSON.
 #ifndef EVALGRAPH_LLM_HPP
 #define EVALGRAPH_LLM_HPP
@@ -11,6 +12,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "evalgraph/params.hpp"
 
 namespace evalgraph {
 
@@ -52,6 +55,24 @@ inline json chat_inference(const json &inference) {
   for (const char *k : {"messages", "model", "stream"})
     if (inference.contains(k)) throw std::invalid_argument(std::string("inference: '") + k + "' is set by the plugin");
   return inference;
+}
+
+// The parameters every node that calls a chat model takes, declared once: derive the node's parameter struct
+// from LlmParams and start its Params with llm_params():
+//   struct Config : evalgraph::LlmParams { std::string user_prompt = "{text}"; };
+//   const evalgraph::Params<Config> kParams{evalgraph::llm_params(), {evalgraph::param(&Config::user_prompt, ...)}};
+struct LlmParams {
+  std::string provider;                  // "": the pipeline's default provider
+  json inference = json::object();       // passed into each request as it is
+  // The request without its messages: `inference`, refused where it sets what the node sets itself.
+  json request_base() const { return chat_inference(inference); }
+};
+inline const Params<LlmParams> &llm_params() {
+  static const Params<LlmParams> p{{
+      param(&LlmParams::provider, "provider", "Provider of the pipeline that serves the model (\"\": the pipeline's default provider)."),
+      param(&LlmParams::inference, "inference", "Request parameters passed as they are: temperature, top_p, presence_penalty, frequency_penalty, max_tokens, seed, ...").with_schema({{"type", "object"}}),
+  }};
+  return p;
 }
 
 }  // namespace evalgraph

@@ -68,6 +68,24 @@ inline std::filesystem::path sink_output_path(const nlohmann::json &params, cons
   return out;
 }
 
+// The output of a sink whose `file` parameter is a plain file name (no folders) in the host's _output_dir.
+struct SinkTarget {
+  std::string dir, file;
+};
+// std::invalid_argument where `file` is not a plain file name, or the host passed no _output_dir.
+inline SinkTarget sink_target(const nlohmann::json &params, const std::string &file, const char *sink_name) {
+  if (file.find('/') != std::string::npos || file == "." || file == "..")
+    throw std::invalid_argument("parameter 'file' must be a plain file name, got '" + file + "'");
+  return SinkTarget{output_dir(params, sink_name), file};
+}
+
+// The `file` parameter of a sink that writes one file where sink_output_path() puts it: member `file` of the
+// sink's parameter struct C (its initialiser is the default), declared once for every such sink.
+template <class C> Param<C> output_file_param() {
+  return param<C>(&C::file, "file", "Output file, relative to the run's output directory (subfolders are created).")
+      .min_length(1);
+}
+
 // A file written through a large buffer (a sink's stream of records); every error throws
 // std::runtime_error "cannot create|write <path>: <reason>". Destroyed unclosed, it is closed unchecked (a
 // sink that was not finished leaves its .partial file as the trace of the run).

@@ -8,12 +8,15 @@
 //     double tau = 0.35;
 //     std::string mode = "fast";
 //   };
-//   const evalgraph::Params<Cfg> kParams{"What the node does", {
+//   const evalgraph::Params<Cfg> kParams{{
 //       evalgraph::param(&Cfg::tau, "tau", "Threshold of ...").range(0, 1),
 //       evalgraph::param(&Cfg::mode, "mode", "How ...").one_of({"fast", "exact"}),
 //   }};
-//   ... NodeSpec{..., kParams.schema(), ...};   Cfg c = kParams.parse(params);
+//   ... NodeSpec{..., .params = kParams};   Cfg c = kParams.parse(params);
 //
+// The schema's description is the node type's (NodeSpec::description), said there once. The older form with a
+// description first, Params<Cfg>{"What the node does", {...}}, still compiles; that description then stays the
+// schema's own.
 // Member types: bool, double, integers, std::string, std::vector<std::string>, std::map<std::string, double>,
 // nlohmann::json (give its schema with .schema()), std::optional of these (default null: "not set"), and a
 // nested struct with its own Params (param(&S::sub, "sub", "...", sub_params)).
@@ -38,7 +41,7 @@ namespace evalgraph {
 
 template <class S> class Params;
 
-// The struct of a node type without parameters: Params<NoParams> p{"What it does", {}};
+// The struct of a node type without parameters: Params<NoParams> p{{}};
 struct NoParams {};
 
 namespace detail {
@@ -201,9 +204,35 @@ Param<param_struct<S0, B>> param(std::vector<T> B::*mb, const char *name, const 
   return p;
 }
 
-// The declared parameters of a node type: its JSON Schema and the parsing of `with:` into S.
-template <class S> class Params {
+// What every Params<S> publishes, whatever its struct S: the JSON Schema of `with:` (NodeSpec::params).
+class ParamsSchema {
  public:
+  // The JSON Schema text to publish; lives as long as this object.
+  const char *schema() const { return text_.c_str(); }
+  const nlohmann::json &schema_json() const { return schema_; }
+  // The schema text with `description` (the node type's) as its description where the declaration gave none.
+  std::string schema_text(const char *description) const {
+    if (schema_.contains("description") || description == nullptr || *description == '\0') return text_;
+    nlohmann::json s = schema_;
+    s["description"] = description;
+    return s.dump();
+  }
+
+ protected:
+  ParamsSchema() = default;
+  ~ParamsSchema() = default;
+  nlohmann::json schema_;
+  std::string text_;
+};
+
+// The declared parameters of a node type: its JSON Schema and the parsing of `with:` into S.
+template <class S> class Params : public ParamsSchema {
+ public:
+  explicit Params(std::vector<Param<S>> params) : Params(nullptr, std::move(params)) {}
+  // The parameters of `base` (a base struct of S, e.g. evalgraph::LlmParams) followed by `more`.
+  template <class B, class = std::enable_if_t<std::is_base_of_v<B, S> && !std::is_same_v<B, S>>>
+  Params(const Params<B> &base, std::vector<Param<S>> more) : Params(nullptr, lift(base, std::move(more))) {}
+  // The same with a description of the schema's own (the older form; NodeSpec::description is said once).
   Params(const char *description, std::vector<Param<S>> params) : params_(std::move(params)) {
     schema_ = {{"type", "object"}, {"additionalProperties", false}, {"properties", nlohmann::json::object()}};
     if (description != nullptr && *description != '\0') schema_["description"] = description;
@@ -214,16 +243,12 @@ template <class S> class Params {
     schema_["patternProperties"] = {{"^_", {{"description", "Set by the host (_output_dir, _limits, _run)."}}}};
     text_ = schema_.dump();
   }
-  // The parameters of `base` (a base struct of S) followed by `more`.
   template <class B, class = std::enable_if_t<std::is_base_of_v<B, S> && !std::is_same_v<B, S>>>
   Params(const char *description, const Params<B> &base, std::vector<Param<S>> more)
       : Params(description, lift(base, std::move(more))) {}
   Params(const Params &) = delete;
   Params &operator=(const Params &) = delete;
 
-  // The JSON Schema text to publish (NodeSpec::params_schema); lives as long as this object.
-  const char *schema() const { return text_.c_str(); }
-  const nlohmann::json &schema_json() const { return schema_; }
   // Every parameter's default, as an object.
   nlohmann::json defaults() const {
     nlohmann::json d = nlohmann::json::object();
@@ -275,8 +300,6 @@ template <class S> class Params {
   }
 
   std::vector<Param<S>> params_;
-  nlohmann::json schema_;
-  std::string text_;
 };
 
 }  // namespace evalgraph

@@ -281,14 +281,36 @@ struct Port {
   constexpr operator std::size_t() const noexcept { return index; }
 };
 
+// The declared parameters of a node type (NodeSpec::params = kParams): a reference to any evalgraph::Params<S>,
+// which must outlive the declaration (a namespace-scope constant does).
+class ParamsRef {
+ public:
+  ParamsRef() = default;
+  ParamsRef(const ParamsSchema &p) : p_(&p) {}  // NOLINT(google-explicit-constructor): `.params = kParams`
+  ParamsRef(const ParamsSchema &&) = delete;    // a temporary would be gone before the node type is built
+  const ParamsSchema *get() const { return p_; }
+
+ private:
+  const ParamsSchema *p_ = nullptr;
+};
+
+// ABI 1.2's eg_node_type.describe: what one node reads, writes and takes, from its own parameters (plugin.h).
+using DescribeFn = eg_status (*)(const char *params_json, size_t params_len, eg_buffer *out);
+
 // What a node type declares about itself, written once, by field name (C++20 designated initialisers, in this
 // order; leave out what you do not need):
 //   const evalgraph::NodeSpec kSpec{.kind = EG_KIND_OPERATOR, .name = "acme.node", .description = "one line",
-//       .params_schema = kParams.schema(), .reads = {"answer"}, .reads_optional = {"docs"},
-//       .writes = {{"score", "number"}, {"errors", "integer", "lower"}, "details"}, .flags = EG_FLAG_THREAD_SAFE};
+//       .reads = {"answer"}, .reads_optional = {"docs"},
+//       .writes = {{"score", "number"}, {"errors", "integer", "lower"}, "details"}, .flags = EG_FLAG_THREAD_SAFE,
+//       .params = kParams};
 // The node reads its name (kSpec.name) and ports (kSpec.port("docs"), evalgraph::Record(text, kSpec)) from it.
-// Mirrors eg_node_type; `outputs` (the JSON of ABI 1.3) is what the typed `writes` generate, kept for source
-// compatibility: both may be given, a typed write overrides the same name there.
+// Mirrors eg_node_type. `params` publishes the Params' JSON Schema, whose description is then `description`
+// (unless the Params were declared with one of their own). `params_schema` (schema text) is the older way, kept
+// for source compatibility: where it is given it is published as it is and wins over `params`. `outputs` (the
+// JSON of ABI 1.3) is what the typed `writes` generate, kept likewise: both may be given, a typed write
+// overrides the same name there. `describe` (ABI 1.2, may be left out) describes each node from its parameters.
+// New members go at the end, so the positional NodeSpec{kind, name, description, params_schema, ...} of older
+// plugins still compiles.
 struct NodeSpec {
   eg_node_kind kind = EG_KIND_OPERATOR;
   const char *name = nullptr;
@@ -299,6 +321,8 @@ struct NodeSpec {
   std::vector<Output> writes = {};
   uint32_t flags = 0;
   const char *outputs = nullptr;
+  ParamsRef params = {};
+  DescribeFn describe = nullptr;
 
   // The port `port_name` (one of reads, then reads_optional). Resolve ports once, in the node's constructor, and
   // read with the Port: no lookup per record. A name the spec does not declare: std::logic_error (the node's
@@ -346,6 +370,7 @@ struct NodeTypeStorage {
   NodeSpec spec;
   std::vector<const char *> reads, reads_optional, writes;  // NULL-terminated copies
   std::string outputs;                                      // the typed writes as eg_node_type.outputs
+  std::string params_schema;                                // NodeSpec::params' schema, with the description
 };
 inline std::vector<const char *> null_terminated(const std::vector<const char *> &v) {
   std::vector<const char *> r(v);
@@ -426,6 +451,8 @@ template <class T> eg_node_type node_type(const NodeSpec &spec) {
   t.name = spec.name;
   t.description = spec.description;
   t.params_schema = spec.params_schema;
+  if (t.params_schema == nullptr && spec.params.get() != nullptr)
+    t.params_schema = (st->params_schema = spec.params.get()->schema_text(spec.description)).c_str();
   t.reads = st->reads.data();
   t.reads_optional = st->reads_optional.data();
   t.writes = st->writes.data();
@@ -439,6 +466,7 @@ template <class T> eg_node_type node_type(const NodeSpec &spec) {
     t.process = &detail::Adapter<T>::process;
   }
   t.finish = &detail::Adapter<T>::finish;
+  t.describe = spec.describe;
   keep.push_back(std::move(st));
   return t;
 }

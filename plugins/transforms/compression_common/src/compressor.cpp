@@ -6,10 +6,9 @@
 
 namespace compression {
 
-namespace {
 const evalgraph::Params<Knobs> &knobs_params() {
   using evalgraph::param;
-  static const evalgraph::Params<Knobs> p{"", llm_request_params(), {
+  static const evalgraph::Params<Knobs> p{llm_request_params(), {
     param<Knobs>(&Knobs::trigger, "trigger", "When to compress: at each checkpoint, every N messages, or every N estimated tokens").one_of({"checkpoints", "messages", "tokens"}),
     param<Knobs>(&Knobs::every, "every", "N for trigger messages/tokens (null: not set)").at_least(1).shown_default(nullptr),
     param<Knobs>(&Knobs::keep_recent, "keep_recent", "Messages kept verbatim after a compression").range(0, 100000).unit("messages"),
@@ -17,7 +16,6 @@ const evalgraph::Params<Knobs> &knobs_params() {
   }};
   return p;
 }
-}  // namespace
 
 Knobs parse_knobs(const json &p) {
   Knobs k = knobs_params().parse(p);
@@ -28,8 +26,6 @@ Knobs parse_knobs(const json &p) {
     throw std::invalid_argument("`every` only applies to trigger 'messages' or 'tokens'");
   return k;
 }
-
-const char *knobs_schema() { return knobs_params().schema(); }
 
 std::string summarise(const evalgraph::Host &host, evalgraph::Call &call, const Knobs &k, const std::string &system,
                       const std::string &user) {

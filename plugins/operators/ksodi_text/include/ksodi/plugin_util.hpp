@@ -9,21 +9,16 @@
 
 #include "evalgraph/input.hpp"
 #include "evalgraph/json_bounded.hpp"
+#include "evalgraph/output_file.hpp"
 #include "evalgraph/plugin.hpp"
 #include "ksodi/embed.hpp"
 #include "ksodi/text.hpp"
 
 namespace ksodi {
 
-// A sink's output file: the plain file name `file` (its parameter) and the host's _output_dir.
-struct SinkTarget {
-  std::string dir, file;
-};
-inline SinkTarget sink_target(const nlohmann::json &p, const std::string &file, const char *sink_name) {
-  if (file.find('/') != std::string::npos || file == "." || file == "..")
-    throw std::invalid_argument("parameter 'file' must be a plain file name, got '" + file + "'");
-  return SinkTarget{evalgraph::output_dir(p, sink_name), file};
-}
+// A sink's output file: the plain file name `file` and the host's _output_dir (the SDK's).
+using evalgraph::sink_target;
+using evalgraph::SinkTarget;
 
 // An EmbedFn that calls the host's embedding service (one host call per invocation).
 inline EmbedFn host_embedder(const evalgraph::Host &host, evalgraph::Call &call, const std::optional<std::string> &provider) {

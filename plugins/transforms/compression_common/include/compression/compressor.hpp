@@ -30,8 +30,8 @@ struct Knobs : LlmRequest {
   std::size_t max_tool_chars = 2000;
 };
 Knobs parse_knobs(const json &p);  // throws std::invalid_argument (e.g. trigger messages without every)
-// The JSON Schema of a compression transform's parameters (the knobs).
-const char *knobs_schema();
+// A compression transform's parameters (the knobs), declared once.
+const evalgraph::Params<Knobs> &knobs_params();
 
 // One compression: messages [from, to) of the session go (from = the previous boundary; [0, from) is already
 // compressed), asked of the summariser through the host.
@@ -110,10 +110,10 @@ template <class M> eg_node_type transform_type(const MethodType &m) {
   return evalgraph::node_type<MethodTransform<M>>({.kind = EG_KIND_TRANSFORM,
                                                    .name = m.name,
                                                    .description = m.description,
-                                                   .params_schema = knobs_schema(),
                                                    .reads = {"messages"},
                                                    .writes = std::vector<evalgraph::Output>(writes.begin(), writes.end()),
-                                                   .flags = EG_FLAG_SEQUENCE | EG_FLAG_USES_LLM});
+                                                   .flags = EG_FLAG_SEQUENCE | EG_FLAG_USES_LLM,
+                                                   .params = knobs_params()});
 }
 
 }  // namespace compression

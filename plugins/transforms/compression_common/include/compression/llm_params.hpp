@@ -16,7 +16,7 @@ struct LlmRequest {
 
 inline const evalgraph::Params<LlmRequest> &llm_request_params() {
   using evalgraph::param;
-  static const evalgraph::Params<LlmRequest> p{"", {
+  static const evalgraph::Params<LlmRequest> p{{
     param(&LlmRequest::provider, "provider", "Pipeline provider of the model this node calls (\"\": the pipeline's default)"),
     param(&LlmRequest::temperature, "temperature", "Temperature of the request").range(0, 2),
     param(&LlmRequest::max_tokens, "max_tokens", "max_tokens of the request (null: not sent)").at_least(1).shown_default(nullptr),
