@@ -1,6 +1,7 @@
 // The host's run_info service (ABI 1.1) through the SDK's C++ Host: what the executor sets is what a plugin
 // reads; a host table of ABI 1.0 (shorter, no run_info) gives an empty object instead of a crash. Also the SDK's
 // node declaration (NodeSpec by field name, ports by name) and its reading of the host's `_` parameters.
+#include <limits>
 #include <catch2/catch.hpp>
 
 #include <cstddef>
@@ -139,6 +140,12 @@ TEST_CASE("SDK: the host's _limits and _output_dir, read for every plugin", "[sd
   const json odd{{"_limits", {{"sentences_per_answer", -1}, {"nesting_depth", "x"}}}};
   CHECK(evalgraph::input_limits(odd).sentences_per_answer == 10000);
   CHECK(evalgraph::input_limits(odd).nesting_depth == evalgraph::kDefaultNestingDepth);
+  // Values beyond what the field holds are its largest value, not a wrapped one (2^32 + 1 read as an int is 1).
+  const json big{{"_limits", {{"sentences_per_answer", 18446744073709551615ull}, {"nesting_depth", 4294967297ll}}}};
+  CHECK(evalgraph::input_limits(big).sentences_per_answer == std::numeric_limits<std::size_t>::max());
+  CHECK(evalgraph::input_limits(big).nesting_depth == std::numeric_limits<int>::max());
+  CHECK(evalgraph::input_limits(json{{"_limits", {{"nesting_depth", 2147483648ll}}}}).nesting_depth ==
+        std::numeric_limits<int>::max());
 
   CHECK(evalgraph::output_dir(json{{"_output_dir", "/runs/r1"}}, "acme.sink") == "/runs/r1");
   CHECK_THROWS_WITH(evalgraph::output_dir(json::object(), "acme.sink"), "acme.sink: the host did not pass _output_dir");

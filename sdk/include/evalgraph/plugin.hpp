@@ -18,8 +18,10 @@
 #ifndef EVALGRAPH_PLUGIN_HPP
 #define EVALGRAPH_PLUGIN_HPP
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -345,14 +347,23 @@ struct InputLimits {
   std::size_t sentences_per_answer = 10000;  // an answer that splits into more sentences is refused
   int nesting_depth = kDefaultNestingDepth;  // JSON in a text port (docs in a CSV cell) nests at most this deep
 };
+// A limit that is not a positive integer keeps its default; one beyond what its type holds is that type's
+// largest value (no limit in practice), never a wrapped one.
 inline InputLimits input_limits(const json &params) {
   InputLimits l;
   auto it = params.find("_limits");
   if (it == params.end() || !it->is_object()) return l;
-  if (auto s = it->find("sentences_per_answer"); s != it->end() && s->is_number_integer() && s->get<long long>() > 0)
-    l.sentences_per_answer = static_cast<std::size_t>(s->get<long long>());
-  if (auto d = it->find("nesting_depth"); d != it->end() && d->is_number_integer() && d->get<int>() > 0)
-    l.nesting_depth = d->get<int>();
+  auto positive = [&](const char *key, unsigned long long max) -> unsigned long long {
+    auto v = it->find(key);
+    if (v == it->end() || !v->is_number_integer()) return 0;
+    if (v->is_number_unsigned()) return std::min(v->get<unsigned long long>(), max);
+    const long long x = v->get<long long>();
+    return x > 0 ? std::min(static_cast<unsigned long long>(x), max) : 0;
+  };
+  if (auto s = positive("sentences_per_answer", std::numeric_limits<std::size_t>::max()); s > 0)
+    l.sentences_per_answer = static_cast<std::size_t>(s);
+  if (auto d = positive("nesting_depth", static_cast<unsigned long long>(std::numeric_limits<int>::max())); d > 0)
+    l.nesting_depth = static_cast<int>(d);
   return l;
 }
 
