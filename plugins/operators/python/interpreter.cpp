@@ -568,20 +568,38 @@ struct FastParser {
     }
   }
 
-  PyObject *object(int depth, bool build) {
+  // An object or an array, at its '{' or '[': `item` reads one member or element into the container (false:
+  // not JSON we take); `close` ends it.
+  template <class Item> PyObject *container(int depth, bool build, char close, Item item) {
     if (depth > max_depth) return nullptr;
-    ++p;  // '{'
-    Ref d(build ? PyDict_New() : Py_NewRef(Py_None));
-    if (!d) {
+    ++p;  // '{' or '['
+    Ref c(!build ? Py_NewRef(Py_None) : close == '}' ? PyDict_New() : PyList_New(0));
+    if (!c) {
       PyErr_Clear();
       return nullptr;
     }
     ws();
-    if (p < end && *p == '}') {
+    if (p < end && *p == close) {
       ++p;
-      return d.release();
+      return c.release();
     }
     for (;;) {
+      if (!item(c.get())) return nullptr;
+      ws();
+      if (p < end && *p == ',') {
+        ++p;
+        continue;
+      }
+      if (p < end && *p == close) {
+        ++p;
+        return c.release();
+      }
+      return nullptr;
+    }
+  }
+
+  PyObject *object(int depth, bool build) {
+    return container(depth, build, '}', [&](PyObject *d) {
       ws();
       Ref key;
       if (build) {
@@ -591,60 +609,30 @@ struct FastParser {
         size_t n = 0;
         if (string(s, n) != 0 && valid_utf8(reinterpret_cast<const unsigned char *>(s), n)) key = Ref(Py_NewRef(Py_None));
       }
-      if (!key) return nullptr;
+      if (!key) return false;
       ws();
-      if (p >= end || *p != ':') return nullptr;
+      if (p >= end || *p != ':') return false;
       ++p;
       Ref v(value(depth, build));
-      if (!v) return nullptr;
-      if (build && PyDict_SetItem(d.get(), key.get(), v.get()) != 0) {
+      if (!v) return false;
+      if (build && PyDict_SetItem(d, key.get(), v.get()) != 0) {
         PyErr_Clear();
-        return nullptr;
+        return false;
       }
-      ws();
-      if (p < end && *p == ',') {
-        ++p;
-        continue;
-      }
-      if (p < end && *p == '}') {
-        ++p;
-        return d.release();
-      }
-      return nullptr;
-    }
+      return true;
+    });
   }
 
   PyObject *array(int depth, bool build) {
-    if (depth > max_depth) return nullptr;
-    ++p;  // '['
-    Ref list(build ? PyList_New(0) : Py_NewRef(Py_None));
-    if (!list) {
-      PyErr_Clear();
-      return nullptr;
-    }
-    ws();
-    if (p < end && *p == ']') {
-      ++p;
-      return list.release();
-    }
-    for (;;) {
+    return container(depth, build, ']', [&](PyObject *list) {
       Ref v(value(depth, build));
-      if (!v) return nullptr;
-      if (build && PyList_Append(list.get(), v.get()) != 0) {
+      if (!v) return false;
+      if (build && PyList_Append(list, v.get()) != 0) {
         PyErr_Clear();
-        return nullptr;
+        return false;
       }
-      ws();
-      if (p < end && *p == ',') {
-        ++p;
-        continue;
-      }
-      if (p < end && *p == ']') {
-        ++p;
-        return list.release();
-      }
-      return nullptr;
-    }
+      return true;
+    });
   }
 };
 
@@ -721,7 +709,6 @@ bool parse_fields(std::string_view text, int max_depth, std::vector<Field> &fiel
 }
 
 void append_json_string(std::string &out, const char *s, size_t n) {
-  static const char hex[] = "0123456789abcdef";
   out += '"';
   size_t run = 0;  // bytes copied as they are, pending
   for (size_t i = 0; i < n; ++i) {
@@ -732,19 +719,7 @@ void append_json_string(std::string &out, const char *s, size_t n) {
     }
     out.append(s + i - run, run);
     run = 0;
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\t': out += "\\t"; break;
-      case '\n': out += "\\n"; break;
-      case '\f': out += "\\f"; break;
-      case '\r': out += "\\r"; break;
-      default: {
-        char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-        out.append(u, 6);
-      }
-    }
+    evalgraph::utf8::append_json_escape(out, c);
   }
   out.append(s + n - run, run);
   out += '"';

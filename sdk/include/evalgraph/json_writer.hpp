@@ -210,20 +210,7 @@ class JsonWriter {
       }
       out_.append(s.substr(run, i - run));
       run = i + 1;
-      switch (c) {
-        case '"': out_.append("\\\""); break;
-        case '\\': out_.append("\\\\"); break;
-        case '\b': out_.append("\\b"); break;
-        case '\f': out_.append("\\f"); break;
-        case '\n': out_.append("\\n"); break;
-        case '\r': out_.append("\\r"); break;
-        case '\t': out_.append("\\t"); break;
-        default: {
-          static const char hex[] = "0123456789abcdef";
-          char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-          out_.append(u, 6);
-        }
-      }
+      utf8::append_json_escape(out_, c);
       ++i;
     }
     out_.append(s.substr(run));

@@ -74,6 +74,26 @@ inline char json_unescape(char c) {
   }
 }
 
+// Appends the JSON escape of byte c, one a JSON string cannot hold as it is ('"', '\\' or a control character
+// below 0x20): \" \\ \b \f \n \r \t, the others as \u00XX (lower-case hex, as nlohmann::json writes them). What
+// every JSON string writer shares; the runs of plain bytes between such bytes are the writer's to copy.
+inline void append_json_escape(std::string &out, unsigned char c) {
+  switch (c) {
+    case '"': out.append("\\\"", 2); break;
+    case '\\': out.append("\\\\", 2); break;
+    case '\b': out.append("\\b", 2); break;
+    case '\f': out.append("\\f", 2); break;
+    case '\n': out.append("\\n", 2); break;
+    case '\r': out.append("\\r", 2); break;
+    case '\t': out.append("\\t", 2); break;
+    default: {
+      static constexpr char kHex[] = "0123456789abcdef";
+      const char u[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+      out.append(u, 6);
+    }
+  }
+}
+
 }  // namespace evalgraph::utf8
 
 #endif  // EVALGRAPH_UTF8_HPP
