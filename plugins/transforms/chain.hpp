@@ -27,6 +27,15 @@ template <class C> evalgraph::Param<C> transformation_param() {
                              "Apply only to rows whose transformation field is this id; other rows pass `previous` through (null: every row).");
 }
 
+// The node type of a chain transform: `spec` (its name, description, own ports, flags, parameters) as a
+// transform that also reads the optional ports `transformation` and `previous` and writes `text` and `applies`.
+inline evalgraph::NodeSpec chain_spec(evalgraph::NodeSpec spec) {
+  spec.kind = EG_KIND_TRANSFORM;
+  spec.reads_optional.insert(spec.reads_optional.end(), {"transformation", "previous"});
+  spec.writes = {"text", "applies"};
+  return spec;
+}
+
 // A transform node of the chain. It reads its row with an evalgraph::Record (no DOM) of the ports its spec
 // declares, among them `transformation` and `previous`; a row of another transformation passes `previous`
 // through, every other row gets transform()'s text.

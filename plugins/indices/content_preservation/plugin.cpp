@@ -8,15 +8,13 @@ namespace {
 
 using evalgraph::json;
 
-const evalgraph::Params<evalgraph::NoParams> kParams{{}};
-
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_INDEX,
     .name = "index.content_preservation",
     .description = "share of the original's content words kept in the transformed text",
     .writes = {"value", "valid", "recall", "precision", "f1", "n_original", "n_transformed", "n_shared", "missing", "formula"},
     .flags = EG_FLAG_THREAD_SAFE,
-    .params = kParams};
+    .params = evalgraph::no_params()};
 
 class ContentPreservation : public evalgraph::TextPairNode {
  public:

@@ -10,8 +10,6 @@ namespace {
 
 using evalgraph::json;
 
-const evalgraph::Params<evalgraph::NoParams> kParams{{}};
-
 json stats_json(const chatbot_text::ReadabilityStats &s) {
   return {{"fre_amstad", s.fre}, {"wstf1", s.wstf}, {"words", s.words}, {"sentences", s.sentences},
           {"syllables", s.syllables}, {"asl", s.asl}, {"asw", s.asw}};
@@ -23,7 +21,7 @@ const evalgraph::NodeSpec kSpec{
     .description = "German readability of the transformed text: clip(FRE_Amstad,0,100)/100",
     .writes = {"value", "valid", "original", "transformed", "fre_delta", "formula"},
     .flags = EG_FLAG_THREAD_SAFE,
-    .params = kParams};
+    .params = evalgraph::no_params()};
 
 class Readability : public evalgraph::TextPairNode {
  public:

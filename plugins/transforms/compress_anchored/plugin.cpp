@@ -8,7 +8,7 @@
 namespace {
 using namespace compression;
 
-class Anchored : public Method {
+class Anchored : public SectionedMethod {
  public:
   void compress(const Span &span) override {
     const std::string answer = summarise(span, anchored_prompt(context(), span.transcript(span.from)));
@@ -16,7 +16,6 @@ class Anchored : public Method {
     merge_span(sections_, sections_of(answer));
     started_ = true;
   }
-  std::string context() const override { return started_ ? render_sections(sections_, &artifacts_) : std::string(); }
   json details() const override {
     json files = json::array();
     for (const auto &f : artifacts_) files.push_back({{"path", f.path}, {"status", f.status()}, {"changes", f.changes}});
@@ -24,8 +23,7 @@ class Anchored : public Method {
   }
 
  private:
-  bool started_ = false;
-  Sections sections_;
+  const std::vector<FileFacts> *artifacts() const override { return &artifacts_; }
   std::vector<FileFacts> artifacts_;
 };
 

@@ -6,18 +6,13 @@
 namespace {
 using namespace compression;
 
-class Regenerative : public Method {
+class Regenerative : public SectionedMethod {
  public:
   void compress(const Span &span) override {
     sections_ = sections_of(summarise(span, regenerative_prompt(span.transcript(0))));
     started_ = true;
   }
-  std::string context() const override { return started_ ? render_sections(sections_, nullptr) : std::string(); }
   json details() const override { return {{"summary", sections_to_json(sections_)}}; }
-
- private:
-  bool started_ = false;
-  Sections sections_;
 };
 
 }  // namespace

@@ -43,15 +43,12 @@ size_t on_data(char *p, size_t size, size_t n, void *user) {
   return size * n;
 }
 
-const evalgraph::NodeSpec kSpec{
-    .kind = EG_KIND_TRANSFORM,
+const evalgraph::NodeSpec kSpec = chain_spec({
     .name = "transform.http",
     .description = "POSTs the original text to a chatbot endpoint, takes the answer by JSON pointer",
     .reads = {"original"},
-    .reads_optional = {"transformation", "previous"},
-    .writes = {"text", "applies"},
     .flags = EG_FLAG_THREAD_SAFE,
-    .params = kParams};
+    .params = kParams});
 
 class HttpTransform : public ChainNode {
  public:

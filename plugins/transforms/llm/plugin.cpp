@@ -21,15 +21,12 @@ const evalgraph::Params<Config> kParams{evalgraph::llm_params(), {
   transformation_param<Config>(),
 }};
 
-const evalgraph::NodeSpec kSpec{
-    .kind = EG_KIND_TRANSFORM,
+const evalgraph::NodeSpec kSpec = chain_spec({
     .name = "transform.llm",
     .description = "transforms the original text with an OpenAI-compatible chat model",
     .reads = {"original"},
-    .reads_optional = {"transformation", "previous"},
-    .writes = {"text", "applies"},
     .flags = EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM,
-    .params = kParams};
+    .params = kParams});
 
 class LlmTransform : public ChainNode {
  public:

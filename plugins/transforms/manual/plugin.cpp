@@ -18,14 +18,12 @@ const evalgraph::Params<Config> kParams{{
   transformation_param<Config>(),
 }};
 
-const evalgraph::NodeSpec kSpec{
-    .kind = EG_KIND_TRANSFORM,
+const evalgraph::NodeSpec kSpec = chain_spec({
     .name = "transform.manual",
     .description = "an existing column is the transformed text",
-    .reads_optional = {"text", "transformation", "previous"},
-    .writes = {"text", "applies"},
+    .reads_optional = {"text"},
     .flags = EG_FLAG_THREAD_SAFE,
-    .params = kParams};
+    .params = kParams});
 
 class ManualTransform : public ChainNode {
  public:

@@ -41,7 +41,7 @@ namespace evalgraph {
 
 template <class S> class Params;
 
-// The struct of a node type without parameters: Params<NoParams> p{{}};
+// The struct of a node type without parameters (its declaration: no_params(), below).
 struct NoParams {};
 
 namespace detail {
@@ -301,6 +301,13 @@ template <class S> class Params : public ParamsSchema {
 
   std::vector<Param<S>> params_;
 };
+
+// The parameters of a node type that takes none: NodeSpec{..., .params = evalgraph::no_params()} (a `with:` with
+// any key is refused).
+inline const Params<NoParams> &no_params() {
+  static const Params<NoParams> p{{}};
+  return p;
+}
 
 }  // namespace evalgraph
 

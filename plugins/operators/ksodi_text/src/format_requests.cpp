@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -787,30 +789,25 @@ struct Scanner {
     if ((f & (W_STRONG | W_STRONG_INDEF | W_EXPLAIN | W_LISTVERB | W_IMPER)) && verb_is_request(j)) return true;
     return (f & W_DE_INF) && tok(j + 1) == "sie";
   }
-  // Whether the sentence of token i has a subject pronoun or a contrast ("Your answer has 5 bullet points, but I
-  // asked for 3"): a remark about an answer given, not a description of the one asked for.
-  bool speaker_or_contrast(std::size_t i) const {
+  // Whether a token of token i's sentence has one of `flags` or is one of `words`.
+  bool sentence_has(std::size_t i, std::uint32_t flags, std::initializer_list<std::string_view> words) const {
     std::size_t a = i;
     while (a > 0 && tk[a - 1].sentence == tk[i].sentence) --a;
     for (std::size_t j = a; j < t.size() && tk[j].sentence == tk[i].sentence; ++j) {
+      if (fl(j) & flags) return true;
       const std::string_view w = tok(j);
-      if ((fl(j) & W_SUBJ) || w == "but" || w == "aber" || w == "however" || w == "jedoch" || w == "allerdings" || w == "although" ||
-          w == "obwohl" || w == "instead" || w == "stattdessen")
-        return true;
+      if (std::find(words.begin(), words.end(), w) != words.end()) return true;
     }
     return false;
   }
+  // Whether the sentence of token i has a subject pronoun or a contrast ("Your answer has 5 bullet points, but I
+  // asked for 3"): a remark about an answer given, not a description of the one asked for.
+  bool speaker_or_contrast(std::size_t i) const {
+    return sentence_has(i, W_SUBJ, {"but", "aber", "however", "jedoch", "allerdings", "although", "obwohl", "instead", "stattdessen"});
+  }
   // Whether the sentence of token i speaks of the past ("had", "contained", "enthielt" …).
   bool past_sentence(std::size_t i) const {
-    std::size_t a = i;
-    while (a > 0 && tk[a - 1].sentence == tk[i].sentence) --a;
-    for (std::size_t j = a; j < t.size() && tk[j].sentence == tk[i].sentence; ++j) {
-      const std::string_view w = tok(j);
-      if ((fl(j) & W_PAST) || w == "was" || w == "were" || w == "war" || w == "waren" || w == "contained" || w == "included" ||
-          w == "consisted" || w == "enthielt" || w == "bestand" || w == "umfasste")
-        return true;
-    }
-    return false;
+    return sentence_has(i, W_PAST, {"was", "were", "war", "waren", "contained", "included", "consisted", "enthielt", "bestand", "umfasste"});
   }
 
   // A counted item noun that no request word right before it governs, in a sentence that is an instruction:

@@ -63,6 +63,18 @@ class Method {
   Sections sections_of(const std::string &answer);
 };
 
+// A method whose context is a sectioned summary (compress.anchored, compress.regenerative): none before the
+// first compression, then the sections, rendered with the method's artifact list where it keeps one.
+class SectionedMethod : public Method {
+ public:
+  std::string context() const override { return started_ ? render_sections(sections_, artifacts()) : std::string(); }
+
+ protected:
+  virtual const std::vector<FileFacts> *artifacts() const { return nullptr; }
+  bool started_ = false;  // set by the first compression
+  Sections sections_;
+};
+
 // Calls the summariser: system prompt + user prompt, returns the answer text.
 std::string summarise(const evalgraph::Host &host, evalgraph::Call &call, const Knobs &k, const std::string &system,
                       const std::string &user);
