@@ -122,25 +122,18 @@ class Builder {
         return;
       }
       ++p_;  // the backslash
-      const char esc = *p_++;
-      switch (esc) {
-        case 'b': out.push_back('\b'); break;
-        case 'f': out.push_back('\f'); break;
-        case 'n': out.push_back('\n'); break;
-        case 'r': out.push_back('\r'); break;
-        case 't': out.push_back('\t'); break;
-        case 'u': {
-          std::uint32_t cp = hex4();
-          if (cp >= 0xD800 && cp <= 0xDBFF) {  // valid() saw its low surrogate after it
-            p_ += 2;
-            const std::uint32_t lo = hex4();
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          }
-          utf8::append(out, cp);
-          break;
-        }
-        default: out.push_back(esc);  // " \ /
+      const char esc = utf8::json_unescape(*p_++);  // (valid() saw a JSON escape)
+      if (esc != 'u') {
+        out.push_back(esc);
+        continue;
       }
+      std::uint32_t cp = hex4();
+      if (cp >= 0xD800 && cp <= 0xDBFF) {  // valid() saw its low surrogate after it
+        p_ += 2;
+        const std::uint32_t lo = hex4();
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+      }
+      utf8::append(out, cp);
     }
   }
 

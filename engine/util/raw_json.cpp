@@ -589,38 +589,20 @@ std::size_t invalid_utf8(std::string_view s) {
 }
 
 void append_string(std::string &out, std::string_view s) {
-  static const char kHex[] = "0123456789abcdef";
   out.push_back('"');
   std::size_t run = 0;  // start of the bytes not yet copied
   for (std::size_t i = 0; i < s.size(); ++i) {
     auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) continue;
-    if (c >= 0x80) {
-      std::size_t n = utf8::sequence_length(s, i);
-      if (n > 0) {
-        i += n - 1;
-        continue;
-      }
+    std::size_t n = c >= 0x80 ? utf8::sequence_length(s, i) : 0;
+    if (n > 0) {
+      i += n - 1;
+      continue;
     }
     out.append(s.data() + run, i - run);
     run = i + 1;
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c >= 0x80) {
-          out += "\xEF\xBF\xBD";  // U+FFFD for a byte that is not UTF-8
-        } else {
-          out += "\\u00";
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 0xF]);
-        }
-    }
+    if (c >= 0x80) out += "\xEF\xBF\xBD";  // U+FFFD for a byte that is not UTF-8
+    else utf8::append_json_escape(out, c);
   }
   out.append(s.data() + run, s.size() - run);
   out.push_back('"');
