@@ -71,13 +71,9 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
   write_files(fuzz::view(data, size));
-  try {
+  fuzz::expect_config_errors("config dir", [&] {
     auto e = evalgraph::chatbot::load_experiment(project() / "config", fuzz::registry(), size % 4 == 0);
     (void)e.needs_judge();
-  } catch (const evalgraph::ConfigError &e) {
-    if (e.diagnostics().empty()) fuzz::fail("ConfigError without a diagnostic");
-  } catch (const std::exception &e) {
-    fuzz::foreign_exception("config dir", e);
-  }
+  });
   return 0;
 }

@@ -39,14 +39,10 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
   const std::string text(fuzz::view(data, size));
-  try {
+  fuzz::expect_config_errors("pipeline", [&] {
     evalgraph::Pipeline p = evalgraph::parse_pipeline(text, "/fuzz/pipeline.yaml");
     evalgraph::Plan plan = evalgraph::build_plan(p, fuzz::registry(), columns());
     (void)evalgraph::to_dot(p, plan);
-  } catch (const evalgraph::ConfigError &e) {
-    if (e.diagnostics().empty()) fuzz::fail("ConfigError without a diagnostic");
-  } catch (const std::exception &e) {
-    fuzz::foreign_exception("pipeline", e);
-  }
+  });
   return 0;
 }

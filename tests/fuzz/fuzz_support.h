@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "config/diagnostics.h"
 #include "plugin/registry.h"
 
 namespace fuzz {
@@ -90,6 +91,19 @@ inline void foreign_exception(const char *where, const std::exception &e) {
   std::fprintf(stderr, "fuzz: %s%s%.*s\n", what, detail.empty() ? "" : ": ", static_cast<int>(detail.size()),
                detail.data());
   std::abort();
+}
+
+// Runs `read` (a configuration reader on one input): the ConfigError it throws must carry a diagnostic (file,
+// line, what is wrong); any other exception is a library's (foreign_exception, `where` naming the reader).
+template <class Read>
+void expect_config_errors(const char *where, Read &&read) {
+  try {
+    read();
+  } catch (const evalgraph::ConfigError &e) {
+    if (e.diagnostics().empty()) fail("ConfigError without a diagnostic");
+  } catch (const std::exception &e) {
+    foreign_exception(where, e);
+  }
 }
 
 }  // namespace fuzz
