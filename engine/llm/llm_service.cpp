@@ -34,6 +34,7 @@
 
 #include <fmt/format.h>
 
+#include "llm/budget_gate.h"
 #include "llm/response_cache.h"
 #include "llm/sha256.h"
 #include "llm/tokens.h"
@@ -357,21 +358,10 @@ struct LlmService::Impl {
   std::atomic<bool> cancel_flag{false};
   bool dry_run = false;
 
-  // The budget gate (set_budget): per provider the calls admitted and not finished, their reserves, and the
-  // cost of the billed calls so far.
-  mutable std::mutex gate_mu;
-  std::condition_variable gate_cv;
-  double budget_max = -1, budget_spent = 0;
-  bool budget_reached = false;
-  std::function<void(const std::string&)> on_budget;
-  std::vector<int> gate_in_flight;
-  std::vector<double> gate_reserved, gate_cost;
-  std::vector<std::uint64_t> gate_billed;
+  BudgetGate gate;  // the budget (set_budget)
 
-  // The reserve of a call to provider i about to start (gate_mu held).
-  double call_reserve(std::size_t i, const nlohmann::json& body, bool embed) const {
-    if (gate_billed[i] > 0) return gate_cost[i] / static_cast<double>(gate_billed[i]);
-    const auto& cfg = provs[i]->cfg;
+  // What a call to provider i costs by its tokens (its reserve before the provider's first billed answer).
+  double estimated_cost(std::size_t i, const nlohmann::json& body, bool embed) const {
     auto tc = tokens();
     Usage u;
     u.prompt_tokens = embed ? tc->embedding_tokens(body) : tc->chat_prompt_tokens(body);
@@ -379,72 +369,11 @@ struct LlmService::Impl {
     for (const char* k : {"max_tokens", "max_completion_tokens"})
       if (auto it = body.find(k); it != body.end() && it->is_number_unsigned()) u.completion_tokens = it->get<std::uint64_t>();
     if (embed) u.completion_tokens = 0;
-    return cost_of(cfg.price, u).total();
-  }
-
-  // Admits a call to provider i, or refuses it (and then every later one) when it cannot fit: spent + the
-  // reserves of the calls in flight + its own reserve would pass the budget with no call in flight left to
-  // finish. While calls are in flight it waits for them instead (their answers turn estimated reserves into
-  // known costs), so the estimates before the first answers do not end a run early; before_wait (chat_batch:
-  // submit what it admitted so far) runs before the first wait. `why` says what was spent; `first` is true for
-  // the call that reached the budget. A stop request (util/stop.h) while waiting refuses too (why empty).
-  bool admit(std::size_t i, const nlohmann::json& body, bool embed, double& reserve, std::string& why, bool& first,
-             const std::function<void()>* before_wait) {
-    std::unique_lock lk(gate_mu);
-    first = false;
-    bool waited = false;
-    for (;;) {
-      if (budget_reached) {
-        why = fmt::format("the budget of ${:.4g} is reached (spent ${:.4f})", budget_max, budget_spent);
-        return false;
-      }
-      if (stop_requested()) {
-        why.clear();
-        return false;
-      }
-      double held = 0;
-      int n_in_flight = 0;
-      for (std::size_t p = 0; p < provs.size(); ++p) {
-        held += gate_billed[p] > 0 ? gate_in_flight[p] * gate_cost[p] / static_cast<double>(gate_billed[p]) : gate_reserved[p];
-        n_in_flight += gate_in_flight[p];
-      }
-      reserve = call_reserve(i, body, embed);
-      if (budget_spent + held + reserve <= budget_max) break;
-      if (n_in_flight == 0) {
-        budget_reached = true;
-        first = true;
-        why = fmt::format("at ${:.4f} spent, the next call (about ${:.4f}) would pass the ${:.4g} budget", budget_spent,
-                          reserve, budget_max);
-        return false;
-      }
-      if (!waited && before_wait != nullptr && *before_wait) {
-        lk.unlock();
-        (*before_wait)();
-        lk.lock();
-        waited = true;
-        continue;
-      }
-      waited = true;
-      gate_cv.wait_for(lk, std::chrono::milliseconds(100));  // release() notifies; the timeout sees a stop
-    }
-    ++gate_in_flight[i];
-    gate_reserved[i] += reserve;
-    return true;
+    return cost_of(provs[i]->cfg.price, u).total();
   }
 
   void release(const Job& job, const CallResult& r) {
-    if (!job.gated) return;
-    {
-      std::lock_guard lk(gate_mu);
-      --gate_in_flight[job.prov];
-      gate_reserved[job.prov] -= job.reserve;
-      if (r.ok && !r.merged) {
-        gate_cost[job.prov] += r.cost.total();
-        ++gate_billed[job.prov];
-        budget_spent += r.cost.total();
-      }
-    }
-    gate_cv.notify_all();
+    if (job.gated) gate.release(job.prov, job.reserve, r.ok && !r.merged, r.cost.total());
   }
 
   CURLM* multi = nullptr;
@@ -1142,9 +1071,7 @@ struct LlmService::Impl {
       shared = in_flight.count(key) != 0;
     }
     std::string why;
-    bool first = false;
-    if (!shared && !admit(prov, body, embed, reserve, why, first, before_wait)) {
-      if (first && on_budget) on_budget(why);
+    if (!shared && !gate.admit(prov, [&] { return estimated_cost(prov, body, embed); }, reserve, why, before_wait)) {
       out.stopped = true;
       out.budget_refused = !why.empty();
       refusal = why.empty() ? stop_message() : fmt::format("not sent: {}; --resume asks again", why);
@@ -1218,7 +1145,7 @@ struct LlmService::Impl {
     bool gated = false;
     double reserve = 0;
     std::string refusal;
-    if (budget_max >= 0 && ps.cfg.price.set && !dry_run &&
+    if (gate.active() && ps.cfg.price.set && !dry_run &&
         !within_budget(it->second, key, body, embed, before_wait, out, gated, reserve, refusal))
       return fail_unsent(ps, out, std::move(refusal));
     {
@@ -1411,26 +1338,10 @@ CallResult LlmService::embed(const std::string& provider, const std::vector<std:
 
 void LlmService::set_budget(double max_cost_usd, double spent_before_usd,
                             std::function<void(const std::string&)> on_reached) {
-  auto& im = *impl_;
-  std::lock_guard lk(im.gate_mu);
-  im.budget_max = max_cost_usd;
-  im.budget_spent = spent_before_usd;
-  im.on_budget = std::move(on_reached);
-  const std::size_t n = im.provs.size();
-  im.gate_in_flight.assign(n, 0);
-  im.gate_reserved.assign(n, 0.0);
-  im.gate_cost.assign(n, 0.0);
-  im.gate_billed.assign(n, 0);
+  impl_->gate.set(max_cost_usd, spent_before_usd, impl_->provs.size(), std::move(on_reached));
 }
 
-nlohmann::json LlmService::budget_json() const {
-  auto& im = *impl_;
-  std::lock_guard lk(im.gate_mu);
-  if (im.budget_max < 0) return nullptr;
-  int n = 0;
-  for (int x : im.gate_in_flight) n += x;
-  return {{"max_cost_usd", im.budget_max}, {"spent_usd", im.budget_spent}, {"reached", im.budget_reached}, {"in_flight", n}};
-}
+nlohmann::json LlmService::budget_json() const { return impl_->gate.to_json(); }
 
 void LlmService::cancel() {
   impl_->cancel_flag.store(true);
