@@ -11,9 +11,9 @@ const evalgraph::NodeSpec kSpec{.name = "example.word_count", .description = "co
   .flags = EG_FLAG_THREAD_SAFE, .params = kParams};
 
 class WordCount : public evalgraph::Node {
-  const Config cfg_;
  public:
-  WordCount(const evalgraph::Host &, const evalgraph::json &params) : cfg_(kParams.parse(params)) {}
+  using Config = ::Config;  // the SDK parses the parameters with kSpec.params and passes them
+  WordCount(const evalgraph::Host &, const Config &c) : cfg_(c) {}
   evalgraph::json process(evalgraph::Call &, const evalgraph::json &in) override {
     const std::string text = in.at("text");
     int words = 0, sentences = 0, len = 0, digits = 0;
@@ -30,6 +30,9 @@ class WordCount : public evalgraph::Node {
     }
     return {{"words", words}, {"sentences", sentences}, {"characters", text.size()}, {"min_word_length", cfg_.min_word_length}};
   }
+
+ private:
+  const Config cfg_;
 };
 
 EVALGRAPH_PLUGIN("word-count", "1.0.0", "an out-of-tree example plugin", evalgraph::node_type<WordCount>(kSpec))

@@ -12,7 +12,9 @@
 //       evalgraph::param(&Cfg::tau, "tau", "Threshold of ...").range(0, 1),
 //       evalgraph::param(&Cfg::mode, "mode", "How ...").one_of({"fast", "exact"}),
 //   }};
-//   ... NodeSpec{..., .params = kParams};   Cfg c = kParams.parse(params);
+//   ... NodeSpec{..., .params = kParams};
+// A node class that says `using Config = Cfg;` and has the constructor (const Host &, const Config &, const json &)
+// gets the parsed struct from the SDK (plugin.hpp, node_type); otherwise it calls kParams.parse(params) itself.
 //
 // The schema's description is the node type's (NodeSpec::description), said there once. The older form with a
 // description first, Params<Cfg>{"What the node does", {...}}, still compiles; that description then stays the
@@ -220,7 +222,7 @@ class ParamsSchema {
 
  protected:
   ParamsSchema() = default;
-  ~ParamsSchema() = default;
+  virtual ~ParamsSchema() = default;  // virtual: node_type<T> tells a Params<S> by dynamic_cast (plugin.hpp)
   nlohmann::json schema_;
   std::string text_;
 };

@@ -3,7 +3,9 @@
 // Write a class derived from evalgraph::Node, declare its node type once with an evalgraph::NodeSpec (by field
 // name), and list it in EVALGRAPH_PLUGIN(...). This layer turns exceptions into status codes at the boundary,
 // parses the input JSON for you (nlohmann::json) and hands results back through the C ABI with a release
-// callback. The LLM helpers (prompt templates, a chat answer's text) are in evalgraph/llm.hpp.
+// callback. A node with parameters (NodeSpec::params = kParams, an evalgraph::Params<S>) says `using Config = S;`
+// and takes them parsed: T(const Host&, const Config&, const json& params) (node_type, below). The LLM helpers
+// (prompt templates, a chat answer's text) are in evalgraph/llm.hpp.
 //
 //   const evalgraph::NodeSpec kEcho{.name = "example.echo", .description = "Echoes text",
 //                                   .reads = {"text"}, .writes = {"text"}, .flags = EG_FLAG_THREAD_SAFE};
@@ -389,13 +391,64 @@ inline std::vector<const char *> null_terminated(const std::vector<const char *>
   return r;
 }
 
+// How node_type<T> constructs a T: 0 T(const Host &, const json &params), the form that parses its own parameters
+// (used whenever T has it); 3 T(const Host &, const T::Config &, const json &params); 2 T(const Host &, const
+// T::Config &). In the typed forms the SDK parses `params` with the node type's NodeSpec::params, which must be an
+// evalgraph::Params<T::Config>.
+template <class T> constexpr int constructor_form() {
+  if constexpr (std::is_constructible_v<T, const Host &, const json &>) {
+    return 0;
+  } else if constexpr (requires { typename T::Config; }) {
+    using C = typename T::Config;
+    if constexpr (std::is_constructible_v<T, const Host &, const C &, const json &>) return 3;
+    else if constexpr (std::is_constructible_v<T, const Host &, const C &>) return 2;
+    else return -1;
+  } else {
+    return -1;
+  }
+}
+
 template <class T> struct Adapter {
+  // For the typed constructor: the node type's Params (set by node_type<T>), or why create() must fail.
+  static inline const ParamsSchema *declared = nullptr;
+  static inline std::string misdeclared;
+
   static eg_status create(const eg_host *host, const char *params, void **inst, eg_buffer *err) noexcept {
     return guard(err, [&] {
       json p = (params != nullptr && *params != '\0') ? parse_input(params, "the parameters' JSON") : json::object();
-      *inst = new T(Host(host), p);
+      constexpr int form = constructor_form<T>();
+      static_assert(form >= 0, "evalgraph::node_type<T>: T needs a constructor T(const evalgraph::Host &, const json &params) "
+                               "or, with `using Config = <its parameters' struct>;`, T(const evalgraph::Host &, const Config &, "
+                               "const json &params) or T(const evalgraph::Host &, const Config &)");
+      if constexpr (form == 0) {
+        *inst = new T(Host(host), p);
+      } else {
+        if (!misdeclared.empty()) throw std::logic_error(misdeclared);
+        using C = typename T::Config;
+        const C config = static_cast<const Params<C> *>(declared)->parse(p);
+        if constexpr (form == 3) *inst = new T(Host(host), config, p);
+        else *inst = new T(Host(host), config);
+      }
       return EG_OK;
     });
+  }
+  // Records the node type's Params for the typed constructor: they must be a Params<T::Config>, and one class
+  // declared as several node types must have the same Params in each (create() fails with the reason otherwise).
+  static void declare(const NodeSpec &spec) {
+    if constexpr (constructor_form<T>() > 0) {
+      const std::string node = spec.name != nullptr ? spec.name : "node";
+      const auto *params = dynamic_cast<const Params<typename T::Config> *>(spec.params.get());
+      if (params == nullptr) {
+        misdeclared = node + ": the node's constructor takes its Config, so its NodeSpec needs .params = the "
+                             "evalgraph::Params of that struct (declared: " +
+                      (spec.params.get() == nullptr ? std::string("none") : std::string("the Params of another struct")) + ")";
+      } else if (declared != nullptr && declared != params) {
+        misdeclared = node + ": one node class declared as several node types with different Params; give each "
+                             "its own class or the same Params";
+      } else {
+        declared = params;
+      }
+    }
   }
   static void destroy(void *inst) noexcept { delete static_cast<T *>(inst); }
   static eg_status process(void *inst, eg_call *c, const char *in, size_t len, eg_buffer *out) noexcept {
@@ -429,8 +482,14 @@ template <class T> struct RawAdapter : Adapter<T> {
 };
 }  // namespace detail
 
-// Builds the C descriptor of a node type implemented by class T (constructor: T(const Host&, const json&)).
-// T derives from Node, or from RawNode to receive its input unparsed.
+// Builds the C descriptor of a node type implemented by class T, which derives from Node, or from RawNode to
+// receive its input unparsed. T's constructor, one of:
+//   T(const Host &, const Config &, const json &params)  with `using Config = S;` in T, where spec.params is an
+//   T(const Host &, const Config &)                      evalgraph::Params<S>: the SDK parses the parameters
+//                                                        once and hands T the struct (a parse error fails
+//                                                        create() with parse()'s message, T is not built);
+//   T(const Host &, const json &params)                  T parses its parameters itself (the older form; used
+//                                                        whenever T has it).
 template <class T> eg_node_type node_type(const NodeSpec &spec) {
   // The string arrays must outlive the descriptor: keep them in storage that lives as long as the library.
   static std::vector<std::unique_ptr<detail::NodeTypeStorage>> keep;
@@ -469,6 +528,7 @@ template <class T> eg_node_type node_type(const NodeSpec &spec) {
   t.writes = st->writes.data();
   t.flags = spec.flags;
   t.outputs = outputs;
+  detail::Adapter<T>::declare(spec);
   t.create = &detail::Adapter<T>::create;
   t.destroy = &detail::Adapter<T>::destroy;
   if constexpr (std::is_base_of_v<RawNode, T>) {
