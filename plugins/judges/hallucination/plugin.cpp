@@ -30,8 +30,9 @@ const evalgraph::NodeSpec kSpec{
 
 class Hallucination : public evalgraph::TextPairNode {
  public:
-  Hallucination(const evalgraph::Host &host, const json &p)
-      : TextPairNode(kSpec.name), judge_(host, kParams.parse(p), "evaluate_hallucination", kDefaultPrompt) {}
+  using Config = JudgeConfig;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  Hallucination(const evalgraph::Host &host, const Config &c)
+      : TextPairNode(kSpec.name), judge_(host, c, "evaluate_hallucination", kDefaultPrompt) {}
 
   json compare(evalgraph::Call &call, const std::string &original, const std::string &transformed) override {
     return judge_.ask(call, {{"prompt_input", original}, {"original", original}}, transformed);

@@ -36,7 +36,10 @@ const evalgraph::NodeSpec kSpec{
 
 class TaskComparison : public evalgraph::TextPairNode {
  public:
-  TaskComparison(const evalgraph::Host &host, const json &p) : TaskComparison(host, kParams.parse(p)) {}
+  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  TaskComparison(const evalgraph::Host &host, const Config &c)
+      : TextPairNode(kSpec.name), task_(c.task), criterion_(c.criterion),
+        judge_(host, c, "evaluate_task_comparison", kDefaultPrompt) {}
 
   json compare(evalgraph::Call &call, const std::string &original, const std::string &transformed) override {
     json out = judge_.ask(call,
@@ -47,10 +50,6 @@ class TaskComparison : public evalgraph::TextPairNode {
   }
 
  private:
-  TaskComparison(const evalgraph::Host &host, const Config &c)
-      : TextPairNode(kSpec.name), task_(c.task), criterion_(c.criterion),
-        judge_(host, c, "evaluate_task_comparison", kDefaultPrompt) {}
-
   std::string task_, criterion_;
   Judge judge_;
 };

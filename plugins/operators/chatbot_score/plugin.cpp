@@ -61,9 +61,10 @@ const evalgraph::NodeSpec kSpec{
 // A DOM: a criterion arrives as a judge's or an index's whole output object, whose "value" it reads.
 class Score : public evalgraph::Node {
  public:
-  Score(const evalgraph::Host &, const json &p) {
+  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  Score(const evalgraph::Host &, const Config &c) {
     double total = 0;
-    for (Criterion k : kParams.parse(p).criteria) {
+    for (Criterion k : c.criteria) {
       if (std::find(port_names().begin(), port_names().end(), k.port) == port_names().end())
         throw std::invalid_argument("criterion '" + k.name + "': port " + k.port + " does not exist (c01..c48)");
       total += k.weight;

@@ -34,8 +34,8 @@ const evalgraph::NodeSpec kSpec{
 
 class KTNode : public ksodi::SequenceNode {
  public:
-  KTNode(const evalgraph::Host &host, const json &params) : KTNode(host, params, kParams.parse(params)) {}
-  KTNode(const evalgraph::Host &host, const json &params, const Config &c) : SequenceNode(host, params, c.embedding_provider) {
+  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  KTNode(const evalgraph::Host &host, const Config &c, const json &params) : SequenceNode(host, params, c.embedding_provider) {
     p_ = c;
     p_.k0 = ksodi::resolve(c.standard, "k0.weights");
   }

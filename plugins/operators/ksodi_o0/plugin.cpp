@@ -35,8 +35,8 @@ const evalgraph::NodeSpec kSpec{
 
 class O0Node : public ksodi::EmbeddingNode {
  public:
-  O0Node(const evalgraph::Host &host, const json &params) : O0Node(host, params, kParams.parse(params)) {}
-  O0Node(const evalgraph::Host &host, const json &params, const Config &c)
+  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  O0Node(const evalgraph::Host &host, const Config &c, const json &params)
       : EmbeddingNode(host, params, c.embedding_provider),
         p_(ksodi::resolve(c)),
         out_{ksodi::calibration_id(c), c.embedding_provider, c.sentence_text_max} {}

@@ -37,8 +37,8 @@ const evalgraph::NodeSpec kSpec{
 
 class OTNode : public ksodi::SequenceNode {
  public:
-  OTNode(const evalgraph::Host &host, const json &params) : OTNode(host, params, kParams.parse(params)) {}
-  OTNode(const evalgraph::Host &host, const json &params, const Config &c) : SequenceNode(host, params, c.embedding_provider) {
+  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  OTNode(const evalgraph::Host &host, const Config &c, const json &params) : SequenceNode(host, params, c.embedding_provider) {
     p_ = c;
     p_.o0 = ksodi::resolve(c.standard);
     text_max_ = c.sentence_text_max;

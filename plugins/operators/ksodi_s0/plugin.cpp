@@ -33,8 +33,8 @@ const evalgraph::NodeSpec kSpec{
 
 class S0Node : public ksodi::EmbeddingNode {
  public:
-  S0Node(const evalgraph::Host &host, const json &params) : S0Node(host, params, kParams.parse(params)) {}
-  S0Node(const evalgraph::Host &host, const json &params, const Config &c)
+  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  S0Node(const evalgraph::Host &host, const Config &c, const json &params)
       : EmbeddingNode(host, params, c.embedding_provider), p_(ksodi::resolve(c)) {}
 
   std::string process_raw(evalgraph::Call &call, std::string_view input) override {

@@ -30,8 +30,8 @@ const evalgraph::NodeSpec kSpec{
 
 class STNode : public ksodi::SequenceNode {
  public:
-  STNode(const evalgraph::Host &host, const json &params) : STNode(host, params, kParams.parse(params)) {}
-  STNode(const evalgraph::Host &host, const json &params, const Config &c) : SequenceNode(host, params, c.embedding_provider) {
+  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  STNode(const evalgraph::Host &host, const Config &c, const json &params) : SequenceNode(host, params, c.embedding_provider) {
     p_ = c;
     p_.s0 = ksodi::resolve(c.standard);
   }

@@ -81,8 +81,7 @@ const evalgraph::NodeSpec kSpec{
     .description = "detailed results, summary (md/csv/xlsx/png), statistics over replications",
     .params = kParams};
 
-ReportConfig report_config(const json &p) {
-  const Config c = kParams.parse(p);
+ReportConfig report_config(const Config &c, const json &p) {
   ReportConfig r;
   r.experiment_name = c.experiment_name;
   r.input_column = c.input_column;
@@ -114,7 +113,8 @@ ReportConfig report_config(const json &p) {
 
 class ReportSink : public evalgraph::Node {
  public:
-  ReportSink(const evalgraph::Host &, const json &p) : report_(report_config(p)) {}
+  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  ReportSink(const evalgraph::Host &, const Config &c, const json &p) : report_(report_config(c, p)) {}
   json process(evalgraph::Call &, const json &record) override {
     report_.add(record);
     return nullptr;

@@ -34,8 +34,8 @@ const evalgraph::NodeSpec kSpec{
 
 class Report : public evalgraph::Node {
  public:
-  Report(const evalgraph::Host &, const json &p) : Report(p, kParams.parse(p)) {}
-  Report(const json &p, const Config &c)
+  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  Report(const evalgraph::Host &, const Config &c, const json &p)
       : agg_(c.overall), c_(c), target_(evalgraph::sink_target(p, c.file, kSpec.name)) {}
 
   json process(evalgraph::Call &, const json &record) override {

@@ -45,8 +45,8 @@ const evalgraph::NodeSpec kSpec{
 
 class CsvSink : public evalgraph::RawNode {
  public:
-  CsvSink(const evalgraph::Host &, const json &params) : CsvSink(params, kParams.parse(params)) {}
-  CsvSink(const json &params, const Config &c)
+  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  CsvSink(const evalgraph::Host &, const Config &c, const json &params)
       : file_(c.file), options_(table_options(c)), table_(evalgraph::sink_output_path(params, file_), options_) {}
 
   std::string process_raw(evalgraph::Call &, std::string_view in) override {

@@ -39,8 +39,8 @@ const evalgraph::NodeSpec kSpec{
 
 class HtmlReport : public evalgraph::RawNode {
  public:
-  HtmlReport(const evalgraph::Host &host, const json &params) : host_(host) {
-    const Config c = kParams.parse(params);
+  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  HtmlReport(const evalgraph::Host &host, const Config &c, const json &params) : host_(host) {
     file_ = c.file;
     final_ = evalgraph::sink_output_path(params, file_);
     json run = params.contains("_run") ? params["_run"] : json::object();

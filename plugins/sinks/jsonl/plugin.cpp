@@ -34,8 +34,9 @@ const evalgraph::NodeSpec kSpec{
 
 class JsonlSink : public evalgraph::RawNode {
  public:
-  JsonlSink(const evalgraph::Host &, const json &params) {
-    file_ = kParams.parse(params).file;
+  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  JsonlSink(const evalgraph::Host &, const Config &c, const json &params) {
+    file_ = c.file;
     out_.open_partial(evalgraph::sink_output_path(params, file_), kBufferSize);
   }
 

@@ -34,8 +34,8 @@ const evalgraph::NodeSpec kSpec{
 
 class CurvesSink : public evalgraph::Node {
  public:
-  CurvesSink(const evalgraph::Host &, const json &p) : CurvesSink(p, kParams.parse(p)) {}
-  CurvesSink(const json &p, const Config &c) : c_(c), target_(ksodi::sink_target(p, c.file, kSpec.name)) {}
+  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  CurvesSink(const evalgraph::Host &, const Config &c, const json &p) : c_(c), target_(ksodi::sink_target(p, c.file, kSpec.name)) {}
 
   json process(evalgraph::Call &, const json &record) override {
     c_.add(record);

@@ -34,8 +34,8 @@ const evalgraph::NodeSpec kSpec{
 
 class SummarySink : public evalgraph::Node {
  public:
-  SummarySink(const evalgraph::Host &, const json &p) : SummarySink(p, kParams.parse(p)) {}
-  SummarySink(const json &p, const Config &c) : agg_(c), target_(ksodi::sink_target(p, c.file, kSpec.name)) {}
+  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  SummarySink(const evalgraph::Host &, const Config &c, const json &p) : agg_(c), target_(ksodi::sink_target(p, c.file, kSpec.name)) {}
 
   json process(evalgraph::Call &, const json &record) override {
     agg_.add(record);

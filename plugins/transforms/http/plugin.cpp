@@ -52,7 +52,17 @@ const evalgraph::NodeSpec kSpec = chain_spec({
 
 class HttpTransform : public ChainNode {
  public:
-  HttpTransform(const evalgraph::Host &host, const json &p) : HttpTransform(host, kParams.parse(p), p) {}
+  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  HttpTransform(const evalgraph::Host &host, const Config &c, const json &p)
+      : ChainNode(kSpec, c.transformation), host_(host), c_(c) {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    if (c_.url.rfind("http://", 0) != 0 && c_.url.rfind("https://", 0) != 0)
+      throw std::invalid_argument("url must start with http:// or https://: " + c_.url);
+    pointer_ = json::json_pointer(c_.answer_pointer);
+    for (const auto &[k, v] : c_.headers.items()) headers_.push_back(k + ": " + v.get<std::string>());
+    if (c_.api_key_file) token_ = read_token(*c_.api_key_file, p.value("_pipeline_dir", json()));
+  }
 
   std::string transform(evalgraph::Call &call, const evalgraph::Record &row) override {
     const std::string orig = original(row, original_);
@@ -76,17 +86,6 @@ class HttpTransform : public ChainNode {
   }
 
  private:
-  HttpTransform(const evalgraph::Host &host, const Config &c, const json &p)
-      : ChainNode(kSpec, c.transformation), host_(host), c_(c) {
-    static std::once_flag once;
-    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-    if (c_.url.rfind("http://", 0) != 0 && c_.url.rfind("https://", 0) != 0)
-      throw std::invalid_argument("url must start with http:// or https://: " + c_.url);
-    pointer_ = json::json_pointer(c_.answer_pointer);
-    for (const auto &[k, v] : c_.headers.items()) headers_.push_back(k + ": " + v.get<std::string>());
-    if (c_.api_key_file) token_ = read_token(*c_.api_key_file, p.value("_pipeline_dir", json()));
-  }
-
   // Returns "" on a 2xx answer; otherwise the error, with `transient` telling whether a retry may help.
   std::string post(const std::string &body, std::string &answer, long &status, bool &transient) const {
     CURL *h = curl_easy_init();

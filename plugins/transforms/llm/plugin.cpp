@@ -30,7 +30,9 @@ const evalgraph::NodeSpec kSpec = chain_spec({
 
 class LlmTransform : public ChainNode {
  public:
-  LlmTransform(const evalgraph::Host &host, const json &p) : LlmTransform(host, kParams.parse(p)) {}
+  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  LlmTransform(const evalgraph::Host &host, const Config &c)
+      : ChainNode(kSpec, c.transformation), host_(host), c_(c), inference_(c.request_base()) {}
 
   std::string transform(evalgraph::Call &call, const evalgraph::Record &row) override {
     const std::string orig = original(row, original_);
@@ -49,9 +51,6 @@ class LlmTransform : public ChainNode {
   }
 
  private:
-  LlmTransform(const evalgraph::Host &host, const Config &c)
-      : ChainNode(kSpec, c.transformation), host_(host), c_(c), inference_(c.request_base()) {}
-
   evalgraph::Host host_;
   const Config c_;
   const evalgraph::Port original_ = kSpec.port("original");

@@ -27,7 +27,8 @@ const evalgraph::NodeSpec kSpec = chain_spec({
 
 class ManualTransform : public ChainNode {
  public:
-  ManualTransform(const evalgraph::Host &, const json &p) : ManualTransform(kParams.parse(p)) {}
+  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  ManualTransform(const evalgraph::Host &, const Config &c) : ChainNode(kSpec, c.transformation), column_(c.column) {}
 
   std::string transform(evalgraph::Call &, const evalgraph::Record &row) override {
     if (row[text_].absent_or_null()) throw evalgraph::InputError("the row has no value in column '" + column_ + "'");
@@ -37,7 +38,6 @@ class ManualTransform : public ChainNode {
   }
 
  private:
-  explicit ManualTransform(const Config &c) : ChainNode(kSpec, c.transformation), column_(c.column) {}
   const std::string column_;
   const evalgraph::Port text_ = kSpec.port("text");
 };
