@@ -302,36 +302,41 @@ eg_status HostServices::chat_provider(const char *requested, std::string &name, 
   return EG_OK;
 }
 
-eg_status HostServices::open_request(const char *what, const char *requested, std::string_view req, std::string &name,
-                                     json &body, eg_buffer *out) const {
+// chat and chat_batch: the provider a call names and its request (an object; a batch: an array) checked here,
+// once, then the call made.
+eg_status HostServices::chat(eg_call *call, const char *requested, std::string_view req, bool batch, eg_buffer *out) {
+  std::string name;
   if (eg_status st = chat_provider(requested, name, out); st != EG_OK) return st;
   // (checked without recursion first: a request nested deeper than rawjson::kMaxDepth is refused, not dumped)
-  body = rawjson::parse(req);
-  const bool batch = std::string_view(what) == "chat_batch";
+  json body = rawjson::parse(req);
   if (body.is_discarded() || (batch ? !body.is_array() : !body.is_object())) {
-    fill_host_buffer(out, fmt::format("{} request is not a JSON {} (or nests deeper than 512 levels)", what,
-                                      batch ? "array" : "object"));
+    fill_host_buffer(out, fmt::format("{} request is not a JSON {} (or nests deeper than 512 levels)",
+                                      batch ? "chat_batch" : "chat", batch ? "array" : "object"));
     return EG_INVALID_INPUT;
   }
-  return EG_OK;
+  return batch ? chat_many(call, name, body, out) : chat_one(call, name, body, out);
 }
 
 eg_status HostServices::c_chat(const eg_host *h, eg_call *call, const char *provider, const char *req, size_t len,
                                eg_buffer *out) {
-  HostServices *s = self(h);
-  std::string name;
-  json body;
-  if (eg_status st = s->open_request("chat", provider, std::string_view(req, len), name, body, out); st != EG_OK)
-    return st;
-  llm::CallResult r = s->llm_->chat(name, body, call != nullptr ? call->replication : 0);
-  s->account(call, name, r);
-  if (s->observer_) s->observer_(call, name, body, r);
+  return self(h)->chat(call, provider, std::string_view(req, len), false, out);
+}
+
+eg_status HostServices::c_chat_batch(const eg_host *h, eg_call *call, const char *provider, const char *req, size_t len,
+                                     eg_buffer *out) {
+  return self(h)->chat(call, provider, std::string_view(req, len), true, out);
+}
+
+eg_status HostServices::chat_one(eg_call *call, const std::string &name, const json &body, eg_buffer *out) {
+  llm::CallResult r = llm_->chat(name, body, call != nullptr ? call->replication : 0);
+  account(call, name, r);
+  if (observer_) observer_(call, name, body, r);
   if (r.stopped) {
     note_call_stopped();
     fill_host_buffer(out, r.error);
     return EG_CANCELLED;
   }
-  if (s->cancelled()) {
+  if (cancelled()) {
     fill_host_buffer(out, "cancelled");
     return EG_CANCELLED;
   }
@@ -348,20 +353,14 @@ eg_status HostServices::c_chat(const eg_host *h, eg_call *call, const char *prov
   return EG_OK;
 }
 
-eg_status HostServices::c_chat_batch(const eg_host *h, eg_call *call, const char *provider, const char *req, size_t len,
-                                     eg_buffer *out) {
-  HostServices *s = self(h);
-  std::string name;
-  json arr;
-  if (eg_status st = s->open_request("chat_batch", provider, std::string_view(req, len), name, arr, out); st != EG_OK)
-    return st;
+eg_status HostServices::chat_many(eg_call *call, const std::string &name, const json &arr, eg_buffer *out) {
   std::vector<json> bodies(arr.begin(), arr.end());
-  auto results = s->llm_->chat_batch(name, bodies, call != nullptr ? call->replication : 0);
+  auto results = llm_->chat_batch(name, bodies, call != nullptr ? call->replication : 0);
   json res = json::array();
   bool stopped = false;
   for (std::size_t i = 0; i < results.size(); ++i) {
-    s->account(call, name, results[i]);
-    if (s->observer_) s->observer_(call, name, bodies[i], results[i]);
+    account(call, name, results[i]);
+    if (observer_) observer_(call, name, bodies[i], results[i]);
   }
   for (auto &r : results) {
     if (r.stopped && !stopped) {
@@ -372,7 +371,7 @@ eg_status HostServices::c_chat_batch(const eg_host *h, eg_call *call, const char
     else res.push_back({{"ok", false}, {"error", r.error}});
   }
   fill_host_buffer(out, res.dump());
-  return s->cancelled() || stopped ? EG_CANCELLED : EG_OK;
+  return cancelled() || stopped ? EG_CANCELLED : EG_OK;
 }
 
 namespace {
