@@ -30,7 +30,7 @@ const evalgraph::NodeSpec kSpec{
 
 class Hallucination : public evalgraph::TextPairNode {
  public:
-  using Config = JudgeConfig;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  using Config = JudgeConfig;
   Hallucination(const evalgraph::Host &host, const Config &c)
       : TextPairNode(kSpec.name), judge_(host, c, "evaluate_hallucination", kDefaultPrompt) {}
 

@@ -36,7 +36,7 @@ const evalgraph::NodeSpec kSpec{
 
 class TaskComparison : public evalgraph::TextPairNode {
  public:
-  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  using Config = ::Config;
   TaskComparison(const evalgraph::Host &host, const Config &c)
       : TextPairNode(kSpec.name), task_(c.task), criterion_(c.criterion),
         judge_(host, c, "evaluate_task_comparison", kDefaultPrompt) {}

@@ -45,7 +45,7 @@ const evalgraph::NodeSpec kSpec{
 
 class CsvSink : public evalgraph::RawNode {
  public:
-  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  using Config = ::Config;
   CsvSink(const evalgraph::Host &, const Config &c, const json &params)
       : file_(c.file), options_(table_options(c)), table_(evalgraph::sink_output_path(params, file_), options_) {}
 

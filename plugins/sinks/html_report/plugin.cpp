@@ -39,7 +39,7 @@ const evalgraph::NodeSpec kSpec{
 
 class HtmlReport : public evalgraph::RawNode {
  public:
-  using Config = ::Config;  // the struct of kParams (NodeSpec::params): the SDK parses it
+  using Config = ::Config;
   HtmlReport(const evalgraph::Host &host, const Config &c, const json &params) : host_(host) {
     file_ = c.file;
     final_ = evalgraph::sink_output_path(params, file_);
