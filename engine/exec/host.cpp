@@ -314,7 +314,7 @@ eg_status HostServices::chat(eg_call *call, const char *requested, std::string_v
                                       batch ? "chat_batch" : "chat", batch ? "array" : "object"));
     return EG_INVALID_INPUT;
   }
-  return batch ? chat_many(call, name, body, out) : chat_one(call, name, body, out);
+  return batch ? chat_many(call, name, std::move(body), out) : chat_one(call, name, body, out);
 }
 
 eg_status HostServices::c_chat(const eg_host *h, eg_call *call, const char *provider, const char *req, size_t len,
@@ -353,8 +353,9 @@ eg_status HostServices::chat_one(eg_call *call, const std::string &name, const j
   return EG_OK;
 }
 
-eg_status HostServices::chat_many(eg_call *call, const std::string &name, const json &arr, eg_buffer *out) {
-  std::vector<json> bodies(arr.begin(), arr.end());
+eg_status HostServices::chat_many(eg_call *call, const std::string &name, json &&arr, eg_buffer *out) {
+  auto &items = arr.get_ref<json::array_t &>();  // (chat() checked it is an array)
+  std::vector<json> bodies(std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));
   auto results = llm_->chat_batch(name, bodies, call != nullptr ? call->replication : 0);
   json res = json::array();
   bool stopped = false;

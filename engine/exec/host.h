@@ -64,7 +64,7 @@ class HostServices {
   eg_status chat_provider(const char *requested, std::string &name, eg_buffer *out) const;
   eg_status chat(eg_call *call, const char *requested, std::string_view req, bool batch, eg_buffer *out);
   eg_status chat_one(eg_call *call, const std::string &name, const nlohmann::json &body, eg_buffer *out);
-  eg_status chat_many(eg_call *call, const std::string &name, const nlohmann::json &bodies, eg_buffer *out);
+  eg_status chat_many(eg_call *call, const std::string &name, nlohmann::json &&bodies, eg_buffer *out);
   static HostServices *self(const eg_host *h) { return static_cast<HostServices *>(h->host_data); }
   static void c_log(const eg_host *h, eg_call *call, eg_log_level level, const char *msg);
   static int c_is_cancelled(const eg_host *h, eg_call *call);
