@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <cstring>
+#include <iterator>
 
 #include "embed/tfidf.h"
 #include "llm/tokens.h"
