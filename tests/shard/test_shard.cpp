@@ -1,5 +1,4 @@
 // The shard a run takes (--shard, Slurm, Kubernetes) and how sequence groups are spread.
-#define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
 #include <map>
