@@ -259,6 +259,7 @@ class ConfigReader {
   }
 
  private:
+  bool non_empty(const YAML::Node &node, YAML::NodeType::value type, const char *what);
   void read_experiment();
   void read_data_files();
   void read_models_file();
@@ -314,13 +315,20 @@ void ConfigReader::read_experiment() {
   if (e_.input_column.empty()) ctx_.error(loc(ef_, ev_["input_column_name"]), "input_column_name is empty");
 }
 
+// Whether `node` of evaluation.yaml is a `type` (sequence or mapping) with at least one entry; else reports
+// `what` at it (at the file when it is missing) and says no.
+bool ConfigReader::non_empty(const YAML::Node &node, YAML::NodeType::value type, const char *what) {
+  if (node && node.Type() == type && node.size() > 0) return true;
+  ctx_.error(loc(ef_, node ? node : ev_), what);
+  return false;
+}
+
 // evaluation.yaml data_files: names in the data folder, with or without .csv/.xlsx.
 void ConfigReader::read_data_files() {
   YAML::Node df = ev_["data_files"];
-  if (!df || !df.IsSequence() || df.size() == 0) {
-    ctx_.error(loc(ef_, df ? df : ev_), "data_files must list at least one file of the data folder (name without extension)");
+  if (!non_empty(df, YAML::NodeType::Sequence,
+                 "data_files must list at least one file of the data folder (name without extension)"))
     return;
-  }
   for (const auto &n : df) {
     DataFile d{scalar(n), {}, loc(ef_, n)};
     fs::path data_dir = e_.project_dir / "data";
@@ -357,10 +365,7 @@ void ConfigReader::read_models_file() {
 // evaluation.yaml transformations: {id: {type, label, ...}}; a backend one is described in evalgraph_models.yaml.
 void ConfigReader::read_transformations() {
   YAML::Node tr = ev_["transformations"];
-  if (!tr || !tr.IsMap() || tr.size() == 0) {
-    ctx_.error(loc(ef_, tr ? tr : ev_), "transformations must map at least one id to {type, label, ...}");
-    return;
-  }
+  if (!non_empty(tr, YAML::NodeType::Map, "transformations must map at least one id to {type, label, ...}")) return;
   for (const auto &kv : tr) {
     Transformation t;
     t.id = kv.first.Scalar();

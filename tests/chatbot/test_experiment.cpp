@@ -272,6 +272,26 @@ TEST_CASE("bad configurations are refused with file and what to do, before any L
     p.write_evaluation("example", "  dritte:\n    type: chatgpt\n    label: X\n");
     expect_error(p, {"evaluation.yaml:", "transformation 'dritte': unknown type 'chatgpt'", "backend", "manual"});
   }
+  SECTION("data_files and transformations missing, empty or not a list and a mapping") {
+    struct Case {
+      const char *data_files, *transformations, *data_files_at, *transformations_at;
+    };
+    for (const Case &c : {Case{"", "transformations: [gpt_4_o]\n", "evaluation.yaml:1:1", "evaluation.yaml:6:18"},
+                          Case{"data_files: []\n", "transformations: {}\n", "evaluation.yaml:2:13", "evaluation.yaml:7:18"}}) {
+      Project p(server);
+      std::string ev = testsupport::read_file(p.config / "evaluation.yaml");
+      ev = replace_all(ev, "data_files:\n  - example_data\n", c.data_files);
+      ev = replace_all(ev,
+                       "transformations:\n  gpt_4_o:\n    type: backend\n    model_name: gpt_4_o\n    label: GPT 4\n"
+                       "  manuell:\n    type: manual\n    column: Manuell\n    label: Von Hand\n",
+                       c.transformations);
+      p.dir.write("projekt/config/evaluation.yaml", ev);
+      expect_error(p, {std::string(c.data_files_at) +
+                           ": error: data_files must list at least one file of the data folder (name without extension)",
+                       std::string(c.transformations_at) +
+                           ": error: transformations must map at least one id to {type, label, ...}"});
+    }
+  }
   SECTION("a missing secret file") {
     Project p(server);
     fs::remove(p.root / "secrets" / "llm_api.secret");
