@@ -28,6 +28,8 @@ constexpr std::size_t kMaxColumns = 16384;                    // A to XFD, as in
 constexpr std::size_t kMaxRows = 1048576;                     // as in Excel
 
 const char *const kResave = "open it in Excel or LibreOffice and save it again as .xlsx, or export the sheet as CSV";
+// What to do about a damaged file.
+std::string fetch_again() { return std::string("copy or download the file again, or ") + kResave; }
 
 // An error in the reader's words: what is wrong (with the part, sheet and cell where known) and what to do.
 struct ReadError : std::runtime_error {
@@ -101,14 +103,13 @@ class Archive {
   static ReadError part_error(const std::string &name, int code) {
     switch (code) {
       case ZIP_ER_CRC:
-        return ReadError(name + " is damaged (its checksum does not match)",
-                         "copy or download the file again, or " + std::string(kResave));
+        return ReadError(name + " is damaged (its checksum does not match)", fetch_again());
       case ZIP_ER_ZLIB:
       case ZIP_ER_COMPRESSED_DATA:
       case ZIP_ER_INCONS:
       case ZIP_ER_EOF:
         return ReadError(name + " is damaged (its compressed data cannot be inflated; the file may be cut short)",
-                         "copy or download the file again, or " + std::string(kResave));
+                         fetch_again());
       case ZIP_ER_NOPASSWD:
       case ZIP_ER_WRONGPASSWD:
       case ZIP_ER_ENCRNOTSUPP:
@@ -152,8 +153,7 @@ class Archive {
       }
       case ZIP_ER_INCONS:
       case ZIP_ER_EOF:
-        return ReadError("its ZIP archive is damaged (cut short or inconsistent)",
-                         "copy or download the file again, or " + std::string(kResave));
+        return ReadError("its ZIP archive is damaged (cut short or inconsistent)", fetch_again());
       case ZIP_ER_MULTIDISK:
         return ReadError("it is a multi-part (spanned) ZIP archive", kResave);
       case ZIP_ER_MEMORY:
