@@ -15,6 +15,7 @@
 #include <mutex>
 #include <new>
 #include <nlohmann/detail/conversions/to_chars.hpp>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -647,6 +648,18 @@ void append_uint(std::string &out, unsigned long long v, bool negative) {
   out.append(b, static_cast<size_t>(e - b));
 }
 
+// A str's text as UTF-8 (kept by the object), or none when it has no UTF-8 form (a lone surrogate); the Python
+// error is cleared either way, for the caller to decline or to word its own.
+std::optional<std::string_view> utf8_of(PyObject *str) {
+  Py_ssize_t n = 0;
+  const char *s = PyUnicode_AsUTF8AndSize(str, &n);
+  if (s == nullptr) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return std::string_view(s, static_cast<size_t>(n));
+}
+
 }  // namespace
 
 bool parse_fields(std::string_view text, int max_depth, std::vector<Field> &fields) {
@@ -758,13 +771,9 @@ bool append_json(PyObject *o, std::string &out, int depth) {
       return true;
     }
     case K_STR: {
-      Py_ssize_t n = 0;
-      const char *s = PyUnicode_AsUTF8AndSize(o, &n);
-      if (s == nullptr) {
-        PyErr_Clear();
-        return false;
-      }
-      append_json_string(out, s, static_cast<size_t>(n));
+      const auto s = utf8_of(o);
+      if (!s) return false;
+      append_json_string(out, s->data(), s->size());
       return true;
     }
     case K_LIST: {
@@ -785,13 +794,9 @@ bool append_json(PyObject *o, std::string &out, int depth) {
       Py_ssize_t pos = 0;
       while (PyDict_Next(o, &pos, &k, &v)) {
         if (!PyUnicode_Check(k)) return false;
-        Py_ssize_t n = 0;
-        const char *ks = PyUnicode_AsUTF8AndSize(k, &n);
-        if (ks == nullptr) {
-          PyErr_Clear();
-          return false;
-        }
-        items.emplace_back(std::string_view(ks, static_cast<size_t>(n)), v);
+        const auto ks = utf8_of(k);
+        if (!ks) return false;
+        items.emplace_back(*ks, v);
       }
       std::sort(items.begin(), items.end(), [](const auto &a, const auto &b) { return a.first < b.first; });  // std::map's order
       out += '{';
@@ -886,13 +891,9 @@ nlohmann::json to_json(PyObject *o, const std::string &path) {
       return d;
     }
     case K_STR: {
-      Py_ssize_t n = 0;
-      const char *s = PyUnicode_AsUTF8AndSize(o, &n);
-      if (s == nullptr) {
-        PyErr_Clear();
-        throw std::runtime_error(path + ": the str is not valid UTF-8 (a lone surrogate such as '\\ud800')");
-      }
-      return std::string(s, static_cast<size_t>(n));
+      const auto s = utf8_of(o);
+      if (!s) throw std::runtime_error(path + ": the str is not valid UTF-8 (a lone surrogate such as '\\ud800')");
+      return std::string(*s);
     }
     case K_LIST: {
       nlohmann::json a = nlohmann::json::array();
@@ -913,13 +914,9 @@ nlohmann::json to_json(PyObject *o, const std::string &path) {
           PyErr_Clear();
           throw std::runtime_error(path + ": key " + (kr != nullptr ? kr : "?") + " is not a str (JSON keys are strings)");
         }
-        Py_ssize_t n = 0;
-        const char *ks = PyUnicode_AsUTF8AndSize(k, &n);
-        if (ks == nullptr) {
-          PyErr_Clear();
-          throw std::runtime_error(path + ": a key is not valid UTF-8 (a lone surrogate)");
-        }
-        std::string key(ks, static_cast<size_t>(n));
+        const auto ks = utf8_of(k);
+        if (!ks) throw std::runtime_error(path + ": a key is not valid UTF-8 (a lone surrogate)");
+        std::string key(*ks);
         obj[key] = to_json(v, path + "." + key);
       }
       return obj;
