@@ -34,23 +34,15 @@ class Builder {
       json &slot = stack.empty() ? root : place(*stack.back(), key);
       const char c = *p_;
       bool opened = false;
-      if (c == '{') {
+      if (c == '{' || c == '[') {  // an object or an array: empty, or opened for its first member or element
+        const bool object = c == '{';
         ++p_;
-        slot = json::object();
+        slot = object ? json::object() : json::array();
         ws();
-        if (*p_ == '}') ++p_;
+        if (*p_ == (object ? '}' : ']')) ++p_;
         else {
           stack.push_back(&slot);
-          member_key(key);
-          opened = true;
-        }
-      } else if (c == '[') {
-        ++p_;
-        slot = json::array();
-        ws();
-        if (*p_ == ']') ++p_;
-        else {
-          stack.push_back(&slot);
+          if (object) member_key(key);
           opened = true;
         }
       } else if (c == '"') {
