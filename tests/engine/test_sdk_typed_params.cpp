@@ -1,6 +1,7 @@
 // The SDK parses a node's parameters once, with its NodeSpec's Params, and hands the struct to the node's typed
-// constructor (T(const Host &, const Config &, const json &), `using Config = ...` in T; plugin.hpp node_type).
-// A bad parameter still fails create() with parse()'s message; the older T(const Host &, const json &) still works.
+// constructor (T(const Host &, const S &, const json &), S learnt from the constructor or named by `using Config`
+// in T; plugin.hpp node_type). A bad parameter still fails create() with parse()'s message, Params of another
+// struct than the constructor's fail it saying both; the older T(const Host &, const json &) still works.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -26,23 +27,27 @@ const evalgraph::Params<Other> kOther{{evalgraph::param(&Other::on, "on", "Switc
 
 const evalgraph::NodeSpec kTyped{.name = "test.typed", .writes = {"min", "mode", "dir"}, .params = kCfg};
 
-// What the constructor received, given back by process().
+// What the constructor received, given back by process(). The SDK learns Cfg from the constructor.
 class Typed : public evalgraph::Node {
  public:
-  using Config = Cfg;
-  Typed(const evalgraph::Host &, const Config &c, const json &params)
+  Typed(const evalgraph::Host &, const Cfg &c, const json &params)
       : c_(c), dir_(params.value("_output_dir", std::string())) {}
   json process(evalgraph::Call &, const json &) override { return {{"min", c_.min}, {"mode", c_.mode}, {"dir", dir_}}; }
 
  private:
-  const Config c_;
+  const Cfg c_;
   const std::string dir_;
+};
+// The same, naming its struct (`using Config`, as older plugins do).
+class Named : public Typed {
+ public:
+  using Config = Cfg;
+  Named(const evalgraph::Host &host, const Config &c, const json &params) : Typed(host, c, params) {}
 };
 // The two-argument typed form.
 class TypedShort : public evalgraph::Node {
  public:
-  using Config = Cfg;
-  TypedShort(const evalgraph::Host &, const Config &c) : min_(c.min) {}
+  TypedShort(const evalgraph::Host &, const Cfg &c) : min_(c.min) {}
   json process(evalgraph::Call &, const json &) override { return {{"min", min_}}; }
 
  private:
@@ -61,6 +66,10 @@ class Untyped : public evalgraph::Node {
 class TypedOther : public TypedShort {
  public:
   using TypedShort::TypedShort;
+};
+class NamedOther : public Named {
+ public:
+  using Named::Named;
 };
 class TypedNone : public Typed {
  public:
@@ -88,6 +97,10 @@ std::pair<eg_status, std::string> run(const eg_node_type &t, const char *params)
 }  // namespace
 
 TEST_CASE("node_type: the typed constructor gets the parameters parsed with the spec's Params", "[sdk][params]") {
+  STATIC_REQUIRE(evalgraph::detail::constructor_form<Typed>() == 3);
+  STATIC_REQUIRE(evalgraph::detail::constructor_form<Named>() == 3);
+  STATIC_REQUIRE(evalgraph::detail::constructor_form<TypedShort>() == 2);
+  STATIC_REQUIRE(evalgraph::detail::constructor_form<Untyped>() == 0);
   const eg_node_type t = evalgraph::node_type<Typed>(kTyped);
   auto [ok, out] = run(t, R"({"min": 7, "mode": "exact", "_output_dir": "/tmp/x"})");
   REQUIRE(ok == EG_OK);
@@ -95,6 +108,8 @@ TEST_CASE("node_type: the typed constructor gets the parameters parsed with the 
   // Defaults where absent, and no parameters at all.
   CHECK(json::parse(run(t, "{}").second) == json{{"min", 3}, {"mode", "fast"}, {"dir", ""}});
   CHECK(json::parse(run(t, "").second) == json{{"min", 3}, {"mode", "fast"}, {"dir", ""}});
+  CHECK(json::parse(run(evalgraph::node_type<Named>(kTyped), R"({"min": 8})").second) ==
+        json{{"min", 8}, {"mode", "fast"}, {"dir", ""}});
   CHECK(json::parse(run(evalgraph::node_type<TypedShort>(kTyped), R"({"min": 9})").second) == json{{"min", 9}});
   CHECK(json::parse(run(evalgraph::node_type<Untyped>(kTyped), R"({"min": 5})").second) == json{{"min", 5}});
 }
@@ -119,9 +134,17 @@ TEST_CASE("node_type: a bad parameter fails create() of a typed node with parse(
 }
 
 TEST_CASE("node_type: a typed node whose spec declares other Params, or none, fails create() saying so", "[sdk][params]") {
+  // The struct learnt from the constructor: checked when a node is created, both structs named.
   const eg_node_type other = evalgraph::node_type<TypedOther>({.name = "test.other", .params = kOther});
-  CHECK(run(other, "{}") == std::pair<eg_status, std::string>{
-                                EG_ERROR, "test.other: the node's constructor takes its Config, so its NodeSpec needs "
+  CHECK(run(other, "{}") ==
+        std::pair<eg_status, std::string>{
+            EG_ERROR, "test.other: the node's constructor takes (anonymous namespace)::Cfg, but its NodeSpec's .params "
+                      "parse into (anonymous namespace)::Other; declare .params = an "
+                      "evalgraph::Params<(anonymous namespace)::Cfg>"});
+  // The struct named by `using Config`: checked when the node type is declared.
+  const eg_node_type named = evalgraph::node_type<NamedOther>({.name = "test.named", .params = kOther});
+  CHECK(run(named, "{}") == std::pair<eg_status, std::string>{
+                                EG_ERROR, "test.named: the node's constructor takes its Config, so its NodeSpec needs "
                                           ".params = the evalgraph::Params of that struct (declared: the Params of "
                                           "another struct)"});
   const eg_node_type none = evalgraph::node_type<TypedNone>({.name = "test.none"});

@@ -30,8 +30,7 @@ const evalgraph::NodeSpec kSpec{
 
 class Hallucination : public evalgraph::TextPairNode {
  public:
-  using Config = JudgeConfig;
-  Hallucination(const evalgraph::Host &host, const Config &c)
+  Hallucination(const evalgraph::Host &host, const JudgeConfig &c)
       : TextPairNode(kSpec.name), judge_(host, c, "evaluate_hallucination", kDefaultPrompt) {}
 
   json compare(evalgraph::Call &call, const std::string &original, const std::string &transformed) override {

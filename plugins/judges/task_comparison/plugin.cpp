@@ -36,7 +36,6 @@ const evalgraph::NodeSpec kSpec{
 
 class TaskComparison : public evalgraph::TextPairNode {
  public:
-  using Config = ::Config;
   TaskComparison(const evalgraph::Host &host, const Config &c)
       : TextPairNode(kSpec.name), task_(c.task), criterion_(c.criterion),
         judge_(host, c, "evaluate_task_comparison", kDefaultPrompt) {}

@@ -61,7 +61,6 @@ const evalgraph::NodeSpec kSpec{
 // A DOM: a criterion arrives as a judge's or an index's whole output object, whose "value" it reads.
 class Score : public evalgraph::Node {
  public:
-  using Config = ::Config;
   Score(const evalgraph::Host &, const Config &c) {
     double total = 0;
     for (Criterion k : c.criteria) {

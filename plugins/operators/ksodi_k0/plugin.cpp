@@ -26,8 +26,7 @@ const evalgraph::NodeSpec kSpec{
 
 class K0Node : public evalgraph::RawNode {
  public:
-  using Config = ksodi::K0Config;
-  K0Node(const evalgraph::Host &, const Config &c, const json &params)
+  K0Node(const evalgraph::Host &, const ksodi::K0Config &c, const json &params)
       : p_(ksodi::resolve(c, "weights")), limits_(evalgraph::input_limits(params)) {
     for (std::size_t i = 0; i < std::size(ksodi::kK0Meta); ++i) meta_[i] = kSpec.port(ksodi::kK0Meta[i]);
   }

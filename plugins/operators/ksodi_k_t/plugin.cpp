@@ -34,7 +34,6 @@ const evalgraph::NodeSpec kSpec{
 
 class KTNode : public ksodi::SequenceNode {
  public:
-  using Config = ::Config;
   KTNode(const evalgraph::Host &host, const Config &c, const json &params) : SequenceNode(host, params, c.embedding_provider) {
     p_ = c;
     p_.k0 = ksodi::resolve(c.standard, "k0.weights");

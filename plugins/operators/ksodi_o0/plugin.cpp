@@ -35,7 +35,6 @@ const evalgraph::NodeSpec kSpec{
 
 class O0Node : public ksodi::EmbeddingNode {
  public:
-  using Config = ::Config;
   O0Node(const evalgraph::Host &host, const Config &c, const json &params)
       : EmbeddingNode(host, params, c.embedding_provider),
         p_(ksodi::resolve(c)),

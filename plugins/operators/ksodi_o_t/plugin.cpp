@@ -37,7 +37,6 @@ const evalgraph::NodeSpec kSpec{
 
 class OTNode : public ksodi::SequenceNode {
  public:
-  using Config = ::Config;
   OTNode(const evalgraph::Host &host, const Config &c, const json &params) : SequenceNode(host, params, c.embedding_provider) {
     p_ = c;
     p_.o0 = ksodi::resolve(c.standard);

@@ -33,7 +33,6 @@ const evalgraph::NodeSpec kSpec{
 
 class S0Node : public ksodi::EmbeddingNode {
  public:
-  using Config = ::Config;
   S0Node(const evalgraph::Host &host, const Config &c, const json &params)
       : EmbeddingNode(host, params, c.embedding_provider), p_(ksodi::resolve(c)) {}
 

@@ -30,7 +30,6 @@ const evalgraph::NodeSpec kSpec{
 
 class STNode : public ksodi::SequenceNode {
  public:
-  using Config = ::Config;
   STNode(const evalgraph::Host &host, const Config &c, const json &params) : SequenceNode(host, params, c.embedding_provider) {
     p_ = c;
     p_.s0 = ksodi::resolve(c.standard);

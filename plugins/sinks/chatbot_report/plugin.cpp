@@ -113,7 +113,6 @@ ReportConfig report_config(const Config &c, const json &p) {
 
 class ReportSink : public evalgraph::Node {
  public:
-  using Config = ::Config;
   ReportSink(const evalgraph::Host &, const Config &c, const json &p) : report_(report_config(c, p)) {}
   json process(evalgraph::Call &, const json &record) override {
     report_.add(record);

@@ -34,7 +34,6 @@ const evalgraph::NodeSpec kSpec{
 
 class Report : public evalgraph::Node {
  public:
-  using Config = ::Config;
   Report(const evalgraph::Host &, const Config &c, const json &p)
       : agg_(c.overall), c_(c), target_(evalgraph::sink_target(p, c.file, kSpec.name)) {}
 

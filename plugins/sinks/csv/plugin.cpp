@@ -45,7 +45,6 @@ const evalgraph::NodeSpec kSpec{
 
 class CsvSink : public evalgraph::RawNode {
  public:
-  using Config = ::Config;
   CsvSink(const evalgraph::Host &, const Config &c, const json &params)
       : file_(c.file), options_(table_options(c)), table_(evalgraph::sink_output_path(params, file_), options_) {}
 

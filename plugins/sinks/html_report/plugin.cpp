@@ -39,7 +39,6 @@ const evalgraph::NodeSpec kSpec{
 
 class HtmlReport : public evalgraph::RawNode {
  public:
-  using Config = ::Config;
   HtmlReport(const evalgraph::Host &host, const Config &c, const json &params) : host_(host) {
     file_ = c.file;
     final_ = evalgraph::sink_output_path(params, file_);

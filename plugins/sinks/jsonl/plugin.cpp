@@ -34,7 +34,6 @@ const evalgraph::NodeSpec kSpec{
 
 class JsonlSink : public evalgraph::RawNode {
  public:
-  using Config = ::Config;
   JsonlSink(const evalgraph::Host &, const Config &c, const json &params) {
     file_ = c.file;
     out_.open_partial(evalgraph::sink_output_path(params, file_), kBufferSize);

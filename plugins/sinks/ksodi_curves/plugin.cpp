@@ -34,7 +34,6 @@ const evalgraph::NodeSpec kSpec{
 
 class CurvesSink : public evalgraph::Node {
  public:
-  using Config = ::Config;
   CurvesSink(const evalgraph::Host &, const Config &c, const json &p) : c_(c), target_(ksodi::sink_target(p, c.file, kSpec.name)) {}
 
   json process(evalgraph::Call &, const json &record) override {

@@ -34,7 +34,6 @@ const evalgraph::NodeSpec kSpec{
 
 class SummarySink : public evalgraph::Node {
  public:
-  using Config = ::Config;
   SummarySink(const evalgraph::Host &, const Config &c, const json &p) : agg_(c), target_(ksodi::sink_target(p, c.file, kSpec.name)) {}
 
   json process(evalgraph::Call &, const json &record) override {

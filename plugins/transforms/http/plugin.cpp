@@ -52,7 +52,6 @@ const evalgraph::NodeSpec kSpec = chain_spec({
 
 class HttpTransform : public ChainNode {
  public:
-  using Config = ::Config;
   HttpTransform(const evalgraph::Host &host, const Config &c, const json &p)
       : ChainNode(kSpec, c.transformation), host_(host), c_(c) {
     static std::once_flag once;

@@ -30,7 +30,6 @@ const evalgraph::NodeSpec kSpec = chain_spec({
 
 class LlmTransform : public ChainNode {
  public:
-  using Config = ::Config;
   LlmTransform(const evalgraph::Host &host, const Config &c)
       : ChainNode(kSpec, c.transformation), host_(host), c_(c), inference_(c.request_base()) {}
 

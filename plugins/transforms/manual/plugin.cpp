@@ -27,7 +27,6 @@ const evalgraph::NodeSpec kSpec = chain_spec({
 
 class ManualTransform : public ChainNode {
  public:
-  using Config = ::Config;
   ManualTransform(const evalgraph::Host &, const Config &c) : ChainNode(kSpec, c.transformation), column_(c.column) {}
 
   std::string transform(evalgraph::Call &, const evalgraph::Record &row) override {

@@ -12,7 +12,6 @@ const evalgraph::NodeSpec kSpec{.name = "example.word_count", .description = "co
 
 class WordCount : public evalgraph::Node {
  public:
-  using Config = ::Config;  // the SDK parses the parameters with kSpec.params and passes them
   WordCount(const evalgraph::Host &, const Config &c) : cfg_(c) {}
   evalgraph::json process(evalgraph::Call &, const evalgraph::json &in) override {
     const std::string text = in.at("text");

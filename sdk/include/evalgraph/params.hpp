@@ -13,8 +13,8 @@
 //       evalgraph::param(&Cfg::mode, "mode", "How ...").one_of({"fast", "exact"}),
 //   }};
 //   ... NodeSpec{..., .params = kParams};
-// A node class that says `using Config = Cfg;` and has the constructor (const Host &, const Config &, const json &)
-// gets the parsed struct from the SDK (plugin.hpp, node_type); otherwise it calls kParams.parse(params) itself.
+// A node class whose constructor is (const Host &, const Cfg &, const json &) gets the parsed struct from the SDK
+// (plugin.hpp, node_type); one with (const Host &, const json &) calls kParams.parse(params) itself.
 //
 // The schema's description is the node type's (NodeSpec::description), said there once. The older form with a
 // description first, Params<Cfg>{"What the node does", {...}}, still compiles; that description then stays the
@@ -31,11 +31,13 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -219,10 +221,14 @@ class ParamsSchema {
     s["description"] = description;
     return s.dump();
   }
+  // The struct S of the Params<S> this is, and parse() into it without naming it (node_type<T> hands the
+  // result to T's constructor, which names it: plugin.hpp).
+  virtual const std::type_info &struct_type() const = 0;
+  virtual std::shared_ptr<const void> parse_erased(const nlohmann::json &with) const = 0;
 
  protected:
   ParamsSchema() = default;
-  virtual ~ParamsSchema() = default;  // virtual: node_type<T> tells a Params<S> by dynamic_cast (plugin.hpp)
+  virtual ~ParamsSchema() = default;
   nlohmann::json schema_;
   std::string text_;
 };
@@ -278,6 +284,10 @@ template <class S> class Params : public ParamsSchema {
       p->set(s, v, prefix + k);
     }
     return check_required(s, with, prefix);
+  }
+  const std::type_info &struct_type() const override { return typeid(S); }
+  std::shared_ptr<const void> parse_erased(const nlohmann::json &with) const override {
+    return std::make_shared<const S>(parse(with));
   }
 
  private:

@@ -3,8 +3,8 @@
 // Write a class derived from evalgraph::Node, declare its node type once with an evalgraph::NodeSpec (by field
 // name), and list it in EVALGRAPH_PLUGIN(...). This layer turns exceptions into status codes at the boundary,
 // parses the input JSON for you (nlohmann::json) and hands results back through the C ABI with a release
-// callback. A node with parameters (NodeSpec::params = kParams, an evalgraph::Params<S>) says `using Config = S;`
-// and takes them parsed: T(const Host&, const Config&, const json& params) (node_type, below). The LLM helpers
+// callback. A node with parameters (NodeSpec::params = kParams, an evalgraph::Params<S>) takes them parsed:
+// T(const Host&, const S&, const json& params) (node_type, below). The LLM helpers
 // (prompt templates, a chat answer's text) are in evalgraph/llm.hpp.
 //
 //   const evalgraph::NodeSpec kEcho{.name = "example.echo", .description = "Echoes text",
@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -31,6 +32,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -38,6 +40,10 @@
 #include "evalgraph/json_writer.hpp"
 #include "evalgraph/params.hpp"
 #include "evalgraph/plugin.h"
+
+#if __has_include(<cxxabi.h>)
+#include <cxxabi.h>
+#endif
 
 namespace evalgraph {
 
@@ -391,26 +397,52 @@ inline std::vector<const char *> null_terminated(const std::vector<const char *>
   return r;
 }
 
-// How node_type<T> constructs a T: 0 T(const Host &, const json &params), the form that parses its own parameters
-// (used whenever T has it); 3 T(const Host &, const T::Config &, const json &params); 2 T(const Host &, const
-// T::Config &). In the typed forms the SDK parses `params` with the node type's NodeSpec::params, which must be an
-// evalgraph::Params<T::Config>.
-template <class T> constexpr int constructor_form() {
-  if constexpr (std::is_constructible_v<T, const Host &, const json &>) {
-    return 0;
-  } else if constexpr (requires { typename T::Config; }) {
-    using C = typename T::Config;
-    if constexpr (std::is_constructible_v<T, const Host &, const C &, const json &>) return 3;
-    else if constexpr (std::is_constructible_v<T, const Host &, const C &>) return 2;
-    else return -1;
-  } else {
-    return -1;
+// The name of a type as a reader writes it (demangled where the compiler's runtime can).
+inline std::string type_name(const std::type_info &t) {
+#if __has_include(<cxxabi.h>)
+  int status = 0;
+  std::unique_ptr<char, void (*)(void *)> name(abi::__cxa_demangle(t.name(), nullptr, nullptr, &status), std::free);
+  if (status == 0 && name != nullptr) return name.get();
+#endif
+  return t.name();
+}
+
+// The parameters as the node type's Params parsed them, for a constructor that takes `const S &`: it converts to
+// the struct where S (deduced from that parameter) is the struct the Params parse into, and throws
+// std::logic_error saying both otherwise (so create() fails with that message).
+class ParsedParams {
+ public:
+  ParsedParams(const ParamsSchema &params, const json &with, const char *node)
+      : value_(params.parse_erased(with)), type_(params.struct_type()), node_(node) {}
+  template <class S> operator const S &() const {  // NOLINT(google-explicit-constructor): T(host, parsed, p)
+    if (typeid(S) != type_)
+      throw std::logic_error(std::string(node_) + ": the node's constructor takes " + type_name(typeid(S)) +
+                             ", but its NodeSpec's .params parse into " + type_name(type_) +
+                             "; declare .params = an evalgraph::Params<" + type_name(typeid(S)) + ">");
+    return *static_cast<const S *>(value_.get());
   }
+
+ private:
+  std::shared_ptr<const void> value_;
+  const std::type_info &type_;
+  const char *node_;
+};
+
+// How node_type<T> constructs a T: 0 T(const Host &, const json &params), the form that parses its own parameters
+// (used whenever T has it); 3 T(const Host &, const S &, const json &params); 2 T(const Host &, const S &). In the
+// typed forms the SDK parses `params` with the node type's NodeSpec::params, which must be an
+// evalgraph::Params<S>, and S is what the constructor takes (or T::Config, where T says `using Config = S;`).
+template <class T> constexpr int constructor_form() {
+  if constexpr (std::is_constructible_v<T, const Host &, const json &>) return 0;
+  else if constexpr (std::is_constructible_v<T, const Host &, const ParsedParams &, const json &>) return 3;
+  else if constexpr (std::is_constructible_v<T, const Host &, const ParsedParams &>) return 2;
+  else return -1;
 }
 
 template <class T> struct Adapter {
-  // For the typed constructor: the node type's Params (set by node_type<T>), or why create() must fail.
+  // For the typed constructor: the node type's Params and name (set by node_type<T>), or why create() must fail.
   static inline const ParamsSchema *declared = nullptr;
+  static inline const char *declared_name = "node";
   static inline std::string misdeclared;
 
   static eg_status create(const eg_host *host, const char *params, void **inst, eg_buffer *err) noexcept {
@@ -418,35 +450,39 @@ template <class T> struct Adapter {
       json p = (params != nullptr && *params != '\0') ? parse_input(params, "the parameters' JSON") : json::object();
       constexpr int form = constructor_form<T>();
       static_assert(form >= 0, "evalgraph::node_type<T>: T needs a constructor T(const evalgraph::Host &, const json &params) "
-                               "or, with `using Config = <its parameters' struct>;`, T(const evalgraph::Host &, const Config &, "
-                               "const json &params) or T(const evalgraph::Host &, const Config &)");
+                               "or, with the struct S of its NodeSpec's evalgraph::Params<S>, T(const evalgraph::Host &, "
+                               "const S &, const json &params) or T(const evalgraph::Host &, const S &)");
       if constexpr (form == 0) {
         *inst = new T(Host(host), p);
       } else {
         if (!misdeclared.empty()) throw std::logic_error(misdeclared);
-        using C = typename T::Config;
-        const C config = static_cast<const Params<C> *>(declared)->parse(p);
+        const ParsedParams config(*declared, p, declared_name);
         if constexpr (form == 3) *inst = new T(Host(host), config, p);
         else *inst = new T(Host(host), config);
       }
       return EG_OK;
     });
   }
-  // Records the node type's Params for the typed constructor: they must be a Params<T::Config>, and one class
-  // declared as several node types must have the same Params in each (create() fails with the reason otherwise).
+  // Records the node type's Params for the typed constructor: there must be some (of T::Config where T says
+  // `using Config`; otherwise create() checks the struct against the constructor's), and one class declared as
+  // several node types must have the same Params in each (create() fails with the reason otherwise).
   static void declare(const NodeSpec &spec) {
     if constexpr (constructor_form<T>() > 0) {
       const std::string node = spec.name != nullptr ? spec.name : "node";
-      const auto *params = dynamic_cast<const Params<typename T::Config> *>(spec.params.get());
-      if (params == nullptr) {
+      const ParamsSchema *params = spec.params.get();
+      bool other = false;
+      if constexpr (requires { typename T::Config; })
+        other = params != nullptr && params->struct_type() != typeid(typename T::Config);
+      if (params == nullptr || other) {
         misdeclared = node + ": the node's constructor takes its Config, so its NodeSpec needs .params = the "
                              "evalgraph::Params of that struct (declared: " +
-                      (spec.params.get() == nullptr ? std::string("none") : std::string("the Params of another struct")) + ")";
+                      (params == nullptr ? std::string("none") : std::string("the Params of another struct")) + ")";
       } else if (declared != nullptr && declared != params) {
         misdeclared = node + ": one node class declared as several node types with different Params; give each "
                              "its own class or the same Params";
       } else {
         declared = params;
+        if (spec.name != nullptr) declared_name = spec.name;
       }
     }
   }
@@ -484,12 +520,13 @@ template <class T> struct RawAdapter : Adapter<T> {
 
 // Builds the C descriptor of a node type implemented by class T, which derives from Node, or from RawNode to
 // receive its input unparsed. T's constructor, one of:
-//   T(const Host &, const Config &, const json &params)  with `using Config = S;` in T, where spec.params is an
-//   T(const Host &, const Config &)                      evalgraph::Params<S>: the SDK parses the parameters
-//                                                        once and hands T the struct (a parse error fails
-//                                                        create() with parse()'s message, T is not built);
-//   T(const Host &, const json &params)                  T parses its parameters itself (the older form; used
-//                                                        whenever T has it).
+//   T(const Host &, const S &, const json &params)  where spec.params is an evalgraph::Params<S>: the SDK
+//   T(const Host &, const S &)                      parses the parameters once and hands T the struct (a parse
+//                                                   error fails create() with parse()'s message, T is not built;
+//                                                   so does Params of another struct than S). `using Config = S;`
+//                                                   in T still works, and is checked when the type is declared;
+//   T(const Host &, const json &params)             T parses its parameters itself (the older form; used
+//                                                   whenever T has it).
 template <class T> eg_node_type node_type(const NodeSpec &spec) {
   // The string arrays must outlive the descriptor: keep them in storage that lives as long as the library.
   static std::vector<std::unique_ptr<detail::NodeTypeStorage>> keep;
