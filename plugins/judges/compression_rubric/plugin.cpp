@@ -30,8 +30,7 @@ const evalgraph::Params<Config> kParams{llm_request_params(), {
 }};
 
 // compression.judge's parameters, checked.
-GradingOptions grading_options(const json &p) {
-  const Config c = kParams.parse(p);
+GradingOptions grading_options(const Config &c) {
   GradingOptions o{{c.provider, c.temperature, c.max_tokens}, criteria_by_type(c.criteria_by_probe_type),
                    c.criterion_weights, static_cast<std::uint64_t>(c.seed), c.ground_truth};
   for (const auto &w : c.criterion_weights) check_criterion(w.first, "criterion_weights");
@@ -49,7 +48,7 @@ const evalgraph::NodeSpec kSpec{
     .params = kParams};
 
 // A DOM: `probes` and the answers_N are other nodes' nested outputs, read whole and partly passed on.
-using Judge = BatchNode<Grading, GradingOptions, grading_options>;
+using Judge = BatchNode<Grading, Config, grading_options>;
 
 }  // namespace
 

@@ -24,8 +24,7 @@ const evalgraph::Params<Config> kParams{llm_request_params(), {
 }};
 
 // compression.probes' parameters.
-ProbeOptions probe_options(const json &p) {
-  const Config c = kParams.parse(p);
+ProbeOptions probe_options(const Config &c) {
   return {{c.provider, c.temperature, c.max_tokens}, {c.types.begin(), c.types.end()}, c.decision_probes,
           c.supplied == "only", c.max_tool_chars};
 }
@@ -40,7 +39,7 @@ const evalgraph::NodeSpec kSpec{
     .params = kParams};
 
 // A DOM: a checkpoint's `messages` (nested tool calls) and `probes` (the dataset's, passed on) are read whole.
-using Probes = BatchNode<SessionProbes, ProbeOptions, probe_options, true>;
+using Probes = BatchNode<SessionProbes, Config, probe_options, true>;
 
 }  // namespace
 

@@ -13,8 +13,6 @@ const evalgraph::Params<AnswerOptions> kParams{llm_request_params(), {
   evalgraph::param<AnswerOptions>(&AnswerOptions::label, "label", "Display name in the report (\"\": the method id, or the transform's label)"),
 }};
 
-AnswerOptions answer_options(const json &p) { return kParams.parse(p); }
-
 const evalgraph::NodeSpec kSpec{
     .kind = EG_KIND_TRANSFORM,
     .name = "compression.answer",
@@ -25,7 +23,7 @@ const evalgraph::NodeSpec kSpec{
     .params = kParams};
 
 // A DOM: `compressed` is a transform's nested output whose fields it passes on, `probes` a probe node's.
-using Answer = BatchNode<ProbeAnswers, AnswerOptions, answer_options>;
+using Answer = BatchNode<ProbeAnswers, AnswerOptions>;
 
 }  // namespace
 

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "evalgraph/plugin.hpp"
@@ -31,12 +33,14 @@ std::vector<BatchAnswer> chat_batch_texts(const evalgraph::Host &host, evalgraph
 
 // A node whose work on its input is two halves around one chat_batch call: Work(input, options) computes the
 // requests(), Work::output(answers) the node's output (compression.judge's Grading, compression.probes'
-// SessionProbes). `options(params)` parses and checks the node's parameters (Options has the provider). A
-// sequence node (Sequence) hands Work a session's records as one array.
-template <class Work, class Options, Options (*options)(const json &), bool Sequence = false>
+// SessionProbes). `options(config)` checks the node's parameters, as the SDK parsed them with its Params<Config>,
+// and makes the Options (which have the provider); without one, the Config is the Options. A sequence node
+// (Sequence) hands Work a session's records as one array.
+template <class Config> const Config &as_parsed(const Config &c) { return c; }
+template <class Work, class Config, auto options = &as_parsed<Config>, bool Sequence = false>
 class BatchNode : public evalgraph::Node {
  public:
-  BatchNode(const evalgraph::Host &host, const json &params) : host_(host), o_(options(params)) {}
+  BatchNode(const evalgraph::Host &host, const Config &c) : host_(host), o_(options(c)) {}
   json process(evalgraph::Call &call, const json &in) override {
     if constexpr (Sequence) return process_sequence(call, json::array({in})).at(0);
     else return run(call, in);
@@ -52,7 +56,7 @@ class BatchNode : public evalgraph::Node {
     return work.output(chat_batch_texts(host_, call, o_.provider, work.requests()));
   }
   evalgraph::Host host_;
-  const Options o_;
+  const std::decay_t<decltype(options(std::declval<const Config &>()))> o_;
 };
 
 // The answer parsed as JSON when the whole answer (trimmed) is one JSON value, or when it is exactly one
