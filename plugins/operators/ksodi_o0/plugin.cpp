@@ -44,11 +44,10 @@ class O0Node : public ksodi::EmbeddingNode {
     return evalgraph::for_each_record(input, kSpec.name, [&](std::string_view text) {
       const evalgraph::Record in(text, kSpec);
       ksodi::O0Input x;
-      x.answer = in.required_text(answer_, "the assistant text");
+      x.answer = answer(in, answer_);
       x.docs = in.docs(docs_, "doc_", limits_.nesting_depth);
       x.tool_outputs = in.docs(tools_, "tool_", limits_.nesting_depth);
       x.user_text = in.text(user_);
-      ksodi::check_sentences(x.answer, limits_.sentences_per_answer, kSpec.name);
       return ksodi::o0_output(ksodi::compute_o0(x, p_, embedder(call)), p_, out_, x.answer);
     });
   }

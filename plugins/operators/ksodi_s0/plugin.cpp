@@ -40,12 +40,11 @@ class S0Node : public ksodi::EmbeddingNode {
     return evalgraph::for_each_record(input, kSpec.name, [&](std::string_view text) {
       const evalgraph::Record in(text, kSpec);
       ksodi::S0Input x;
-      x.answer = in.required_text(answer_, "the assistant text");
+      x.answer = answer(in, answer_);
       x.system_prompt = in.text(system_prompt_);
       x.tool_profile = in.text(tool_profile_);
       x.user_text = in.text(user_text_);
       x.tool_profile_id = in.text(tool_profile_id_);
-      ksodi::check_sentences(x.answer, limits_.sentences_per_answer, kSpec.name);
       return ksodi::s0_output(ksodi::compute_s0(x, p_, embedder(call)), p_, provider_);
     });
   }

@@ -73,12 +73,18 @@ inline void check_sentences(std::string_view answer, std::size_t limit, const ch
 }
 
 // What the KSODI operator nodes that call the host's embedding service share: the host, the pipeline's embedding
-// provider (null = host default), the input limits and the host-backed EmbedFn.
+// provider (null = host default), the input limits, the host-backed EmbedFn and reading the answer.
 class EmbeddingNode : public evalgraph::RawNode {
  protected:
   EmbeddingNode(const evalgraph::Host &host, const nlohmann::json &params, std::optional<std::string> provider)
       : host_(host), provider_(std::move(provider)), limits_(input_limits(params)) {}
   EmbedFn embedder(evalgraph::Call &call) const { return host_embedder(host_, call, provider_); }
+  // The assistant text in port `port` of a record, refused (InputError) over the sentence limit.
+  std::string answer(const evalgraph::Record &in, evalgraph::Port port) const {
+    std::string text = in.required_text(port, "the assistant text");
+    check_sentences(text, limits_.sentences_per_answer, in.node());
+    return text;
+  }
 
   evalgraph::Host host_;
   std::optional<std::string> provider_;
@@ -86,7 +92,7 @@ class EmbeddingNode : public evalgraph::RawNode {
 };
 
 // What the KSODI-Full sequence nodes (ksodi.s_t, ksodi.k_t, ksodi.o_t) share besides: reading the conversation
-// (its turns' records, and whether it came as a group or as one record) and a turn's answer; one input member of
+// (its turns' records, and whether it came as a group or as one record); one input member of
 // every turn (its JSON as it came); the provider as JSON; and the output text for a group (an array) or a lone
 // record (its object).
 class SequenceNode : public EmbeddingNode {
@@ -101,12 +107,6 @@ class SequenceNode : public EmbeddingNode {
     Conversation c;
     c.turns = evalgraph::read_sequence(input, spec, &c.group);
     return c;
-  }
-  // The assistant text in port `port` of a turn, refused (InputError) over the sentence limit.
-  std::string answer(const evalgraph::Record &in, evalgraph::Port port) const {
-    std::string text = in.required_text(port, "the assistant text");
-    check_sentences(text, limits_.sentences_per_answer, in.node());
-    return text;
   }
   nlohmann::json provider_json() const { return provider_ ? nlohmann::json(*provider_) : nlohmann::json(nullptr); }
   static std::vector<nlohmann::json> column(const std::vector<evalgraph::Record> &records, std::size_t member) {
