@@ -4,6 +4,7 @@
 #include "s0_params.hpp"
 #include "ksodi/plugin_util.hpp"
 #include "s0.hpp"
+#include "s0_input.hpp"
 #include "s0_output.hpp"
 
 namespace {
@@ -39,20 +40,13 @@ class S0Node : public ksodi::EmbeddingNode {
   std::string process_raw(evalgraph::Call &call, std::string_view input) override {
     return evalgraph::for_each_record(input, kSpec.name, [&](std::string_view text) {
       const evalgraph::Record in(text, kSpec);
-      ksodi::S0Input x;
-      x.answer = answer(in, answer_);
-      x.system_prompt = in.text(system_prompt_);
-      x.tool_profile = in.text(tool_profile_);
-      x.user_text = in.text(user_text_);
-      x.tool_profile_id = in.text(tool_profile_id_);
+      const ksodi::S0Input x = ports_.read(in, answer(in, ports_.answer));
       return ksodi::s0_output(ksodi::compute_s0(x, p_, embedder(call)), p_, provider_);
     });
   }
 
  private:
-  const evalgraph::Port answer_ = kSpec.port("answer"), system_prompt_ = kSpec.port("system_prompt"),
-                        tool_profile_ = kSpec.port("tool_profile"), user_text_ = kSpec.port("user_text"),
-                        tool_profile_id_ = kSpec.port("tool_profile_id");
+  const ksodi::S0Ports ports_{kSpec};
   const ksodi::S0Params p_;
 };
 

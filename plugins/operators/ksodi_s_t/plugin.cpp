@@ -1,6 +1,7 @@
 // Plugin glue of ksodi.s_t (sequence node): parameters, ports, JSON in. Computation: s_t.cpp, output: s_t_output.cpp.
 #include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
+#include "s0_input.hpp"
 #include "s0_params.hpp"
 #include "ksodi/plugin_util.hpp"
 #include "s_t.hpp"
@@ -38,23 +39,14 @@ class STNode : public ksodi::SequenceNode {
   std::string process_raw(evalgraph::Call &call, std::string_view input) override {
     const Conversation c = read(input, kSpec);
     std::vector<ksodi::S0Input> turns;
-    for (const auto &in : c.turns) {
-      ksodi::S0Input x;
-      x.answer = answer(in, answer_);
-      x.system_prompt = in.text(system_prompt_);
-      x.tool_profile = in.text(tool_profile_);
-      x.user_text = in.text(user_text_);
-      x.tool_profile_id = in.text(tool_profile_id_);
-      turns.push_back(std::move(x));
-    }
+    for (const auto &in : c.turns) turns.push_back(ports_.read(in, answer(in, ports_.answer)));
     const std::vector<ksodi::STTurn> res = ksodi::compute_s_t(turns, p_, embedder(call));
     return output(ksodi::s_t_output(res, column(c.turns, turn_), p_, provider_json()), c);
   }
 
  private:
-  const evalgraph::Port answer_ = kSpec.port("answer"), system_prompt_ = kSpec.port("system_prompt"),
-                        tool_profile_ = kSpec.port("tool_profile"), user_text_ = kSpec.port("user_text"),
-                        tool_profile_id_ = kSpec.port("tool_profile_id"), turn_ = kSpec.port("turn");
+  const ksodi::S0Ports ports_{kSpec};
+  const evalgraph::Port turn_ = kSpec.port("turn");
   ksodi::STParams p_;
 };
 
