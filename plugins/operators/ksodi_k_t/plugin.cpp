@@ -32,10 +32,9 @@ const evalgraph::NodeSpec kSpec{
     .flags = ksodi::kSequenceFlags,
     .params = kParams};
 
-class KTNode : public ksodi::SequenceNode {
+class KTNode : public ksodi::SequenceNode<ksodi::KTParams> {
  public:
-  KTNode(const evalgraph::Host &host, const Config &c, const json &params) : SequenceNode(host, params, c.embedding_provider) {
-    p_ = c;
+  KTNode(const evalgraph::Host &host, const Config &c, const json &params) : SequenceNode(host, c, params) {
     p_.k0 = ksodi::resolve(c.standard, "k0.weights");
   }
 
@@ -64,7 +63,6 @@ class KTNode : public ksodi::SequenceNode {
                         user_text_ = kSpec.port("user_text"), answer_ = kSpec.port("answer"),
                         docs_ = kSpec.port("retrieved_docs"), turn_ = kSpec.port("turn"),
                         scope_ = kSpec.port("context_scope_id");
-  ksodi::KTParams p_;
 };
 
 }  // namespace

@@ -35,10 +35,9 @@ const evalgraph::NodeSpec kSpec{
     .flags = ksodi::kSequenceFlags,
     .params = kParams};
 
-class OTNode : public ksodi::SequenceNode {
+class OTNode : public ksodi::SequenceNode<ksodi::OTParams> {
  public:
-  OTNode(const evalgraph::Host &host, const Config &c, const json &params) : SequenceNode(host, params, c.embedding_provider) {
-    p_ = c;
+  OTNode(const evalgraph::Host &host, const Config &c, const json &params) : SequenceNode(host, c, params) {
     p_.o0 = ksodi::resolve(c.standard);
     text_max_ = c.sentence_text_max;
   }
@@ -64,7 +63,6 @@ class OTNode : public ksodi::SequenceNode {
   const evalgraph::Port answer_ = kSpec.port("answer"), user_text_ = kSpec.port("user_text"),
                         docs_ = kSpec.port("retrieved_docs"), tools_ = kSpec.port("tool_outputs"),
                         verification_ = kSpec.port("verification"), turn_ = kSpec.port("turn");
-  ksodi::OTParams p_;
   std::size_t text_max_ = 120;
 };
 

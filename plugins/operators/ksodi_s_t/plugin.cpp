@@ -29,10 +29,9 @@ const evalgraph::NodeSpec kSpec{
     .flags = ksodi::kSequenceFlags,
     .params = kParams};
 
-class STNode : public ksodi::SequenceNode {
+class STNode : public ksodi::SequenceNode<ksodi::STParams> {
  public:
-  STNode(const evalgraph::Host &host, const Config &c, const json &params) : SequenceNode(host, params, c.embedding_provider) {
-    p_ = c;
+  STNode(const evalgraph::Host &host, const Config &c, const json &params) : SequenceNode(host, c, params) {
     p_.s0 = ksodi::resolve(c.standard);
   }
 
@@ -47,7 +46,6 @@ class STNode : public ksodi::SequenceNode {
  private:
   const ksodi::S0Ports ports_{kSpec};
   const evalgraph::Port turn_ = kSpec.port("turn");
-  ksodi::STParams p_;
 };
 
 }  // namespace

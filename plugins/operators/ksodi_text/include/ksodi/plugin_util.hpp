@@ -91,13 +91,23 @@ class EmbeddingNode : public evalgraph::RawNode {
   InputLimits limits_;
 };
 
-// What the KSODI-Full sequence nodes (ksodi.s_t, ksodi.k_t, ksodi.o_t) share besides: reading the conversation
-// (its turns' records, and whether it came as a group or as one record); one input member of
-// every turn (its JSON as it came); the provider as JSON; and the output text for a group (an array) or a lone
-// record (its object).
-class SequenceNode : public EmbeddingNode {
+// The parameters of a KSODI-Full node: its own (P), those of its embedded standard operator as given (G; the
+// node resolves them into P's) and the pipeline's embedding provider (null = host default).
+template <class P, class G> struct SequenceConfig : P {
+  G standard;
+  std::optional<std::string> embedding_provider;
+};
+
+// What the KSODI-Full sequence nodes (ksodi.s_t, ksodi.k_t, ksodi.o_t) share besides: their own parameters P
+// (p_) and the embedding provider, taken from their SequenceConfig; reading the conversation (its turns' records,
+// and whether it came as a group or as one record); one input member of every turn (its JSON as it came); the
+// provider as JSON; and the output text for a group (an array) or a lone record (its object).
+template <class P> class SequenceNode : public EmbeddingNode {
  protected:
-  using EmbeddingNode::EmbeddingNode;
+  // The node resolves the embedded standard operator's parameters (c.standard) into p_ itself.
+  template <class G>
+  SequenceNode(const evalgraph::Host &host, const SequenceConfig<P, G> &c, const nlohmann::json &params)
+      : EmbeddingNode(host, params, c.embedding_provider), p_(c) {}
   struct Conversation {
     std::vector<evalgraph::Record> turns;
     bool group = false;
@@ -117,13 +127,8 @@ class SequenceNode : public EmbeddingNode {
   static std::string output(const nlohmann::json &out, const Conversation &c) {
     return dump_output(c.group ? out : out.at(0));
   }
-};
 
-// The parameters of a KSODI-Full node: its own (P), those of its embedded standard operator as given (G; the
-// node resolves them into P's) and the pipeline's embedding provider (null = host default).
-template <class P, class G> struct SequenceConfig : P {
-  G standard;
-  std::optional<std::string> embedding_provider;
+  P p_;
 };
 
 // The parameter list of a KSODI-Full node with a SequenceConfig C: its own `own`, then the embedded standard
