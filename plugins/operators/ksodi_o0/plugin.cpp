@@ -4,6 +4,7 @@
 #include "ksodi/plugin_util.hpp"
 #include "o0.hpp"
 #include "o0_calibration.hpp"
+#include "o0_input.hpp"
 #include "o0_output.hpp"
 #include "o0_params.hpp"
 
@@ -43,18 +44,13 @@ class O0Node : public ksodi::EmbeddingNode {
   std::string process_raw(evalgraph::Call &call, std::string_view input) override {
     return evalgraph::for_each_record(input, kSpec.name, [&](std::string_view text) {
       const evalgraph::Record in(text, kSpec);
-      ksodi::O0Input x;
-      x.answer = answer(in, answer_);
-      x.docs = in.docs(docs_, "doc_", limits_.nesting_depth);
-      x.tool_outputs = in.docs(tools_, "tool_", limits_.nesting_depth);
-      x.user_text = in.text(user_);
+      const ksodi::O0Input x = ports_.read(in, answer(in, ports_.answer), limits_.nesting_depth);
       return ksodi::o0_output(ksodi::compute_o0(x, p_, embedder(call)), p_, out_, x.answer);
     });
   }
 
  private:
-  const evalgraph::Port answer_ = kSpec.port("answer"), docs_ = kSpec.port("retrieved_docs"),
-                        tools_ = kSpec.port("tool_outputs"), user_ = kSpec.port("user_text");
+  const ksodi::O0Ports ports_{kSpec};
   const ksodi::O0Params p_;
   const ksodi::O0OutputOptions out_;  // what the output states besides the result
 };

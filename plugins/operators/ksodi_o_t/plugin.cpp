@@ -3,6 +3,7 @@
 #include "evalgraph/plugin.hpp"
 #include "ksodi/plugin_util.hpp"
 #include "o0_calibration.hpp"
+#include "o0_input.hpp"
 #include "o0_params.hpp"
 #include "o_t.hpp"
 #include "o_t_output.hpp"
@@ -47,11 +48,8 @@ class OTNode : public ksodi::SequenceNode<ksodi::OTParams> {
     std::vector<ksodi::OTInput> turns;
     for (const auto &in : c.turns) {
       ksodi::OTInput x;
-      x.o0.answer = answer(in, answer_);
-      x.user_text = in.text(user_text_);
-      x.o0.user_text = x.user_text;  // O0's given words (user_words_given)
-      x.o0.docs = in.docs(docs_, "doc_", limits_.nesting_depth);
-      x.o0.tool_outputs = in.docs(tools_, "tool_", limits_.nesting_depth);
+      x.o0 = ports_.read(in, answer(in, ports_.answer), limits_.nesting_depth);
+      x.user_text = x.o0.user_text;  // also O0's given words (user_words_given)
       if (auto v = in.number(verification_, "a number in [0,1] or null")) x.verification = *v;
       turns.push_back(std::move(x));
     }
@@ -60,9 +58,8 @@ class OTNode : public ksodi::SequenceNode<ksodi::OTParams> {
   }
 
  private:
-  const evalgraph::Port answer_ = kSpec.port("answer"), user_text_ = kSpec.port("user_text"),
-                        docs_ = kSpec.port("retrieved_docs"), tools_ = kSpec.port("tool_outputs"),
-                        verification_ = kSpec.port("verification"), turn_ = kSpec.port("turn");
+  const ksodi::O0Ports ports_{kSpec};
+  const evalgraph::Port verification_ = kSpec.port("verification"), turn_ = kSpec.port("turn");
   std::size_t text_max_ = 120;
 };
 
