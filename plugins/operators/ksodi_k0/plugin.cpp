@@ -3,9 +3,9 @@
 #include "evalgraph/plugin.hpp"
 #include "k0_params.hpp"
 #include "k0.hpp"
+#include "k0_input.hpp"
 #include "k0_output.hpp"
 #include "ksodi/plugin_util.hpp"
-#include "ksodi/text.hpp"
 
 namespace {
 
@@ -34,12 +34,7 @@ class K0Node : public evalgraph::RawNode {
   std::string process_raw(evalgraph::Call &, std::string_view input) override {
     return evalgraph::for_each_record(input, kSpec.name, [&](std::string_view text) {
       const evalgraph::Record in(text, kSpec);
-      ksodi::K0Input x;
-      x.system_prompt = in.text(system_prompt_);
-      x.tool_profile = in.text(tool_profile_);
-      x.user_text = in.text(user_text_);
-      for (const auto &d : in.docs(docs_, "doc_", limits_.nesting_depth))
-        x.n_docs += ksodi::text::trim(d.text).empty() ? 0 : 1;
+      const ksodi::K0Input x = ports_.read(in, limits_.nesting_depth);
       // kK0Meta[i] is the port meta_[i], passed through as it came (a string, or its JSON as nlohmann dumps it).
       return ksodi::k0_output(ksodi::compute_k0(x, p_), p_, x.n_docs, [&](std::size_t i, evalgraph::JsonWriter &w) {
         const evalgraph::input::Value &m = in[meta_[i]];
@@ -53,8 +48,7 @@ class K0Node : public evalgraph::RawNode {
  private:
   const ksodi::K0Params p_;
   const evalgraph::InputLimits limits_;
-  const evalgraph::Port system_prompt_ = kSpec.port("system_prompt"), tool_profile_ = kSpec.port("tool_profile"),
-                        user_text_ = kSpec.port("user_text"), docs_ = kSpec.port("retrieved_docs");
+  const ksodi::K0Ports ports_{kSpec};
   evalgraph::Port meta_[std::size(ksodi::kK0Meta)];
 };
 

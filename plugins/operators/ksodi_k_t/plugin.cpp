@@ -1,11 +1,11 @@
 // Plugin glue of ksodi.k_t (sequence node): parameters, ports, JSON in. Computation: k_t.cpp, output: k_t_output.cpp.
 #include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
+#include "k0_input.hpp"
 #include "k0_params.hpp"
 #include "k_t.hpp"
 #include "k_t_output.hpp"
 #include "ksodi/plugin_util.hpp"
-#include "ksodi/text.hpp"
 
 namespace {
 
@@ -43,14 +43,8 @@ class KTNode : public ksodi::SequenceNode<ksodi::KTParams> {
     std::vector<ksodi::KTInput> turns;
     for (const auto &in : c.turns) {
       ksodi::KTInput x;
-      x.k0.system_prompt = in.text(system_prompt_);
-      x.k0.tool_profile = in.text(tool_profile_);
-      x.k0.user_text = in.text(user_text_);
+      x.k0 = ports_.read(in, limits_.nesting_depth, &x.docs_text);
       x.assistant_text = in.text(answer_);
-      for (const auto &d : in.docs(docs_, "doc_", limits_.nesting_depth)) {
-        x.k0.n_docs += ksodi::text::trim(d.text).empty() ? 0 : 1;
-        x.docs_text += d.text + "\n";
-      }
       turns.push_back(std::move(x));
     }
     const std::vector<ksodi::KTTurn> res = ksodi::compute_k_t(turns, p_, embedder(call));
@@ -59,10 +53,8 @@ class KTNode : public ksodi::SequenceNode<ksodi::KTParams> {
   }
 
  private:
-  const evalgraph::Port system_prompt_ = kSpec.port("system_prompt"), tool_profile_ = kSpec.port("tool_profile"),
-                        user_text_ = kSpec.port("user_text"), answer_ = kSpec.port("answer"),
-                        docs_ = kSpec.port("retrieved_docs"), turn_ = kSpec.port("turn"),
-                        scope_ = kSpec.port("context_scope_id");
+  const ksodi::K0Ports ports_{kSpec};
+  const evalgraph::Port answer_ = kSpec.port("answer"), turn_ = kSpec.port("turn"), scope_ = kSpec.port("context_scope_id");
 };
 
 }  // namespace
