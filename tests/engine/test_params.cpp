@@ -110,3 +110,15 @@ TEST_CASE("params: parse refuses what a host that does not validate lets through
   CHECK_THAT(err({{"items", {{{"label", "x"}}}}}), Catch::Contains("missing required parameter 'items.0.id'"));
   CHECK_THAT(err(json::array()), Catch::Contains("parameters must be a JSON object"));
 }
+
+TEST_CASE("params: node_id_param declares a non-empty node id, described by the node type it names") {
+  struct Names {
+    std::string judge = "judge";
+  };
+  struct Report : Names {};  // a member of a base struct: the struct is named, as with param<S>
+  static const evalgraph::Params<Report> p{{evalgraph::node_id_param<Report>(&Names::judge, "judge", "acme.judge")}};
+  CHECK(p.schema_json()["properties"]["judge"] == json{{"type", "string"}, {"minLength", 1}, {"default", "judge"},
+                                                       {"description", "Node id of the acme.judge node"}});
+  CHECK(p.parse(json{{"judge", "grader"}}).judge == "grader");
+  CHECK_THROWS_WITH(p.parse(json{{"judge", ""}}), "parameter 'judge' is shorter than 1 characters");
+}

@@ -19,7 +19,7 @@ struct Config {
   bool chart = true;
 };
 const evalgraph::Params<Config> kParams{{
-  evalgraph::param(&Config::judge, "judge", "Node id of the compression.judge node").min_length(1),
+  evalgraph::node_id_param(&Config::judge, "judge", "compression.judge"),
   evalgraph::param(&Config::file, "file", "Base name of the files written").min_length(1),
   evalgraph::param(&Config::overall, "overall", "Overall = mean of the answers' overall scores or of the dimension columns").one_of({"answers", "dimensions"}),
   evalgraph::param(&Config::title, "title", "Chart title"),

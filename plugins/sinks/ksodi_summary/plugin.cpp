@@ -18,9 +18,9 @@ const evalgraph::Params<C> kParams{{
   evalgraph::param<C>(&C::file, "file", "Output file name inside the run's output directory").min_length(1),
   evalgraph::param<C>(&C::scope_field, "scope_field", "Record field that groups the units").min_length(1),
   evalgraph::param<C>(&C::id_field, "id_field", "Record field naming a unit in the lists").min_length(1),
-  evalgraph::param<C>(&C::s0_node, "s0_node", "Node id of the ksodi.s0 node").min_length(1),
-  evalgraph::param<C>(&C::k0_node, "k0_node", "Node id of the ksodi.k0 node").min_length(1),
-  evalgraph::param<C>(&C::o0_node, "o0_node", "Node id of the ksodi.o0 node").min_length(1),
+  evalgraph::node_id_param<C>(&C::s0_node, "s0_node", "ksodi.s0"),
+  evalgraph::node_id_param<C>(&C::k0_node, "k0_node", "ksodi.k0"),
+  evalgraph::node_id_param<C>(&C::o0_node, "o0_node", "ksodi.o0"),
   evalgraph::param<C>(&C::k0_threshold, "threshold", "K0 below this flags a unit as not interpretable").range(0, 1),
   evalgraph::param<C>(&C::max_ids, "max_ids", "Record ids listed per scope and list; more are only counted").range(0, 100000),
 }};

@@ -175,6 +175,12 @@ Param<param_struct<S0, B>> param(T B::*mb, const char *name, const char *descrip
   p.set = [m](S &s, const nlohmann::json &v, const std::string &n) { s.*m = detail::convert<T>(v, n); };
   return p;
 }
+// A parameter naming another node of the pipeline, of node type `node_type`, whose output the node reads (e.g. a
+// report's judge): a string member, "Node id of the <node_type> node", not empty.
+template <class S0 = void, class B>
+Param<param_struct<S0, B>> node_id_param(std::string B::*m, const char *name, const char *node_type) {
+  return param<S0>(m, name, ("Node id of the " + std::string(node_type) + " node").c_str()).min_length(1);
+}
 // A nested object parameter whose members are declared by `sub` (it must outlive the declaration).
 template <class S0 = void, class T, class B>
 Param<param_struct<S0, B>> param(T B::*mb, const char *name, const char *description, const Params<T> &sub) {
