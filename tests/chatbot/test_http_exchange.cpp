@@ -14,6 +14,7 @@
 using namespace evalgraph_transforms;
 
 TEST_CASE("transform.http: body template, answer by JSON pointer, transient statuses", "[chatbot][unit]") {
+  using evalgraph_transforms::answer_text;  // not chatbot_judge's (test_units.cpp), in a unity build
   json body = render_json(json{{"messages", {{{"role", "user"}, {"content", "Say: {text}"}}}}, {"n", 1}}, {{"text", "hi"}});
   CHECK(body == json{{"messages", {{{"role", "user"}, {"content", "Say: hi"}}}}, {"n", 1}});
   json::json_pointer ptr("/choices/0/text");

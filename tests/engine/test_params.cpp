@@ -15,7 +15,7 @@ struct Item {
 struct Base {
   double tau = 0.35;
 };
-struct Cfg : Base {
+struct ParamCfg : Base {
   std::string mode = "fast";
   int window = 3;
   bool strict = true;
@@ -30,16 +30,16 @@ const evalgraph::Params<Base> kBase{"", {evalgraph::param(&Base::tau, "tau", "Th
 const evalgraph::Params<Inner> kInner{"", {evalgraph::param(&Inner::w, "w", "A weight").range(0, 10)}};
 const evalgraph::Params<Item> kItem{"", {evalgraph::param(&Item::id, "id", "The id").make_required(),
                                          evalgraph::param(&Item::label, "label", "The label")}};
-const evalgraph::Params<Cfg> kParams{"A test node", kBase, {
-  evalgraph::param(&Cfg::mode, "mode", "How").one_of({"fast", "exact"}),
-  evalgraph::param(&Cfg::window, "window", "Turns").range(1, 100).unit("turns"),
-  evalgraph::param(&Cfg::strict, "strict", "Strictly"),
-  evalgraph::param(&Cfg::provider, "provider", "Provider; null = default").nullable(),
-  evalgraph::param(&Cfg::tags, "tags", "Tags"),
-  evalgraph::param(&Cfg::weights, "weights", "Weights").items_range(0, 10),
-  evalgraph::param(&Cfg::inner, "inner", "Nested", kInner),
-  evalgraph::param(&Cfg::items, "items", "Items", kItem),
-  evalgraph::param(&Cfg::seed, "seed", "Seed"),
+const evalgraph::Params<ParamCfg> kParams{"A test node", kBase, {
+  evalgraph::param(&ParamCfg::mode, "mode", "How").one_of({"fast", "exact"}),
+  evalgraph::param(&ParamCfg::window, "window", "Turns").range(1, 100).unit("turns"),
+  evalgraph::param(&ParamCfg::strict, "strict", "Strictly"),
+  evalgraph::param(&ParamCfg::provider, "provider", "Provider; null = default").nullable(),
+  evalgraph::param(&ParamCfg::tags, "tags", "Tags"),
+  evalgraph::param(&ParamCfg::weights, "weights", "Weights").items_range(0, 10),
+  evalgraph::param(&ParamCfg::inner, "inner", "Nested", kInner),
+  evalgraph::param(&ParamCfg::items, "items", "Items", kItem),
+  evalgraph::param(&ParamCfg::seed, "seed", "Seed"),
 }};
 }  // namespace
 
@@ -68,7 +68,7 @@ TEST_CASE("params: the schema carries type, default, description and constraints
 }
 
 TEST_CASE("params: parse fills the struct, defaults where absent or null") {
-  Cfg c = kParams.parse(json::object());
+  ParamCfg c = kParams.parse(json::object());
   CHECK(c.tau == 0.35);
   CHECK(c.mode == "fast");
   CHECK(c.window == 3);
