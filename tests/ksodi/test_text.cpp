@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "ksodi/detect.hpp"
 #include "ksodi/text.hpp"
 
@@ -68,6 +72,72 @@ TEST_CASE("markdown line classes", "[text]") {
   for (std::size_t i = 0; i < want.size(); ++i) CHECK(static_cast<int>(L[i].kind) == static_cast<int>(want[i]));
   CHECK(L[6].number == 3);
   CHECK(L[6].content == "s");
+}
+
+TEST_CASE("hash_bytes: equal bytes hash equal, and every byte of a short string counts", "[text]") {
+  const std::string a = "abcdefghijklmnopqrstuvwxyz";
+  for (std::size_t n = 0; n <= 20; ++n) {
+    const std::string s = a.substr(0, n), copy = s;  // other memory, same bytes
+    CHECK(text::hash_bytes(s) == text::hash_bytes(copy));
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string t = s;
+      t[i] = 'X';
+      CHECK(text::hash_bytes(t) != text::hash_bytes(s));  // the tail reads of 1..7 bytes miss none
+    }
+  }
+  CHECK(text::hash_bytes("ab") != text::hash_bytes(std::string_view("ab\0", 3)));  // the length counts
+}
+
+namespace {
+// A ProbeTable entry as the KSODI operators use one: the key lives elsewhere (keys[index]).
+struct IndexSlot {
+  std::uint64_t hash = 0;
+  std::uint32_t index = 0xFFFFFFFFu;
+  bool empty() const { return index == 0xFFFFFFFFu; }
+};
+}  // namespace
+
+TEST_CASE("ProbeTable: insert and find across several rehashes, keys whose hashes collide", "[text]") {
+  std::vector<std::string> keys;
+  text::ProbeTable<IndexSlot> table(16);
+  // Every fourth key shares one hash (a full collision), the others are hashed normally: the table grows from
+  // 16 slots past 8192 (ten rehashes) and keeps every key findable.
+  auto hash_of = [](const std::string &k, std::size_t i) { return i % 4 == 0 ? std::uint64_t{42} : text::hash_bytes(k); };
+  auto find = [&](const std::string &k, std::uint64_t h) -> const IndexSlot * {
+    return table.find(h, [&](const IndexSlot &s) { return keys[s.index] == k; });
+  };
+  constexpr std::size_t kKeys = 5000;
+  for (std::size_t i = 0; i < kKeys; ++i) {
+    const std::string k = "tok" + std::to_string(i);
+    const std::uint64_t h = hash_of(k, i);
+    REQUIRE(find(k, h) == nullptr);
+    table.insert({h, static_cast<std::uint32_t>(keys.size())});
+    keys.push_back(k);
+  }
+  CHECK(table.size() == kKeys);
+  std::size_t found = 0;
+  for (std::size_t i = 0; i < kKeys; ++i) {
+    const std::string k = "tok" + std::to_string(i);
+    const IndexSlot *s = find(k, hash_of(k, i));
+    if (s != nullptr && s->index == i) ++found;
+  }
+  CHECK(found == kKeys);
+  // Absent keys, with a colliding hash or their own, are not found.
+  CHECK(find("tok5000", 42) == nullptr);
+  CHECK(find("tok5000", text::hash_bytes("tok5000")) == nullptr);
+  CHECK(find("tok1", 42) == nullptr);  // present, but under another hash
+  // Hashes that differ only above the table's mask land in one probe chain and stay apart.
+  text::ProbeTable<IndexSlot> chain(16);
+  for (std::uint32_t i = 0; i < 6; ++i) chain.insert({(std::uint64_t{i} << 40) | 3, i});
+  for (std::uint32_t i = 0; i < 6; ++i) {
+    const IndexSlot *s = chain.find((std::uint64_t{i} << 40) | 3, [](const IndexSlot &) { return true; });
+    REQUIRE(s != nullptr);
+    CHECK(s->index == i);
+  }
+  // reset empties it.
+  table.reset(16);
+  CHECK(table.size() == 0);
+  CHECK(find("tok1", text::hash_bytes("tok1")) == nullptr);
 }
 
 TEST_CASE("keyword sets: phrases, prefixes, raw patterns, negation", "[detect]") {

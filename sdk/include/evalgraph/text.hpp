@@ -236,6 +236,92 @@ struct TokenizedText {
   std::size_t size() const { return tokens.size(); }
 };
 
+// ---- token tables ------------------------------------------------------------------------------------------
+// A fast, non-cryptographic hash of a short byte string (tokens are a few bytes long): 8-byte words mixed with a
+// multiply-xorshift step. For in-memory lookups only (ProbeTable, membership tests): the values may change
+// between versions, so never store one or let an output depend on one.
+inline std::uint64_t hash_mix(std::uint64_t x) {
+  x ^= x >> 32;
+  x *= 0xd6e8feb86659fd93ULL;
+  x ^= x >> 32;
+  return x;
+}
+inline std::uint64_t hash_bytes(std::string_view s) {
+  const char *p = s.data();
+  std::size_t n = s.size();
+  std::uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xff51afd7ed558ccdULL);
+  while (n >= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = hash_mix(h ^ w) * 0x9E3779B97F4A7C15ULL;
+    p += 8;
+    n -= 8;
+  }
+  // The last 0..7 bytes, whole: two overlapping 4-byte reads, or the first, middle and last byte of 1..3.
+  std::uint64_t w = 0;
+  if (n >= 4) {
+    std::uint32_t a, b;
+    std::memcpy(&a, p, 4);
+    std::memcpy(&b, p + n - 4, 4);
+    w = (static_cast<std::uint64_t>(a) << 32) | b;
+  } else if (n > 0) {
+    w = (static_cast<std::uint64_t>(static_cast<unsigned char>(p[0])) << 16) |
+        (static_cast<std::uint64_t>(static_cast<unsigned char>(p[n / 2])) << 8) | static_cast<unsigned char>(p[n - 1]);
+  }
+  return hash_mix(h ^ w);
+}
+
+// An open-addressing hash table with linear probing, at most half full: the per-token lookups of the hot paths
+// (the TF-IDF embedder's per-call vocabulary, the KSODI operators' per-thread token analyses). It only places
+// slots; Slot is the caller's entry (the key, or where the caller keeps it, and the value) and has
+//   std::uint64_t hash;   // the key's hash (hash_bytes)
+//   bool empty() const;   // true for a default-constructed Slot, and only for it
+// The caller's `same(slot)` tells whether a slot holds the key looked for (asked only where the hash matches).
+// Inserting may grow the table, which moves every slot: pointers from find() are stale after insert().
+template <class Slot> class ProbeTable {
+ public:
+  explicit ProbeTable(std::size_t slots = 64) { reset(slots); }
+  // Empties the table, with at least `slots` slots (a power of two, at least 16).
+  void reset(std::size_t slots) {
+    std::size_t n = 16;
+    while (n < slots) n <<= 1;
+    slots_.assign(n, Slot{});
+    mask_ = n - 1;
+    used_ = 0;
+  }
+  template <class Same> const Slot *find(std::uint64_t h, Same &&same) const {
+    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const Slot &s = slots_[i];
+      if (s.empty()) return nullptr;
+      if (s.hash == h && same(s)) return &s;
+    }
+  }
+  // Adds s, whose key is not in the table.
+  void insert(const Slot &s) {
+    if (2 * (used_ + 1) > slots_.size()) grow();
+    place(s);
+    ++used_;
+  }
+  std::size_t size() const { return used_; }
+
+ private:
+  void place(const Slot &s) {
+    std::size_t i = s.hash & mask_;
+    while (!slots_[i].empty()) i = (i + 1) & mask_;
+    slots_[i] = s;
+  }
+  void grow() {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    slots_.assign(old.size() * 2, Slot{});
+    mask_ = slots_.size() - 1;
+    for (const Slot &s : old)
+      if (!s.empty()) place(s);
+  }
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0, used_ = 0;
+};
+
 // ---- markdown lines ----------------------------------------------------------------------------------------
 enum class LineKind {
   Blank,
