@@ -15,36 +15,8 @@ namespace {
 // Tokens are those of the text library (evalgraph/text.hpp): lowercased per code point, maximal runs of word
 // characters; text::lower_tokens lowercases and tokenises a text in one pass.
 using text::lower_tokens;
-
-// A fast, non-cryptographic hash of a short byte string (tokens are a few bytes long): 8-byte words mixed
-// with a multiply-xorshift step. Only used for the open-addressing tables below.
-inline std::uint64_t mix(std::uint64_t x) {
-  x ^= x >> 32;
-  x *= 0xd6e8feb86659fd93ULL;
-  x ^= x >> 32;
-  return x;
-}
-inline std::uint64_t hash_bytes(const char *p, std::size_t n) {
-  std::uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xff51afd7ed558ccdULL);
-  while (n >= 8) {
-    std::uint64_t w;
-    std::memcpy(&w, p, 8);
-    h = mix(h ^ w) * 0x9E3779B97F4A7C15ULL;
-    p += 8;
-    n -= 8;
-  }
-  std::uint64_t w = 0;
-  if (n >= 4) {
-    std::uint32_t a, b;
-    std::memcpy(&a, p, 4);
-    std::memcpy(&b, p + n - 4, 4);
-    w = (static_cast<std::uint64_t>(a) << 32) | b;
-  } else if (n > 0) {
-    w = (static_cast<std::uint64_t>(static_cast<unsigned char>(p[0])) << 16) |
-        (static_cast<std::uint64_t>(static_cast<unsigned char>(p[n / 2])) << 8) | static_cast<unsigned char>(p[n - 1]);
-  }
-  return mix(h ^ w);
-}
+// Token hashes (the stopword set, the per-call vocabulary) and the vocabulary's table are the text library's too.
+using text::hash_bytes;
 
 // Function words of German and English that carry no topic. Negations (nicht, kein, not, no) are kept on
 // purpose: they change what a sentence claims.
@@ -73,7 +45,7 @@ class StopwordSet {
     for (const char *w : kStopwords) {
       std::string_view s(w);
       if (s.size() > max_len_) max_len_ = s.size();
-      std::size_t i = hash_bytes(s.data(), s.size()) & kMask;
+      std::size_t i = hash_bytes(s) & kMask;
       while (!slots_[i].empty() && slots_[i] != s) i = (i + 1) & kMask;
       slots_[i] = s;
     }
@@ -124,26 +96,15 @@ class Vocab {
   void reset(std::size_t expected_tokens) {
     std::size_t cap = 64;
     while (cap < expected_tokens * 2) cap <<= 1;
-    slots_.assign(cap, Slot{});
-    mask_ = cap - 1;
-    used_ = 0;
+    table_.reset(cap);
     terms_ = 0;
   }
   std::uint32_t id(const char *p, std::uint32_t len) {
-    const std::uint64_t h = hash_bytes(p, len);
-    std::size_t i = h & mask_;
-    for (;; i = (i + 1) & mask_) {
-      Slot &s = slots_[i];
-      if (s.ptr == nullptr) break;
-      if (s.hash == h && s.len == len && same_bytes(s.ptr, p, len)) return s.id;
-    }
-    Slot &s = slots_[i];
-    s.ptr = p;
-    s.len = len;
-    s.hash = h;
+    const std::uint64_t h = hash_bytes(std::string_view(p, len));
+    const Slot *s = table_.find(h, [&](const Slot &e) { return e.len == len && same_bytes(e.ptr, p, len); });
+    if (s != nullptr) return s->id;
     const std::uint32_t id = stopwords().contains(std::string_view(p, len), h) ? kStop : terms_++;
-    s.id = id;
-    if (++used_ * 2 > slots_.size()) grow();  // invalidates s
+    table_.insert({p, h, len, id});
     return id;
   }
   std::uint32_t terms() const { return terms_; }
@@ -153,21 +114,9 @@ class Vocab {
     const char *ptr = nullptr;
     std::uint64_t hash = 0;
     std::uint32_t len = 0, id = 0;
+    bool empty() const { return ptr == nullptr; }
   };
-  void grow() {
-    std::vector<Slot> old;
-    old.swap(slots_);
-    slots_.assign(old.size() * 2, Slot{});
-    mask_ = slots_.size() - 1;
-    for (const Slot &s : old) {
-      if (s.ptr == nullptr) continue;
-      std::size_t i = s.hash & mask_;
-      while (slots_[i].ptr != nullptr) i = (i + 1) & mask_;
-      slots_[i] = s;
-    }
-  }
-  std::vector<Slot> slots_;
-  std::size_t mask_ = 0, used_ = 0;
+  text::ProbeTable<Slot> table_;
   std::uint32_t terms_ = 0;
 };
 
@@ -325,7 +274,7 @@ void weight_rows(Scratch &sc, std::size_t n, std::size_t dim, std::vector<float>
 
 }  // namespace
 
-bool TfidfEmbedder::is_stopword(std::string_view token) { return stopwords().contains(token, hash_bytes(token.data(), token.size())); }
+bool TfidfEmbedder::is_stopword(std::string_view token) { return stopwords().contains(token, hash_bytes(token)); }
 
 std::vector<std::string_view> TfidfEmbedder::tokens(std::string_view lowered) {
   std::vector<std::string_view> out;
