@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -316,70 +315,39 @@ struct SvHash {
 };
 template <class V> using SvMap = std::unordered_map<std::string, V, SvHash, std::equal_to<>>;
 
-// A short-string hash (words are a few bytes): 8 bytes at a time, mixed.
-inline std::uint64_t hash_bytes(std::string_view s) {
-  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ s.size();
-  std::size_t i = 0;
-  for (; i + 8 <= s.size(); i += 8) {
-    std::uint64_t w;
-    std::memcpy(&w, s.data() + i, 8);
-    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 31;
-  }
-  std::uint64_t w = 0;
-  std::memcpy(&w, s.data() + i, s.size() - i);
-  h = (h ^ w) * 0x94D049BB133111EBull;
-  return h ^ (h >> 29);
-}
+using text::hash_bytes;
 
-// Token → Analysis, open addressing (the hottest lookup: once per token of every answer and document).
+// Token → Analysis (the hottest lookup: once per token of every answer and document). The table holds indices
+// into keys_/values_.
 class AnalysisTable {
  public:
   const Analysis *find(std::string_view k, std::uint64_t h) const {
-    if (slots_.empty()) return nullptr;
-    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
-      const Slot &sl = slots_[i];
-      if (sl.index == kEmpty) return nullptr;
-      if (sl.hash == h && keys_[sl.index] == k) return &values_[sl.index];
-    }
+    const Slot *s = slots_.find(h, [&](const Slot &e) { return keys_[e.index] == k; });
+    return s != nullptr ? &values_[s->index] : nullptr;
   }
   void insert(std::string_view k, std::uint64_t h, const Analysis &a) {
-    if (2 * (keys_.size() + 1) > slots_.size()) grow();
-    std::size_t i = h & mask_;
-    while (slots_[i].index != kEmpty) i = (i + 1) & mask_;
-    slots_[i] = {h, static_cast<std::uint32_t>(keys_.size())};
+    slots_.insert({h, static_cast<std::uint32_t>(keys_.size())});
     keys_.emplace_back(k);
     values_.push_back(a);
   }
   std::size_t size() const { return keys_.size(); }
   void clear() {
-    slots_.clear();
+    slots_ = text::ProbeTable<Slot>(kSlots);  // frees the grown table's memory
     keys_.clear();
     values_.clear();
-    mask_ = 0;
   }
 
  private:
+  static constexpr std::size_t kSlots = 1024;
   static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
   struct Slot {
     std::uint64_t hash = 0;
     std::uint32_t index = kEmpty;
+    bool empty() const { return index == kEmpty; }
   };
-  void grow() {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
-    mask_ = slots_.size() - 1;
-    for (const Slot &sl : old) {
-      if (sl.index == kEmpty) continue;
-      std::size_t i = sl.hash & mask_;
-      while (slots_[i].index != kEmpty) i = (i + 1) & mask_;
-      slots_[i] = sl;
-    }
-  }
-  std::vector<Slot> slots_;
+  text::ProbeTable<Slot> slots_{kSlots};
   std::vector<std::string> keys_;
   std::vector<Analysis> values_;
-  std::size_t mask_ = 0;
 };
 
 struct Vocab {
