@@ -20,7 +20,7 @@
 #include "util/json_file.h"
 #include "io/dataset.h"
 #include "llm/response_cache.h"
-#include "llm/sha256.h"
+#include "util/sha256.h"
 #include "report/default_report.h"
 #include "run_folder/run_folder.h"
 #include "util/version.h"
@@ -151,9 +151,9 @@ json fingerprint(const Pipeline &p, const Plan &plan, long long limit) {
   for (const auto &pn : plan.nodes) add(pn);
   for (const auto &pn : plan.sinks) add(pn);
   params += fmt::format("replications {}\nlimit {}\ngroup_by {}\n", p.replications, limit, plan.group_by);
-  return {{"pipeline", llm::sha256_hex(p.source_text)},
-          {"plugins", llm::sha256_hex(plugins)},
-          {"parameters", llm::sha256_hex(params)},
+  return {{"pipeline", sha256_hex(p.source_text)},
+          {"plugins", sha256_hex(plugins)},
+          {"parameters", sha256_hex(params)},
           {"dataset", file_digest(p.dataset.path)},
           {"engine", version_string()}};
 }

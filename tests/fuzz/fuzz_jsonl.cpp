@@ -1,6 +1,6 @@
 // fuzz_jsonl: the JSON Lines dataset reader — the engine's fast path (next_text with the members, as the
 // executor reads), the parsed path (next), and a shard's skip(). Also checks the reader's promise that a line
-// it hands over as text parses as JSON anywhere (engine/util/raw_json.h).
+// it hands over as text parses as JSON anywhere (lib/util/raw_json.h).
 #include "fuzz_support.h"
 #include "io/dataset.h"
 

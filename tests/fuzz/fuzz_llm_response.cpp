@@ -1,6 +1,6 @@
 // fuzz_llm_response: what an OpenAI-compatible server answers, byte for byte. A loopback server in this
 // process sends the input as the raw HTTP response (status line, headers, body); the engine's LLM client
-// (engine/llm: libcurl callbacks, Retry-After, content type, body validation, error bodies) reads it through
+// (lib/llm: libcurl callbacks, Retry-After, content type, body validation, error bodies) reads it through
 // the host's eg_host.chat and eg_host.embed, as a plugin calls them; a chat answer then goes through the
 // judges' and the compression plugins' readers (plugins/judges/task_comparison/verdict.hpp,
 // compression::chat_content, parse_json_answer, parse_sections, parse_judgement).

@@ -1,4 +1,4 @@
-// Tests of the LLM host services (engine/llm) against the scripted loopback server (tests/llm/server).
+// Tests of the LLM host services (lib/llm) against the scripted loopback server (tests/llm/server).
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -20,7 +20,7 @@
 #include "llm_test_support.h"
 #include "llm/llm_service.h"
 #include "llm/response_cache.h"
-#include "llm/sha256.h"
+#include "util/sha256.h"
 #include "raw_http_server.h"
 #include "test_llm_server.h"
 
@@ -114,7 +114,7 @@ struct LogCapture {
 }  // namespace
 
 TEST_CASE("sha256 matches FIPS 180-4 test vectors", "[llm]") {
-  using evalgraph::llm::sha256_hex;
+  using evalgraph::sha256_hex;
   CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   CHECK(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
@@ -138,7 +138,7 @@ TEST_CASE("cache keys written in one pass equal the digest of the dumped key arr
   // key_for escapes the request text straight into the key; it must give dump()'s bytes exactly, or every
   // cached answer would become a miss. Quotes, backslashes, control characters, UTF-8 and bytes that are not
   // UTF-8 (dump's replacement path), in the body and in the base URL, model and replication.
-  using evalgraph::llm::sha256_hex;
+  using evalgraph::sha256_hex;
   const std::vector<std::string> texts = {"hello", "say \"hi\" \\ back", std::string("tab\tnl\ncr\r\x01\x1f\x7f"),
                                           "gr\xc3\xbc\xc3\x9f" "e \xe2\x82\xac \xf0\x9f\x98\x80", "bad \xff\xfe byte \xc3", ""};
   for (const std::string &url : {std::string("http://127.0.0.1:9/v1"), std::string("http://h/\"q\\\xc3\xa9")}) {

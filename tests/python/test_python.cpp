@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "graph/plan.h"
-#include "llm/sha256.h"
+#include "util/sha256.h"
 #include "python_fixture.h"
 #include "test_registry.h"
 
@@ -140,7 +140,7 @@ TEST_CASE("python: `with` keys are keyword arguments, defaults apply, inputs are
   const json &desc = info["nodes"]["len"]["described"];
   INFO(desc.dump(2));
   CHECK(desc["script"] == "checks.py");
-  CHECK(desc["sha256"] == evalgraph::llm::sha256_hex(kLength));
+  CHECK(desc["sha256"] == evalgraph::sha256_hex(kLength));
   CHECK(desc["function"] == "long_enough");
   CHECK(desc["doc"] == "Whether the answer has at least min_len characters.");
   CHECK(desc["signature"] == "long_enough(answer: str, rid: str = '', *, min_len: int = 10)");

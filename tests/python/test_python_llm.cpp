@@ -208,7 +208,7 @@ TEST_CASE("python: a killed run with a Python judge resumes without repeating a 
   // not asked again, and every other record is asked exactly once by the resume. The only requests beyond the
   // 120 records are calls of the killed run whose records were not journaled and whose answers had not reached
   // the call log at the kill: in flight (max_in_flight = 2) or answered but still in the log's write queue (it
-  // commits in batches every 50 ms, engine/llm/response_cache.cpp). How many that is depends on where the kill
+  // commits in batches every 50 ms, lib/llm/response_cache.cpp). How many that is depends on where the kill
   // lands, so it is not a fixed number, but each one is accounted for.
   for (int r : logged) CHECK(killed.count(r) == 1);     // the log holds only calls that were made
   for (int r : journaled) CHECK(killed.count(r) == 1);  // and the journal only records that were run

@@ -17,7 +17,7 @@
 //
 // Why not simdjson On-Demand: it is not in the SDK's dependencies (an out-of-tree plugin builds against the
 // installed headers and nlohmann/json only), it needs its input padded (a copy of every record, the host's
-// buffer is not), and this scanner already is as strict as the engine's own reader (engine/util/raw_json),
+// buffer is not), and this scanner already is as strict as the engine's own reader (lib/util/raw_json),
 // which lives in the engine, not behind the C ABI. Measured: bench/ksodi_throughput.sh, see the commit.
 #ifndef EVALGRAPH_INPUT_HPP
 #define EVALGRAPH_INPUT_HPP

@@ -1,11 +1,11 @@
-#include "llm/sha256.h"
+#include "util/sha256.h"
 
 #include <openssl/evp.h>
 
 #include <memory>
 #include <stdexcept>
 
-namespace evalgraph::llm {
+namespace evalgraph {
 
 std::string sha256_hex(std::string_view data) {
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
@@ -24,4 +24,4 @@ std::string sha256_hex(std::string_view data) {
   return s;
 }
 
-}  // namespace evalgraph::llm
+}  // namespace evalgraph

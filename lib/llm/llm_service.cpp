@@ -36,7 +36,7 @@
 
 #include "llm/budget_gate.h"
 #include "llm/response_cache.h"
-#include "llm/sha256.h"
+#include "util/sha256.h"
 #include "llm/tokens.h"
 #include "util/named_thread.h"
 #include <evalgraph/json_writer.hpp>

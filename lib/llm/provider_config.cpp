@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "config/diagnostics.h"
 #include "llm/llm_service.h"
 
 namespace evalgraph::llm {
@@ -148,7 +147,7 @@ void check_known_keys(const std::string& name, const nlohmann::json& j) {
   for (const auto& [k, v] : j.items()) {
     (void)v;
     if (!known.count(k))
-      fail(name, fmt::format("unknown key '{}' (known keys: {})", k, join_list({known.begin(), known.end()})),
+      fail(name, fmt::format("unknown key '{}' (known keys: {})", k, fmt::join(known, ", ")),
            "/" + k + "#key");
   }
 }

@@ -1,5 +1,5 @@
 // The run's stop request: one mechanism for every reason a run stops early and stays resumable (a signal, a
-// cost budget, ...). What a stop does (engine/exec/executor.cpp, engine/llm/llm_service.cpp):
+// cost budget, ...). What a stop does (engine/exec/executor.cpp, lib/llm/llm_service.cpp):
 //   * no new record is read and no new LLM call starts;
 //   * LLM calls waiting (queued, or sleeping in a retry backoff / Retry-After) end at once as "stopped";
 //   * HTTP transfers in flight get stop_grace_s() to finish, then are cut (also "stopped");

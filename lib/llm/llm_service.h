@@ -1,6 +1,6 @@
 // evalgraph LLM host services: an OpenAI-compatible chat-completions / embeddings client with bounded
 // concurrency (one libcurl multi event-loop thread), retries with exponential backoff + full jitter that
-// honour Retry-After, a persistent SQLite response cache and secret redaction. See engine/llm/README.md.
+// honour Retry-After, a persistent SQLite response cache and secret redaction. See lib/llm/README.md.
 #pragma once
 
 #include <functional>

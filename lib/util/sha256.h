@@ -4,9 +4,9 @@
 #include <string>
 #include <string_view>
 
-namespace evalgraph::llm {
+namespace evalgraph {
 
 // Lower-case hex SHA-256 of a byte string. Throws std::runtime_error if libcrypto fails (out of memory).
 std::string sha256_hex(std::string_view data);
 
-}  // namespace evalgraph::llm
+}  // namespace evalgraph
