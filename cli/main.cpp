@@ -19,6 +19,7 @@
 #include "compare/compare.h"
 #include "config/pipeline.h"
 #include "estimate/estimate.h"
+#include "entry/merge_entry.h"
 #include "entry/run_entry.h"
 #include "expect/expectations.h"
 #include "exec/executor.h"
@@ -469,13 +470,13 @@ int dispatch(const std::string &cmd, const std::vector<std::string> &args, const
     return estimate::run_command(args[0], vm.count("json") != 0, eo, dirs);
   }
   if (cmd == "merge")
-    return shard::run_merge(args, vm.count("output") ? vm["output"].as<std::string>() : "", dirs, vm.count("quiet") != 0);
+    return run_merge(args, vm.count("output") ? vm["output"].as<std::string>() : "", dirs, vm.count("quiet") != 0);
   if (cmd == "cache") {
     if (args.empty() || args[0] != "merge") {
       std::fprintf(stderr, "evalgraph cache: the one subcommand is: evalgraph cache merge -o OUT.sqlite IN.sqlite...\n");
       return kExitUsage;
     }
-    return shard::run_cache_merge({args.begin() + 1, args.end()}, vm.count("output") ? vm["output"].as<std::string>() : "");
+    return run_cache_merge({args.begin() + 1, args.end()}, vm.count("output") ? vm["output"].as<std::string>() : "");
   }
   if (cmd == "run" || cmd == "validate" || cmd == "graph") {
     if (cmd == "run" && vm.count("resume") && args.empty()) return cmd_run("", vm, dirs);

@@ -24,7 +24,7 @@
 
 #include "exec/executor.h"
 #include "exec/node_runner.h"
-#include "exec/raw_record.h"
+#include "io/raw_record.h"
 #include "expect/expectations.h"
 #include "run_folder/run_folder.h"
 #include "util/atomic_file.h"

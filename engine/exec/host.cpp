@@ -172,21 +172,6 @@ void HostServices::account(const eg_call *call, const std::string &provider, con
   cost_[node][provider].add(r);
 }
 
-// Adds every number of `add` into `acc` (recursively), except prices, which are taken as they are.
-void sum_cost_json(json &acc, const json &add) {
-  for (const auto &[k, v] : add.items()) {
-    if (k == "price" || !acc.contains(k)) {
-      acc[k] = v;
-    } else if (v.is_object() && acc[k].is_object()) {
-      sum_cost_json(acc[k], v);
-    } else if (v.is_number_integer() && acc[k].is_number_integer()) {
-      acc[k] = acc[k].get<long long>() + v.get<long long>();
-    } else if (v.is_number() && acc[k].is_number()) {
-      acc[k] = acc[k].get<double>() + v.get<double>();
-    }
-  }
-}
-
 json HostServices::cost_json() const {
   std::map<std::string, CostAcc> by_provider;
   CostAcc total;
@@ -235,7 +220,7 @@ json HostServices::cost_json() const {
   if (!earlier_cost_.is_null()) {
     json earlier = earlier_cost_;
     earlier.erase("earlier_sessions");
-    sum_cost_json(out, earlier);
+    run_folder::sum_cost_json(out, earlier);
     json e = {{"cost_usd", earlier_cost_.value("cost_usd", 0.0)}, {"billed_calls", earlier_cost_.value("billed_calls", 0)}};
     out["earlier_sessions"] = e;
   }

@@ -109,10 +109,6 @@ std::shared_ptr<llm::LlmService> make_llm_service(const std::vector<ProviderDecl
                                                   const std::string &cache_path, const std::filesystem::path &run_dir,
                                                   bool dry_run = false);
 
-// Adds every number of a run.json "cost" into another (shards merged, a resumed run's earlier sessions);
-// prices are taken, not summed.
-void sum_cost_json(nlohmann::json &acc, const nlohmann::json &add);
-
 // Fills an eg_buffer with a copy of `s`; the receiver releases it.
 void fill_host_buffer(eg_buffer *b, const std::string &s);
 // Copies a buffer's bytes and releases it.

@@ -36,4 +36,19 @@ std::string data_format(const fs::path &file, const std::string &declared) {
   return "";
 }
 
+// Adds every number of `add` into `acc` (recursively), except prices, which are taken as they are.
+void sum_cost_json(nlohmann::json &acc, const nlohmann::json &add) {
+  for (const auto &[k, v] : add.items()) {
+    if (k == "price" || !acc.contains(k)) {
+      acc[k] = v;
+    } else if (v.is_object() && acc[k].is_object()) {
+      sum_cost_json(acc[k], v);
+    } else if (v.is_number_integer() && acc[k].is_number_integer()) {
+      acc[k] = acc[k].get<long long>() + v.get<long long>();
+    } else if (v.is_number() && acc[k].is_number()) {
+      acc[k] = acc[k].get<double>() + v.get<double>();
+    }
+  }
+}
+
 }  // namespace evalgraph::run_folder

@@ -17,6 +17,7 @@
 //     shard/records.journal  a finished shard's records, for `evalgraph merge`
 //     llm-cache.sqlite       a shard's own LLM response cache (unless --cache names one)
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace evalgraph::run_folder {
@@ -52,5 +53,9 @@ std::string shard_suffix(int index, int count);
 std::string data_format(const fs::path &file, const std::string &declared);
 // Whether a file of that format starts with a header line (CSV and TSV), which is no record.
 inline bool has_header_line(const std::string &format) { return format == "csv" || format == "tsv"; }
+
+// Adds every number of a run.json "cost" section into another (shards merged, a resumed run's earlier
+// sessions); prices are taken, not summed.
+void sum_cost_json(nlohmann::json &acc, const nlohmann::json &add);
 
 }  // namespace evalgraph::run_folder

@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "exec/raw_record.h"
+#include "io/raw_record.h"
 #include "io/dataset.h"
 #include "util/raw_json.h"
 

@@ -2,8 +2,6 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
-#include <sqlite3.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -14,12 +12,8 @@
 #include <sstream>
 
 #include "config/diagnostics.h"
-#include "exec/executor.h"
-#include "expect/expectations.h"
-#include "exec/host.h"
 #include "util/json_file.h"
 #include "io/dataset.h"
-#include "llm/response_cache.h"
 #include "util/sha256.h"
 #include "report/default_report.h"
 #include "run_folder/run_folder.h"
@@ -161,12 +155,6 @@ json fingerprint(const Pipeline &p, const Plan &plan, long long limit) {
 // ---- merge ----
 namespace {
 
-struct ShardFolder {
-  fs::path dir;
-  json run;    // run.json
-  json shard;  // run.json's "shard"
-};
-
 ShardFolder read_shard(const fs::path &dir) {
   ShardFolder f{dir, {}, {}};
   if (!fs::is_directory(dir)) refuse(dir.string(), "not a folder");
@@ -232,15 +220,8 @@ int check_one_run(std::vector<ShardFolder> &shards) {
 }
 
 // The pipeline as the shards ran it, with the same sinks (the default report included when they had it),
-// planned against this machine's plugins and data set.
-struct MergedPipeline {
-  Pipeline p;
-  PluginRegistry reg;
-  Plan plan;
-  json fingerprint;
-};
-
-void plan_as_shards_ran(const ShardFolder &first, const std::vector<std::string> &plugin_dirs, MergedPipeline &m) {
+// planned against this machine's plugins and data set; m.fingerprint is the one computed here.
+void plan_as_shards_ran(const ShardFolder &first, const std::vector<std::string> &plugin_dirs, MergePlan &m) {
   std::ifstream pin(run_folder::pipeline_copy(first.dir), std::ios::binary);
   std::stringstream ss;
   ss << pin.rdbuf();
@@ -289,7 +270,7 @@ ShardTotals shard_totals(const std::vector<ShardFolder> &shards) {
     }
     if (s.run.contains("cost") && s.run["cost"].is_object()) {  // summed: every shard's calls, per provider and node
       e["cost_usd"] = s.run["cost"].value("cost_usd", 0.0);
-      sum_cost_json(t.cost, s.run["cost"]);
+      run_folder::sum_cost_json(t.cost, s.run["cost"]);
     }
     t.cpu_seconds += s.run.value("seconds", 0.0);
     t.provenance.push_back(e);
@@ -297,10 +278,28 @@ ShardTotals shard_totals(const std::vector<ShardFolder> &shards) {
   return t;
 }
 
-// Every record a shard counted in its run.json must have come out of its journal: a journal that lost or
-// gained lines (a damaged or partly copied shard folder) would otherwise merge into a silently different run.
-// Returns the message that says which shards differ, or "" when the merged count is right.
-std::string journal_count_mismatch(const std::vector<ShardFolder> &shards, std::size_t merged) {
+}  // namespace
+
+ShardSet read_shards(const std::vector<std::string> &folders) {
+  ShardSet set;
+  for (const auto &f : folders) set.shards.push_back(read_shard(f));
+  set.count = check_one_run(set.shards);
+  return set;
+}
+
+void plan_merge(const ShardSet &set, const std::vector<std::string> &plugin_dirs, MergePlan &m) {
+  plan_as_shards_ran(set.shards.front(), plugin_dirs, m);
+  const ShardTotals totals = shard_totals(set.shards);
+  for (const auto &s : set.shards) m.journals.push_back(run_folder::shard_journal(s.dir));
+  m.summary = {{"fingerprint", m.fingerprint},
+               {"merged", {{"count", set.count}, {"merged_at", now_iso()}, {"shard_seconds_total", totals.cpu_seconds},
+                           {"shards", totals.provenance}}}};
+  if (!totals.llm.empty()) m.summary["llm"] = totals.llm;
+  if (!totals.cost.empty()) m.summary["cost"] = totals.cost;
+}
+
+std::string journal_count_mismatch(const ShardSet &set, std::size_t merged) {
+  const std::vector<ShardFolder> &shards = set.shards;
   long long expected = 0;
   for (const auto &s : shards) expected += s.run.value("records", 0LL);
   if (static_cast<long long>(merged) == expected) return "";
@@ -320,114 +319,6 @@ std::string journal_count_mismatch(const std::vector<ShardFolder> &shards, std::
       "the shards' journals gave {} records where their run.json files count {}{}{}; nothing was written. Rerun a "
       "damaged shard (evalgraph run PIPELINE --shard I/N) and merge again",
       merged, expected, bad.empty() ? "" : ": ", fmt::join(bad, "; "));
-}
-
-}  // namespace
-
-int run_merge(const std::vector<std::string> &folders, const std::string &out_dir, const std::vector<std::string> &plugin_dirs,
-              bool quiet) {
-  if (folders.empty()) refuse("merge", "give the shard folders: evalgraph merge SHARD_FOLDER... -o DIR");
-  if (out_dir.empty()) refuse("merge", "give the folder to write: -o DIR");
-  std::vector<ShardFolder> shards;
-  for (const auto &f : folders) shards.push_back(read_shard(f));
-  const int n = check_one_run(shards);
-
-  fs::path out(out_dir);
-  if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
-    refuse(out.string(), "exists and is not empty; give a new folder with -o");
-  const bool out_existed = fs::exists(out);
-  MergedPipeline m;
-  plan_as_shards_ran(shards.front(), plugin_dirs, m);
-  const Pipeline &p = m.p;
-  ShardTotals totals = shard_totals(shards);
-
-  RunOptions opt;
-  opt.run_dir = out;
-  opt.journal = false;
-  opt.jobs = 1;
-  for (const auto &s : shards) opt.merge_journals.push_back(run_folder::shard_journal(s.dir));
-  opt.extra_summary = {{"fingerprint", m.fingerprint},
-                       {"merged", {{"count", n}, {"merged_at", now_iso()}, {"shard_seconds_total", totals.cpu_seconds},
-                                   {"shards", totals.provenance}}}};
-  if (!totals.llm.empty()) opt.extra_summary["llm"] = totals.llm;
-  if (!totals.cost.empty()) opt.extra_summary["cost"] = totals.cost;
-  auto svc = make_llm_service(p.providers, true, "", out);
-  HostServices host(svc, p.default_provider, p.embedding_provider);
-  host.set_min_stderr_level(quiet ? EG_LOG_ERROR : EG_LOG_WARN);
-  std::error_code ec;
-  // A merge that fails leaves no half-written folder behind, so the same command can run again.
-  auto discard_out = [&] {
-    if (out_existed) {
-      for (const auto &e : fs::directory_iterator(out, ec)) fs::remove_all(e.path(), ec);
-    } else {
-      fs::remove_all(out, ec);
-    }
-  };
-  RunResult r;
-  try {
-    r = run_plan(p, m.plan, host, opt);
-  } catch (...) {
-    discard_out();
-    throw;
-  }
-  fs::remove_all(run_folder::progress_dir(out), ec);  // the no-cache call log of the merge (it makes no calls)
-  if (std::string mismatch = journal_count_mismatch(shards, r.records); !mismatch.empty()) {
-    discard_out();
-    throw std::runtime_error(mismatch);
-  }
-  if (!quiet)
-    std::fprintf(stderr, "evalgraph: merged %d shards: %zu records in %.2f s (%.0f records/s), %zu with failures\n", n,
-                 r.records, r.seconds, r.seconds > 0 ? r.records / r.seconds : 0.0, r.failed_records);
-  std::printf("%s\n", out.string().c_str());
-  // The whole run's expect: is judged here (each shard deferred it): docs/ci.md.
-  if (auto v = r.summary.find("expectations"); v != r.summary.end() && !announce_expectations(*v, p.name, quiet))
-    return kExitExpectationFailed;
-  return r.failed_records > 0 ? 1 : 0;
-}
-
-int run_cache_merge(const std::vector<std::string> &inputs, const std::string &out) {
-  if (out.empty() || inputs.empty()) refuse("cache merge", "usage: evalgraph cache merge -o OUT.sqlite IN.sqlite...");
-  for (const auto &in : inputs)
-    if (!fs::is_regular_file(in)) refuse(in, "no such cache file");
-  { llm::ResponseCache create(out); }  // the schema, as the engine makes it
-  sqlite3 *db = nullptr;
-  if (sqlite3_open_v2(out.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, nullptr) != SQLITE_OK) {
-    std::string m = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    throw std::runtime_error("cannot open " + out + ": " + m);
-  }
-  auto exec = [&](const std::string &sql) {
-    char *err = nullptr;
-    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-      std::string m = err ? err : sqlite3_errmsg(db);
-      sqlite3_free(err);
-      sqlite3_close(db);
-      throw std::runtime_error(fmt::format("cache merge into {}: {}", out, m));
-    }
-  };
-  auto count = [&]() {
-    sqlite3_stmt *st = nullptr;
-    long long c = 0;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM llm_cache", -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-      c = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return c;
-  };
-  sqlite3_busy_timeout(db, 10000);
-  long long before = count();
-  for (const auto &in : inputs) {
-    std::string q;
-    for (char ch : in) q += ch == '\'' ? std::string("''") : std::string(1, ch);
-    exec("ATTACH DATABASE 'file:" + q + "?mode=ro' AS src");
-    exec("INSERT OR IGNORE INTO main.llm_cache(key,kind,provider,model,created_at,response) "
-         "SELECT key,kind,provider,model,created_at,response FROM src.llm_cache");
-    exec("DETACH DATABASE src");
-  }
-  long long after = count();
-  exec("PRAGMA wal_checkpoint(TRUNCATE)");
-  sqlite3_close(db);
-  std::printf("%s: %lld entries (%lld new from %zu caches)\n", out.c_str(), after, after - before, inputs.size());
-  return 0;
 }
 
 }  // namespace evalgraph::shard

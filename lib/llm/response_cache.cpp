@@ -282,4 +282,46 @@ void ResponseCache::writer_loop() {
   flushed_cv_.notify_all();
 }
 
+CacheMergeCounts merge_cache_files(const std::vector<std::string>& inputs, const std::string& out) {
+  { ResponseCache create(out); }  // the schema, as the engine makes it
+  sqlite3 *db = nullptr;
+  if (sqlite3_open_v2(out.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, nullptr) != SQLITE_OK) {
+    std::string m = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    throw std::runtime_error("cannot open " + out + ": " + m);
+  }
+  auto exec = [&](const std::string &sql) {
+    char *err = nullptr;
+    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string m = err ? err : sqlite3_errmsg(db);
+      sqlite3_free(err);
+      sqlite3_close(db);
+      throw std::runtime_error(fmt::format("cache merge into {}: {}", out, m));
+    }
+  };
+  auto count = [&]() {
+    sqlite3_stmt *st = nullptr;
+    long long c = 0;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM llm_cache", -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+      c = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return c;
+  };
+  sqlite3_busy_timeout(db, 10000);
+  CacheMergeCounts c;
+  c.before = count();
+  for (const auto &in : inputs) {
+    std::string q;
+    for (char ch : in) q += ch == '\'' ? std::string("''") : std::string(1, ch);
+    exec("ATTACH DATABASE 'file:" + q + "?mode=ro' AS src");
+    exec("INSERT OR IGNORE INTO main.llm_cache(key,kind,provider,model,created_at,response) "
+         "SELECT key,kind,provider,model,created_at,response FROM src.llm_cache");
+    exec("DETACH DATABASE src");
+  }
+  c.after = count();
+  exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  sqlite3_close(db);
+  return c;
+}
+
 }  // namespace evalgraph::llm

@@ -81,4 +81,11 @@ class ResponseCache {
   std::thread writer_;
 };
 
+// `evalgraph cache merge`: every entry of the caches `inputs` copied into the cache `out` (created with the
+// engine's schema when missing; an entry it already has is kept). Throws std::runtime_error naming the file.
+struct CacheMergeCounts {
+  long long before = 0, after = 0;  // entries in `out` before and after
+};
+CacheMergeCounts merge_cache_files(const std::vector<std::string>& inputs, const std::string& out);
+
 }  // namespace evalgraph::llm

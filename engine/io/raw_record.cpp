@@ -1,4 +1,4 @@
-#include "exec/raw_record.h"
+#include "io/raw_record.h"
 
 #include <unordered_map>
 
