@@ -7,7 +7,7 @@
 #include <random>
 
 #include "evalgraph/json_writer.hpp"
-#include "exec/raw_record.h"
+#include "io/raw_record.h"
 #include "util/json_build.h"
 #include "util/raw_json.h"
 
