@@ -62,7 +62,11 @@ void Engine::fail(size_t k, Slot &s, const std::string &msg, uint8_t how) {
   auto &st = stats_[k];
   if (how == ST_FAILED) {
     ++st.failed;
-    if (st.first_error.empty()) st.first_error = fmt::format("record {}: {}", s.index + 1, msg);
+    if (st.first_error.empty()) {
+      // "record N: <message>", unless the message already starts by naming its record (a missing field's does).
+      const std::string own = fmt::format("record {} ", s.index + 1);
+      st.first_error = msg.compare(0, own.size(), own) == 0 ? msg : fmt::format("record {}: {}", s.index + 1, msg);
+    }
   } else {
     ++st.skipped;
   }

@@ -123,6 +123,8 @@ TEST_CASE("a missing required field fails the node for that record only", "[exec
   CHECK(r.records[0]["up"]["upper"] == "A");
   CHECK(r.records[1]["_errors"]["up"] == "record 2 (line 2) has no value for field 'text' (port 'text')");
   CHECK(r.records[2]["_errors"]["up"] == "record 3 (line 3) has no value for field 'text' (port 'text')");
+  // run.json's first error names the record once, not "record 2: record 2 (line 2) ..."
+  CHECK(r.result.summary["nodes"]["up"]["first_error"] == "record 2 (line 2) has no value for field 'text' (port 'text')");
 }
 
 TEST_CASE("sequence nodes get each group's records ordered by the order field", "[executor]") {
