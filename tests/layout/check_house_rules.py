@@ -1,12 +1,15 @@
 #!/usr/bin/python3
-"""The layers of the source tree, checked from the #include lines (README.md "Layout: where things go").
+"""The house rules of the source tree (README.md "Layout: where things go"), checked from the text:
 
   lib/       includes only lib/ and the SDK (util/ not even llm/);
   engine/    includes nothing from frontends/ or cli/, and its rooms (engine/<room>/) include each other
              without a cycle, so each room can be read knowing only the rooms below it;
-  plugins/   include no engine or lib header (only the SDK and their own files).
+  plugins/   include no engine or lib header (only the SDK and their own files);
+  the host   (engine/, lib/, cli/) calls a node type's create/process/finish/destroy only in
+             engine/exec/node_runner.cpp, and names a bundled plugin's node type ("sink.csv", ...) only in
+             engine/plugin/defaults.h: what it needs to know of a plugin comes from the plugin's declaration.
 
-Prints every violation with file:line and exits 1; exits 0 when the tree is clean. Usage: check_layers.py REPO
+Prints every violation with file:line and exits 1; exits 0 when the tree is clean. Usage: check_house_rules.py REPO
 """
 import pathlib
 import re
@@ -17,12 +20,17 @@ SOURCES = ("*.h", "*.hpp", "*.cpp", "*.c")
 
 
 def includes(folder):
+    for f, n, line in lines(folder):
+        m = INCLUDE.match(line)
+        if m:
+            yield f, n, m.group(1)
+
+
+def lines(folder):
     for pattern in SOURCES:
         for f in sorted(folder.rglob(pattern)):
             for n, line in enumerate(f.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-                m = INCLUDE.match(line)
-                if m:
-                    yield f, n, m.group(1)
+                yield f, n, line
 
 
 def main(repo):
@@ -73,10 +81,29 @@ def main(repo):
             bad.append(f"{f.relative_to(repo)}:{n}: a plugin includes \"{inc}\", an engine or lib header; plugins "
                        "use the SDK only (a third party has nothing else)")
 
+    abi_call = re.compile(r"->\s*(create|process|finish|destroy)\s*\(")
+    node_runner = repo / "engine" / "exec" / "node_runner.cpp"
+    defaults = repo / "engine" / "plugin" / "defaults.h"
+    type_names = set()
+    for f, n, line in lines(repo / "plugins"):
+        type_names.update(re.findall(r'\.name\s*=\s*"([a-z0-9_]+(?:\.[a-z0-9_]+)+)"', line))
+    for part in ("engine", "lib", "cli"):
+        for f, n, line in lines(repo / part):
+            code = line.split("//", 1)[0]
+            if abi_call.search(code) and f != node_runner:
+                bad.append(f"{f.relative_to(repo)}:{n}: a plugin ABI call outside engine/exec/node_runner.cpp; "
+                           "call the node through NodeRunner")
+            for name in re.findall(r'"([a-z0-9_]+(?:\.[a-z0-9_]+)+)"', code):
+                if name in type_names and f != defaults:
+                    bad.append(f"{f.relative_to(repo)}:{n}: the host names the node type \"{name}\"; take what you need "
+                               "from the plugin's declaration or the pipeline (defaults: engine/plugin/defaults.h)")
+    if not type_names:
+        bad.append("plugins/: no node type declared as .name = \"kind.name\" found; the check would test nothing")
+
     for line in bad:
         print(line)
-    print(f"check_layers: {len(bad)} problem(s)" if bad else "check_layers: lib/ below engine/, engine rooms acyclic, "
-          "plugins on the SDK only")
+    print(f"check_house_rules: {len(bad)} problem(s)" if bad else "check_house_rules: lib/ below engine/, engine rooms acyclic, "
+          f"plugins on the SDK only, ABI calls in node_runner.cpp, the {len(type_names)} bundled node type names only in defaults.h")
     return 1 if bad else 0
 
 
