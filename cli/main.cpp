@@ -13,6 +13,8 @@
 #include <cstring>
 #include <iostream>
 #include <optional>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include "chatbot_config/experiment.h"
@@ -73,6 +75,25 @@ const char *kUsage =
     "            3 runtime error (I/O, broken data), 4 an expectation (expect:) or a --fail-if-worse gate failed,\n"
     "            5 cost budget reached (resumable), 130 stopped by a signal\n"
     "            (resumable)\n";
+
+// The usage lines of one command ("" when `cmd` names none), for the message of a usage error.
+std::string command_usage(const std::string &cmd) {
+  const std::string prefix = "  evalgraph " + cmd + " ";
+  std::string lines;
+  std::istringstream in(kUsage);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(prefix, 0) == 0) lines += line + "\n";
+  return lines.empty() ? "" : "usage:\n" + lines + "(evalgraph --help: every command and option)\n";
+}
+
+// What an option error prints under its message: the usage of the command it was about (the first word of the
+// command line that names one), or the whole usage when none does.
+std::string usage_of(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (argv[i][0] != '-')
+      if (std::string u = command_usage(argv[i]); !u.empty()) return u;
+  return kUsage;
+}
 
 // First SIGINT/SIGTERM: the run's stop request (util/stop.h): nothing new starts, LLM calls waiting for a retry end,
 // calls in flight get --stop-grace seconds, the finished records are journaled and the run exits 130, resumable.
@@ -461,7 +482,7 @@ int dispatch(const std::string &cmd, const std::vector<std::string> &args, const
   if (cmd == "create-dataset") return cmd_create_dataset(vm);
   if (cmd == "estimate") {  // docs/cost.md
     if (args.size() != 1) {
-      std::fprintf(stderr, "evalgraph estimate: give exactly one pipeline file\n\n%s", kUsage);
+      std::fprintf(stderr, "evalgraph estimate: give exactly one pipeline file\n\n%s", command_usage("estimate").c_str());
       return kExitUsage;
     }
     estimate::Options eo{vm["limit"].as<long long>(), std::max(1, vm["jobs"].as<int>()), vm["cache"].as<std::string>(),
@@ -481,7 +502,7 @@ int dispatch(const std::string &cmd, const std::vector<std::string> &args, const
   if (cmd == "run" || cmd == "validate" || cmd == "graph") {
     if (cmd == "run" && vm.count("resume") && args.empty()) return cmd_run("", vm, dirs);
     if (args.size() != 1) {
-      std::fprintf(stderr, "evalgraph %s: give exactly one pipeline file\n\n%s", cmd.c_str(), kUsage);
+      std::fprintf(stderr, "evalgraph %s: give exactly one pipeline file\n\n%s", cmd.c_str(), command_usage(cmd).c_str());
       return kExitUsage;
     }
     if (cmd == "run") return cmd_run(args[0], vm, dirs);
@@ -517,7 +538,7 @@ int main(int argc, char **argv) {
     po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
     po::notify(vm);
   } catch (const std::exception &e) {
-    std::fprintf(stderr, "evalgraph: %s\n\n%s", e.what(), kUsage);
+    std::fprintf(stderr, "evalgraph: %s\n\n%s", e.what(), usage_of(argc, argv).c_str());
     return kExitUsage;
   }
   if (vm.count("version")) {

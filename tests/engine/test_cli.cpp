@@ -95,6 +95,26 @@ TEST_CASE("plugins lists node types as a table and as JSON, --version, unknown c
   CHECK_THAT(u.output, Catch::Contains("unknown command 'rn' (did you mean 'run'?)"));
 }
 
+TEST_CASE("a usage error shows the usage of its command, not every command", "[cli]") {
+  // An option without its value: the error, then compare's usage lines and where the rest is.
+  auto g = run_cmd(std::string(EVALGRAPH_EXE) + " compare a b --fail-if-worse");
+  CHECK(g.exit_code == 2);
+  CHECK_THAT(g.output, Catch::Contains("the required argument for option '--fail-if-worse' is missing"));
+  CHECK_THAT(g.output, Catch::Contains("evalgraph compare RUN_A RUN_B --fail-if-worse NODE.FIELD"));
+  CHECK_THAT(g.output, Catch::Contains("evalgraph --help: every command and option"));
+  CHECK_THAT(g.output, !Catch::Contains("evalgraph merge SHARD_FOLDER"));
+  // A pipeline command without its file: run's three forms.
+  auto r = run_cmd(std::string(EVALGRAPH_EXE) + " validate");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("evalgraph validate: give exactly one pipeline file"));
+  CHECK_THAT(r.output, Catch::Contains("evalgraph validate PIPELINE.yaml"));
+  CHECK_THAT(r.output, !Catch::Contains("evalgraph estimate PIPELINE.yaml"));
+  // An unknown option before any command: the whole usage, as before.
+  auto w = run_cmd(std::string(EVALGRAPH_EXE) + " --no-such-option");
+  CHECK(w.exit_code == 2);
+  CHECK_THAT(w.output, Catch::Contains("evalgraph merge SHARD_FOLDER"));
+}
+
 TEST_CASE("plugins: broken libraries on the search path are named, the rest still work", "[cli]") {
   auto r = run_cmd(std::string("CI=true EVALGRAPH_PLUGIN_PATH=") + BROKEN_DIR + " " + evalgraph_cmd("plugins"));
   CHECK(r.exit_code == 0);
