@@ -290,15 +290,22 @@ void apply_run_flags(const po::variables_map &vm, RunOptions &opt) {
   opt.progress = vm.count("quiet") == 0 && isatty(STDERR_FILENO) && (ci == nullptr || std::string(ci).empty());
 }
 
+// One line per node that did not finish every record: its counts and first error. Records a stop left for
+// --resume are counted apart, as stopped, not as failed.
+void print_node_lines(const RunResult &r) {
+  for (const auto &[id, st] : r.nodes) {
+    if (st.failed + st.skipped + st.stopped == 0) continue;
+    const std::string stopped = st.stopped == 0 ? "" : fmt::format(", {} stopped (--resume runs them)", st.stopped);
+    std::fprintf(stderr, "  node %s: %zu ok, %zu failed, %zu skipped%s%s%s\n", id.c_str(), st.ok, st.failed, st.skipped,
+                 stopped.c_str(), st.first_error.empty() ? "" : "; first error: ", st.first_error.c_str());
+  }
+}
+
 // The run's summary on stderr: records, the nodes with failures, the providers and the cost.
 void print_run_summary(const Pipeline &p, const RunResult &r) {
   std::fprintf(stderr, "evalgraph: %s: %zu records in %.2f s (%.0f records/s), %zu with failures\n",
                p.name.c_str(), r.records, r.seconds, r.seconds > 0 ? r.records / r.seconds : 0.0, r.failed_records);
-  for (const auto &[id, st] : r.nodes) {
-    if (st.failed + st.skipped == 0) continue;
-    std::fprintf(stderr, "  node %s: %zu ok, %zu failed, %zu skipped%s%s\n", id.c_str(), st.ok, st.failed, st.skipped,
-                 st.first_error.empty() ? "" : "; first error: ", st.first_error.c_str());
-  }
+  print_node_lines(r);
   if (r.summary.contains("llm")) {
     for (const auto &[name, s] : r.summary["llm"].items())
       std::fprintf(stderr, "  provider %s: %s\n", name.c_str(), s.dump().c_str());
@@ -394,10 +401,7 @@ int cmd_chatbot_run(const po::variables_map &vm, const std::vector<std::string> 
   RunResult r = chatbot::run_experiment(s, reg);
   if (!quiet) {
     std::fprintf(stderr, "evalgraph: %zu records in %.2f s, %zu with failures\n", r.records, r.seconds, r.failed_records);
-    for (const auto &[id, st] : r.nodes)
-      if (st.failed + st.skipped > 0)
-        std::fprintf(stderr, "  node %s: %zu ok, %zu failed, %zu skipped%s%s\n", id.c_str(), st.ok, st.failed, st.skipped,
-                     st.first_error.empty() ? "" : "; first error: ", st.first_error.c_str());
+    print_node_lines(r);
   }
   std::printf("%s\n", r.run_dir.string().c_str());
   if (r.interrupted) {

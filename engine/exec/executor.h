@@ -71,7 +71,10 @@ RunState read_run_state(const std::filesystem::path &run_dir);
 
 struct NodeStats {
   std::size_t ok = 0, failed = 0, skipped = 0;
-  std::string first_error;
+  // A stopped run (signal, budget): records this node did not finish because the run stopped. They are not
+  // failures: they are not journaled, and --resume runs them again.
+  std::size_t stopped = 0;
+  std::string first_error;  // of the failures (not of the stopped records)
 };
 
 struct RunResult {

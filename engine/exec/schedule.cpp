@@ -60,7 +60,9 @@ void Engine::fail(size_t k, Slot &s, const std::string &msg, uint8_t how) {
   (how == ST_FAILED ? s.errors : s.skipped)[id] = msg;
   std::lock_guard lk(stats_mu_);
   auto &st = stats_[k];
-  if (how == ST_FAILED) {
+  if (s.interrupted) {  // the run's stop ended this record here (it or a node before it): not a failure
+    ++st.stopped;
+  } else if (how == ST_FAILED) {
     ++st.failed;
     if (st.first_error.empty()) {
       // "record N: <message>", unless the message already starts by naming its record (a missing field's does).

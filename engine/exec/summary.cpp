@@ -51,6 +51,7 @@ void Engine::summarise(RunResult &res, bool stopped, int workers, const json &si
                           {"ok", stats_[k].ok},
                           {"failed", stats_[k].failed},
                           {"skipped", stats_[k].skipped}};
+    if (stats_[k].stopped > 0) nodes[pn.decl->id]["stopped"] = stats_[k].stopped;
     if (!stats_[k].first_error.empty()) nodes[pn.decl->id]["first_error"] = stats_[k].first_error;
     if (!pn.type->info.is_null()) nodes[pn.decl->id]["described"] = pn.type->info;  // e.g. a python node's script
     if (!pn.type->outputs.empty()) nodes[pn.decl->id]["outputs"] = pn.type->outputs;  // compare's better direction

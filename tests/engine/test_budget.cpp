@@ -55,6 +55,13 @@ TEST_CASE("budget: the run stops at its budget (exit 5) and resumes with a large
   CHECK(spent >= 0.8 * 12.5);                          // calls alike: most of the budget used
   CHECK(spent <= 12.5 + in_flight * 1.0);              // overshoot: at most the calls in flight
   CHECK(first < 40);
+  // The records the budget left are "stopped", not failures: no first error, --resume runs them.
+  json stopped_nodes = json::parse(read_file(run_dir / "progress" / "interrupted.json"))["nodes"]["j"];
+  CHECK(stopped_nodes["failed"] == 0);
+  CHECK(stopped_nodes["stopped"].get<std::size_t>() + stopped_nodes["ok"].get<std::size_t>() == 40);
+  CHECK(stopped_nodes["stopped"].get<std::size_t>() > 0);
+  CHECK_FALSE(stopped_nodes.contains("first_error"));
+  CHECK(std::regex_search(r.output, std::regex("node j: [0-9]+ ok, 0 failed, 0 skipped, [0-9]+ stopped \\(--resume runs them\\)")));
 
   // A larger budget: the run finishes; no request is made twice.
   auto resumed = run_cmd(evalgraph_cmd("run --cache " + cache + " --resume " + run_dir.string() + " --max-cost 100"));
