@@ -56,4 +56,6 @@ std::string join_list(const std::vector<std::string> &words, const char *sep) {
   return s;
 }
 
+void refuse(const std::string &where, const std::string &msg) { throw ConfigError({{{where, 0, 0}, msg}}); }
+
 }  // namespace evalgraph

@@ -29,6 +29,10 @@ class ConfigError : public std::runtime_error {
   std::vector<Diagnostic> diags_;
 };
 
+// Throws a ConfigError with one problem at `where`: a file, a folder or a command word, without a line (a
+// refused command line: exit 2).
+[[noreturn]] void refuse(const std::string &where, const std::string &msg);
+
 // The words separated by `sep` ("a, b, c"), for messages.
 std::string join_list(const std::vector<std::string> &words, const char *sep = ", ");
 

@@ -14,10 +14,6 @@
 namespace evalgraph {
 namespace fs = std::filesystem;
 
-namespace {
-[[noreturn]] void refuse(const std::string &where, const std::string &msg) { throw ConfigError({{{where, 0, 0}, msg}}); }
-}  // namespace
-
 int run_merge(const std::vector<std::string> &folders, const std::string &out_dir, const std::vector<std::string> &plugin_dirs,
               bool quiet) {
   if (folders.empty()) refuse("merge", "give the shard folders: evalgraph merge SHARD_FOLDER... -o DIR");

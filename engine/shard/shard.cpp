@@ -25,8 +25,6 @@ using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void refuse(const std::string &where, const std::string &msg) { throw ConfigError({{{where, 0, 0}, msg}}); }
-
 bool parse_int(std::string_view s, int &out) {
   if (s.empty()) return false;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
