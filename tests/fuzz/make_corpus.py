@@ -277,6 +277,11 @@ def plugin_params():
         ("compress.anchored", {"provider": "m", "keep_recent": 9007199254740993, "trigger": {"every": 3}}),
         ("compression.probes", {"provider": "m", "decision_probes": 1e300}),
         ("sink.jsonl", {"file": "../x.jsonl"}),
+        ("agent.trajectory", {"order": "any_order", "match": "subset", "forbidden": ["delete"], "max_steps": 9,
+                              "allow_repeats": False,
+                              "expected": [[{"name": "search", "arguments": {"q": {"$regex": "(?i)^w(a|aa)+$"}}}],
+                                           [{"name": "lookup", "match": "regex", "arguments": {"id": ["\\d+", "(("]}}]]}),
+        ("agent.trajectory", {"expected": [{"name": "x"}, [{"name": "y"}]], "order": "exact"}),
     ]
     for i, (uses, w) in enumerate(extra):
         put("plugin_params", f"extra-{i}-{uses}.txt", uses + "\n" + json.dumps(w, ensure_ascii=False))
