@@ -1,6 +1,13 @@
 # Writes OUT: the CSS and JS files as C++ raw string literals (split in pieces below the compilers' limits).
-function(as_literal file var)
-  file(READ ${file} content)
+# JS names one file or several separated by '|' (report.js first): they are joined, one after the other, into
+# the page's one script.
+function(as_literal files var)
+  string(REPLACE "|" ";" files "${files}")
+  set(content "")
+  foreach(file IN LISTS files)
+    file(READ ${file} part)
+    string(APPEND content "${part}\n")
+  endforeach()
   string(LENGTH "${content}" len)
   set(out "")
   set(pos 0)
@@ -24,5 +31,5 @@ function(as_literal file var)
 endfunction()
 as_literal(${CSS} css)
 as_literal(${JS} js)
-file(WRITE ${OUT}.tmp "// generated from report.css and report.js by embed.cmake\n#pragma once\nnamespace report_assets {\ninline constexpr const char kCss[] =\n${css};\ninline constexpr const char kJs[] =\n${js};\n}\n")
+file(WRITE ${OUT}.tmp "// generated from report.css and the report*.js files by embed.cmake\n#pragma once\nnamespace report_assets {\ninline constexpr const char kCss[] =\n${css};\ninline constexpr const char kJs[] =\n${js};\n}\n")
 file(RENAME ${OUT}.tmp ${OUT})

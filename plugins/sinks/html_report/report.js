@@ -12,14 +12,28 @@ const FINAL = (FINAL_EL && JSON.parse(FINAL_EL.textContent || '{}')) || {};
 const ID_KEYS = ['id', 'record_id', 'unit_id', 'uid', 'example_id'];
 const GROUP_KEYS = ['context_scope_id', 'transformation_label', 'transformation', 'model', 'method', 'scope', 'category', 'split'];
 const ROW_H = 26;
-const S = {lines: null, ids: [], rep: [], status: null, group: null, groupKey: null, metrics: [], metricIndex: new Map(),
-  nodes: [], cols: [], gv: {}, order: null, view: null, sort: null, openIdx: -1};
+const S = {lines: null, ids: [], keys: [], rep: [], status: null, group: null, groupKey: null, metrics: [], metricIndex: new Map(),
+  nodes: [], cols: [], gv: {}, order: null, view: null, sort: null, openIdx: -1, idFilter: null};
+// The field that names a record in a labels file (the pipeline's labels.key): its value per record is the
+// record's key for labels and agreement (S.keys), else the record's id.
+const LABEL_KEY = RUN.labels && typeof RUN.labels.key === 'string' ? RUN.labels.key : null;
 
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]));
 const fmt = (v, d = 3) => v === null || v === undefined || Number.isNaN(v) ? '–' : (typeof v === 'boolean' ? (v ? 'true' : 'false') :
   (typeof v === 'number' ? (Number.isInteger(v) && Math.abs(v) < 1e9 ? String(v) : v.toFixed(d)) : esc(typeof v === 'string' ? v : JSON.stringify(v))));
 const size = (b) => b >= 1048576 ? (b / 1048576).toFixed(1) + ' MiB' : (b / 1024).toFixed(1) + ' KiB';
 const el = (tag, attrs, html) => { const e = document.createElement(tag); if (attrs) for (const k in attrs) e.setAttribute(k, attrs[k]); if (html !== undefined) e.innerHTML = html; return e; };
+
+// The page's other parts (report_agreement.js: agreement with people; report_labelling.js: labelling) follow
+// this file in the same <script> and register here before main() renders anything (main awaits the records
+// first). A part may have: record(i, r) for each parsed record, ready() once all are, section() -> an element
+// with an id (and nav: its link text), controls() -> HTML for the records' controls, setup() once the page is
+// built, columns() -> [{head, cell(i)}] for the table, filter(i) -> false to leave a record out, order(list)
+// -> the list reordered (or null), drill(i, r, panel) once a record is opened, key(event) -> true when handled.
+const PARTS = [];
+window.evalgraphPage = {S, RUN, FINAL, ROW_H, esc, fmt, el, json, register: (p) => PARTS.push(p),
+  openRecord: (i) => openRecord(i), closeRecord: () => closeRecord(), applyView: () => applyView(), drawRows: () => drawRows(),
+  showRecords: (ids, note) => showRecords(ids, note)};
 
 // The records as bytes in blocks of 64 MiB (outside the JavaScript heap, which could not hold a million
 // strings of 10 KB), each line within one block; line(i) decodes one record's text when it is needed.
@@ -109,13 +123,16 @@ function analyse() {
   const flat = [];
   for (let i = 0; i < n; i++) {
     let r;
-    try { r = JSON.parse(S.lines.get(i)); } catch (e) { S.status[i] = 1; S.ids.push('#' + (i + 1)); S.rep.push(null); continue; }
+    try { r = JSON.parse(S.lines.get(i)); } catch (e) { S.status[i] = 1; S.ids.push('#' + (i + 1)); S.keys.push(null); S.rep.push(null); continue; }
     let id = null;
     for (const k of ID_KEYS) if (typeof r[k] === 'string' || typeof r[k] === 'number') { id = String(r[k]); break; }
     if (id === null && r.conversation_id !== undefined && r.turn !== undefined) id = r.conversation_id + '/' + r.turn;
     if (id === null && r.session_id !== undefined && r.checkpoint !== undefined) id = r.session_id + '/' + r.checkpoint;
     if (id === null && r.data_file !== undefined && r.row !== undefined) id = r.data_file + ':' + r.row + (r.transformation !== undefined ? '/' + r.transformation : '');
     S.ids.push(id === null ? '#' + (i + 1) : id);
+    const kv = LABEL_KEY === null ? S.ids[i] : r[LABEL_KEY];
+    S.keys.push(typeof kv === 'string' || typeof kv === 'number' ? String(kv) : null);
+    for (const p of PARTS) if (p.record) p.record(i, r);
     S.rep.push(r._replication !== undefined ? String(r._replication) : null);
     for (const g of groupKeys) if (typeof r[g] === 'string') { (groupVals[g] = groupVals[g] || new Set()).add(r[g]); (S.gv[g] = S.gv[g] || new Array(n).fill(''))[i] = r[g]; }
     const errs = r._errors || {}, skipped = r._skipped || {};
@@ -395,16 +412,20 @@ function renderRecords() {
   sec.innerHTML = `<h2>Records</h2><div id="controls"><input id="q" type="search" placeholder="search all fields (text, ids, evidence)…" size="36">` +
     `<select id="st"><option value="">all records</option><option value="ok">ok</option><option value="bad">failed or skipped</option><option value="invalid">invalid verdicts</option></select>` +
     `<span>range: <select id="rm"><option value="">(value)</option>${opts}</select> <input id="rmin" type="number" step="any" placeholder="min" style="width:80px"> <input id="rmax" type="number" step="any" placeholder="max" style="width:80px"></span>` +
-    `<span id="count" class="muted"></span></div><div id="viewport"><table id="rtable"><thead></thead><tbody></tbody></table></div>`;
+    `<span id="count" class="muted"></span><span id="id-filter"></span></div>${PARTS.map((p) => (p.controls && p.controls()) || '').join('')}<div id="viewport"><table id="rtable"><thead></thead><tbody></tbody></table></div>`;
   return sec;
 }
 
 function setupTable() {
   const n = S.lines.length;
   const head = ['#', 'id'].concat(S.groupKey ? [S.groupKey] : [], ['status'], S.cols.map((m) => m.node + '.' + m.field));
+  const firstMetric = head.length - S.cols.length;
+  S.extraCols = [].concat(...PARTS.map((p) => (p.columns && p.columns()) || []));
   const thead = document.querySelector('#rtable thead');
-  thead.innerHTML = '<tr>' + head.map((h, k) => `<th data-k="${k}" title="sort by ${esc(h)}">${esc(h)}</th>`).join('') + '</tr>';
-  thead.querySelectorAll('th').forEach((th) => th.addEventListener('click', () => { const k = +th.dataset.k; S.sort = S.sort && S.sort.k === k ? {k, dir: -S.sort.dir} : {k, dir: 1}; applyView(); }));
+  // metric columns are marked "mv" (hidden in blind review)
+  thead.innerHTML = '<tr>' + head.map((h, k) => `<th data-k="${k}"${k >= firstMetric ? ' class="mv"' : ''} title="sort by ${esc(h)}">${esc(h)}</th>`).join('') +
+    S.extraCols.map((c) => `<th class="x">${esc(c.head)}</th>`).join('') + '</tr>';
+  thead.querySelectorAll('th[data-k]').forEach((th) => th.addEventListener('click', () => { const k = +th.dataset.k; S.sort = S.sort && S.sort.k === k ? {k, dir: -S.sort.dir} : {k, dir: 1}; applyView(); }));
   S.view = new Uint32Array(n).map((_, i) => i);
   const vp = document.getElementById('viewport');
   vp.addEventListener('scroll', () => requestAnimationFrame(drawRows));
@@ -435,8 +456,11 @@ function applyView() {
   let re = null;
   if (q) re = new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i');
   const out = [];
+  const partFilters = PARTS.filter((p) => p.filter);
   for (let i = 0; i < S.lines.length; i++) {
     const s = S.status[i];
+    if (S.idFilter && !S.idFilter.ids.has(S.keys[i])) continue;
+    if (partFilters.length && !partFilters.every((p) => p.filter(i))) continue;
     if (st === 'ok' && s !== 0) continue;
     if (st === 'bad' && s !== 1 && s !== 2) continue;
     if (st === 'invalid' && s !== 3) continue;
@@ -444,14 +468,17 @@ function applyView() {
     if (re && !re.test(S.lines.get(i))) continue;
     out.push(i);
   }
-  if (S.sort) {
+  // A part's order (the labelling's seeded random order) unless a column is sorted.
+  const ordered = S.sort ? null : PARTS.reduce((o, p) => o || (p.order && p.order(out)), null);
+  if (ordered) out.splice(0, out.length, ...ordered);
+  else if (S.sort) {
     const key = sortKey(S.sort.k), dir = S.sort.dir;
     out.sort((a, b) => { let x = key(a), y = key(b); const xn = typeof x === 'number' && Number.isNaN(x), yn = typeof y === 'number' && Number.isNaN(y);
       if (xn || yn) return xn === yn ? a - b : (xn ? 1 : -1); return x < y ? -dir : x > y ? dir : a - b; });
   }
   S.view = out;
   document.getElementById('count').textContent = `${out.length} of ${S.lines.length} records`;
-  document.querySelectorAll('#rtable thead th').forEach((th) => { th.textContent = th.textContent.replace(/ [▲▼]$/, '') + (S.sort && +th.dataset.k === S.sort.k ? (S.sort.dir > 0 ? ' ▲' : ' ▼') : ''); });
+  document.querySelectorAll('#rtable thead th[data-k]').forEach((th) => { th.textContent = th.textContent.replace(/ [▲▼]$/, '') + (S.sort && +th.dataset.k === S.sort.k ? (S.sort.dir > 0 ? ' ▲' : ' ▼') : ''); });
   const vp = document.getElementById('viewport');
   vp.scrollTop = 0;
   drawRows();
@@ -464,13 +491,14 @@ function drawRows() {
   const total = S.view.length;
   const first = Math.max(0, Math.floor(vp.scrollTop / ROW_H) - 10);
   const last = Math.min(total, first + Math.ceil(vp.clientHeight / ROW_H) + 20);
-  const ncol = 3 + (S.groupKey ? 1 : 0) + S.cols.length;
+  const ncol = 3 + (S.groupKey ? 1 : 0) + S.cols.length + S.extraCols.length;
   let h = `<tr style="height:${first * ROW_H}px"><td colspan="${ncol}" style="padding:0;border:0"></td></tr>`;
   for (let k = first; k < last; k++) {
     const i = S.view[k], s = S.status[i];
-    h += `<tr data-i="${i}" class="${s === 1 || s === 2 ? 'failed' : s === 3 ? 'invalid' : ''}"><td class="n">${i + 1}</td><td class="rid" title="${esc(S.ids[i])}">${esc(S.ids[i])}${S.rep[i] !== null ? ' <span class="muted">r' + esc(S.rep[i]) + '</span>' : ''}</td>` +
+    h += `<tr data-i="${i}" class="${s === 1 || s === 2 ? 'failed' : s === 3 ? 'invalid' : ''}${i === S.openIdx ? ' open' : ''}"><td class="n">${i + 1}</td><td class="rid" title="${esc(S.ids[i])}">${esc(S.ids[i])}${S.rep[i] !== null ? ' <span class="muted">r' + esc(S.rep[i]) + '</span>' : ''}</td>` +
       (S.groupKey ? `<td>${esc(S.group[i])}</td>` : '') + `<td>${STATUS[s]}</td>` +
-      S.cols.map((m) => { const v = m.vals[i]; return `<td class="n">${Number.isNaN(v) ? '–' : m.bool ? (v ? '✓' : '✗') : fmt(v)}</td>`; }).join('') + '</tr>';
+      S.cols.map((m) => { const v = m.vals[i]; return `<td class="n mv">${Number.isNaN(v) ? '–' : m.bool ? (v ? '✓' : '✗') : fmt(v)}</td>`; }).join('') +
+      S.extraCols.map((c) => `<td class="x">${c.cell(i)}</td>`).join('') + '</tr>';
   }
   h += `<tr style="height:${Math.max(0, total - last) * ROW_H}px"><td colspan="${ncol}" style="padding:0;border:0"></td></tr>`;
   tbody.innerHTML = h;
@@ -574,7 +602,7 @@ function openRecord(i) {
   }
   h += '<section><h3>Inputs</h3><table class="kv">';
   for (const k in r) {
-    if (nodeIds.has(k) || k === '_errors' || k === '_skipped') continue;
+    if (nodeIds.has(k) || k === '_errors' || k === '_skipped' || (k === '_labels' && RUN.labels)) continue;  // _labels: report_labelling.js
     const v = r[k];
     h += `<tr><td>${esc(k)}</td><td>${typeof v === 'string' ? (v.length > 120 ? `<div class="text">${esc(v)}</div>` : esc(v)) : (v && typeof v === 'object' ? `<details><summary>${Array.isArray(v) ? v.length + ' items' : 'object'}</summary>${json(v)}</details>` : fmt(v))}</td></tr>`;
   }
@@ -590,9 +618,25 @@ function openRecord(i) {
   d.scrollTop = 0;
   d.querySelector('.close').addEventListener('click', closeRecord);
   d.querySelectorAll('[data-open]').forEach((a) => a.addEventListener('click', (e) => { e.preventDefault(); openRecord(+a.dataset.open); }));
+  for (const p of PARTS) if (p.drill) p.drill(i, r, d);
   history.replaceState(null, '', '#record=' + (i + 1));
+  if (S.view) drawRows();  // marks the open row
 }
-function closeRecord() { document.getElementById('drill').classList.remove('open'); S.openIdx = -1; history.replaceState(null, '', '#'); }
+function closeRecord() {
+  const wasOpen = S.openIdx >= 0;
+  document.getElementById('drill').classList.remove('open'); S.openIdx = -1; history.replaceState(null, '', '#');
+  if (wasOpen && S.view) drawRows();
+}
+
+// Only the records whose key is in `ids` (a confusion matrix cell), with a note saying which; null: all again.
+function showRecords(ids, note) {
+  S.idFilter = ids ? {ids: new Set(ids.map(String)), note} : null;
+  const f = document.getElementById('id-filter');
+  f.innerHTML = ids ? `<span class="chip filter">${esc(note)} <button type="button" title="show all records again">×</button></span>` : '';
+  if (ids) f.querySelector('button').addEventListener('click', () => showRecords(null));
+  applyView();
+  if (ids) document.getElementById('records').scrollIntoView();
+}
 
 async function main() {
   const app = document.getElementById('app');
@@ -607,11 +651,15 @@ async function main() {
   const sub = document.getElementById('loading');
   sub.textContent = `${RUN.pipeline_file || ''} · ${S.lines.length} records · report written ${RUN.report_written || ''}`;
   const expectations = renderExpectations();
-  const nav = el('nav', null, (expectations ? '<a href="#expectations">Expectations</a>' : '') + '<a href="#run">Run</a><a href="#metrics">Outputs</a>' + (RUN.replications > 1 ? '<a href="#agreement">Judge agreement</a>' : '') + '<a href="#records">Records</a>');
+  for (const p of PARTS) if (p.ready) p.ready();
+  const extra = PARTS.map((p) => p.section && p.section()).filter(Boolean);
+  const nav = el('nav', null, (expectations ? '<a href="#expectations">Expectations</a>' : '') + '<a href="#run">Run</a><a href="#metrics">Outputs</a>' +
+    extra.map((x) => `<a href="#${x.id}">${esc(x.dataset.nav || x.id)}</a>`).join('') + (RUN.replications > 1 ? '<a href="#agreement">Judge agreement</a>' : '') + '<a href="#records">Records</a>');
   const main = el('main');
   if (expectations) main.appendChild(expectations);
   main.appendChild(renderRun());
   main.appendChild(renderMetrics());
+  for (const x of extra) main.appendChild(x);
   const ag = renderAgreement();
   if (ag) main.appendChild(ag);
   main.appendChild(renderRecords());
@@ -619,7 +667,8 @@ async function main() {
   app.appendChild(main);
   app.appendChild(el('div', {id: 'drill'}));
   setupTable();
-  document.addEventListener('keydown', (e) => { if (e.key === 'Escape') closeRecord(); });
+  for (const p of PARTS) if (p.setup) p.setup();
+  document.addEventListener('keydown', (e) => { if (PARTS.some((p) => p.key && p.key(e))) return; if (e.key === 'Escape') closeRecord(); });
   const m = /#record=(\d+)/.exec(location.hash);
   if (m && +m[1] >= 1 && +m[1] <= S.lines.length) openRecord(+m[1] - 1);
   document.body.dataset.ready = 'true';
