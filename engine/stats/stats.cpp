@@ -6,25 +6,6 @@
 
 namespace evalgraph::stats {
 
-namespace {
-
-struct SplitMix64 {
-  std::uint64_t s;
-  std::uint64_t next() {
-    std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, n): the top 53 bits as a double in [0, 1), scaled (bias below 2^-30 for n < 2^23).
-  std::size_t below(std::size_t n) {
-    auto k = static_cast<std::size_t>(static_cast<double>(next() >> 11) * 0x1.0p-53 * static_cast<double>(n));
-    return k < n ? k : n - 1;
-  }
-};
-
-}  // namespace
-
 double quantile_sorted(const std::vector<double> &s, double q) {
   if (s.empty()) return 0;
   double h = (static_cast<double>(s.size()) - 1) * q;
@@ -205,6 +186,57 @@ double mcnemar_exact_p(std::uint64_t b, std::uint64_t c) {
     cdf += std::exp(lp);
   }
   return std::min(1.0, 2 * cdf);
+}
+
+}  // namespace evalgraph::stats
+
+namespace evalgraph::stats {
+
+namespace {
+
+// Inversion: walk the pmf up from k = 0 until the cdf passes u. Expected steps n·p + 1; the caller keeps
+// n·p < kBinomialInversionMax with p <= 1/2, so (1-p)^n >= e^-278 does not underflow.
+std::uint64_t binomial_by_inversion(SplitMix64 &rng, std::uint64_t n, double p) {
+  const double u = rng.open_unit(), odds = p / (1 - p);
+  double pmf = std::exp(static_cast<double>(n) * std::log1p(-p)), cdf = pmf;
+  std::uint64_t k = 0;
+  while (u > cdf && k < n) {
+    pmf *= static_cast<double>(n - k) / static_cast<double>(k + 1) * odds;
+    ++k;
+    cdf += pmf;
+    if (pmf == 0 && static_cast<double>(k) > static_cast<double>(n) * p) break;  // rounding left cdf below u
+  }
+  return k;
+}
+
+}  // namespace
+
+std::uint64_t binomial_sample(SplitMix64 &rng, std::uint64_t n, double p) {
+  if (n == 0 || p <= 0) return 0;
+  if (p >= 1) return n;
+  if (p > 0.5) return n - binomial_sample(rng, n, 1 - p);
+  const double nn = static_cast<double>(n), mean = nn * p;
+  if (mean < kBinomialInversionMax) return binomial_by_inversion(rng, n, p);
+  const double x = std::round(mean + std::sqrt(mean * (1 - p)) * normal_quantile(rng.open_unit()));
+  return x <= 0 ? 0 : x >= nn ? n : static_cast<std::uint64_t>(x);
+}
+
+std::vector<std::uint64_t> multinomial_sample(SplitMix64 &rng, const std::vector<std::uint64_t> &counts) {
+  std::uint64_t items_left = 0;
+  for (auto c : counts) items_left += c;
+  std::uint64_t mass_left = items_left;  // the cells not yet drawn hold this share of the original items
+  std::vector<std::uint64_t> out(counts.size(), 0);
+  for (std::size_t i = 0; i < counts.size() && items_left > 0; ++i) {
+    if (counts[i] == 0) continue;
+    const std::uint64_t x =
+        counts[i] == mass_left
+            ? items_left
+            : binomial_sample(rng, items_left, static_cast<double>(counts[i]) / static_cast<double>(mass_left));
+    out[i] = x;
+    items_left -= x;
+    mass_left -= counts[i];
+  }
+  return out;
 }
 
 }  // namespace evalgraph::stats

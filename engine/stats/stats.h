@@ -3,6 +3,7 @@
 // Wilcoxon's signed-rank test for numbers and the exact McNemar test for booleans. Deterministic: the
 // bootstrap draws from its own generator (SplitMix64) with a fixed seed, so a comparison prints the same
 // figures on every machine.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -10,6 +11,34 @@ namespace evalgraph::stats {
 
 constexpr int kBootstrapResamples = 2000;
 constexpr std::uint64_t kBootstrapSeed = 20261123;
+
+// The generator behind every bootstrap here (Steele, Lea & Flood's SplitMix64): tiny, fast, and the same
+// sequence on every machine for a seed.
+struct SplitMix64 {
+  std::uint64_t s;
+  std::uint64_t next() {
+    std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, n): the top 53 bits as a double in [0, 1), scaled (bias below 2^-30 for n < 2^23).
+  std::size_t below(std::size_t n) {
+    auto k = static_cast<std::size_t>(static_cast<double>(next() >> 11) * 0x1.0p-53 * static_cast<double>(n));
+    return k < n ? k : n - 1;
+  }
+  // Uniform in the open interval (0, 1): never 0 or 1, so a quantile function of it stays finite.
+  double open_unit() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
+};
+
+// A Binomial(n, p) draw. Exact inversion (the pmf summed from 0) while n·min(p, 1-p) < kBinomialInversionMax;
+// beyond, the normal approximation rounded and clamped to [0, n], whose variance is then at least
+// kBinomialInversionMax / 2 = 100 (its quantiles are off by well under one count's share of an interval).
+constexpr double kBinomialInversionMax = 200;
+std::uint64_t binomial_sample(SplitMix64 &rng, std::uint64_t n, double p);
+// Resamples sum(counts) items with replacement from cells holding `counts` items: a multinomial draw by
+// conditional binomials, one per cell, so the cost is the number of cells, not of items.
+std::vector<std::uint64_t> multinomial_sample(SplitMix64 &rng, const std::vector<std::uint64_t> &counts);
 
 struct Interval {
   double low = 0, high = 0;
