@@ -13,237 +13,16 @@
 #include <sstream>
 
 #include "config/yaml_guard.h"
+#include "config/yaml_parse.h"
 #include "llm/llm_service.h"
 
 namespace evalgraph {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+using namespace config_detail;
+
 namespace {
-
-// The parser state: the file's name for messages and the problems found so far.
-struct Ctx {
-  std::string file;
-  std::vector<Diagnostic> diags;
-  Location at(const YAML::Node &n) const {
-    YAML::Mark m = n.Mark();
-    if (m.line < 0) return {file, 0, 0};
-    return {file, m.line + 1, m.column + 1};
-  }
-  void error(const YAML::Node &n, std::string msg) { diags.push_back({at(n), std::move(msg)}); }
-};
-
-// A plain YAML scalar becomes null/bool/int/float when it reads as one (YAML 1.2 core schema); a quoted
-// one stays a string.
-json scalar_to_json(const YAML::Node &n) {
-  const std::string &s = n.Scalar();
-  if (n.Tag() == "!") return s;  // quoted
-  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
-  if (s == "true" || s == "True" || s == "TRUE") return true;
-  if (s == "false" || s == "False" || s == "FALSE") return false;
-  char *end = nullptr;
-  errno = 0;
-  long long i = std::strtoll(s.c_str(), &end, 10);
-  if (end != nullptr && *end == '\0' && errno == 0 && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+'))
-    return i;
-  double d = std::strtod(s.c_str(), &end);
-  if (end != nullptr && *end == '\0' && !std::isnan(d) &&
-      (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+' || s[0] == '.'))
-    return d;
-  return s;
-}
-
-json to_json(Ctx &ctx, const YAML::Node &n, LocationMap *locs, const std::string &ptr) {
-  if (locs != nullptr) (*locs)[ptr] = ctx.at(n);
-  switch (n.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined: return nullptr;
-    case YAML::NodeType::Scalar: return scalar_to_json(n);
-    case YAML::NodeType::Sequence: {
-      json a = json::array();
-      size_t i = 0;
-      for (const auto &item : n) a.push_back(to_json(ctx, item, locs, ptr + "/" + std::to_string(i++)));
-      return a;
-    }
-    case YAML::NodeType::Map: {
-      json o = json::object();
-      for (const auto &kv : n) {
-        std::string key = kv.first.Scalar();
-        if (locs != nullptr) (*locs)[ptr + "/" + key + "#key"] = ctx.at(kv.first);
-        o[key] = to_json(ctx, kv.second, locs, ptr + "/" + key);
-      }
-      return o;
-    }
-  }
-  return nullptr;
-}
-
-// Replaces ${VAR} and ${VAR:-default} in every string of `v` with the environment's value.
-bool expand_env(json &v, std::string &why) {
-  if (v.is_object() || v.is_array()) {
-    for (auto &x : v)
-      if (!expand_env(x, why)) return false;
-    return true;
-  }
-  if (!v.is_string()) return true;
-  const std::string &in = v.get_ref<const std::string &>();
-  if (in.find("${") == std::string::npos) return true;
-  std::string out;
-  for (size_t i = 0; i < in.size();) {
-    size_t open = in.find("${", i);
-    if (open == std::string::npos) {
-      out.append(in, i, std::string::npos);
-      break;
-    }
-    size_t close = in.find('}', open);
-    if (close == std::string::npos) {
-      why = fmt::format("'{}' has an unclosed '${{'", in);
-      return false;
-    }
-    out.append(in, i, open - i);
-    std::string expr = in.substr(open + 2, close - open - 2);
-    size_t dflt = expr.find(":-");
-    std::string name = expr.substr(0, dflt);
-    const char *val = std::getenv(name.c_str());
-    if (val != nullptr && *val != '\0') out += val;
-    else if (dflt != std::string::npos) out += expr.substr(dflt + 2);
-    else {
-      why = fmt::format("environment variable {} is not set (write ${{{}:-default}} for a default)", name, name);
-      return false;
-    }
-    i = close + 1;
-  }
-  v = out;
-  return true;
-}
-
-// Reports keys of a mapping that are not in `allowed`, with a did-you-mean.
-void check_keys(Ctx &ctx, const YAML::Node &map, const std::vector<std::string> &allowed, const std::string &what) {
-  for (const auto &kv : map) {
-    std::string k = kv.first.Scalar();
-    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
-      ctx.error(kv.first, fmt::format("unknown key '{}' in {}{}; allowed: {}", k, what, did_you_mean(k, allowed),
-                                      join_list(allowed)));
-  }
-}
-
-bool expect(Ctx &ctx, const YAML::Node &n, YAML::NodeType::value t, const std::string &what) {
-  if (n.Type() == t) return true;
-  const char *want = t == YAML::NodeType::Map ? "a mapping (key: value)" : t == YAML::NodeType::Sequence ? "a list" : "a value";
-  ctx.error(n, fmt::format("{} must be {}", what, want));
-  return false;
-}
-
-std::string scalar(Ctx &ctx, const YAML::Node &n, const std::string &what) {
-  if (!n.IsScalar()) {
-    ctx.error(n, fmt::format("{} must be a single value", what));
-    return {};
-  }
-  return n.Scalar();
-}
-
-// `metric: node.field[.sub...]` split into the node and the path inside its output.
-void parse_expect_metric(Ctx &ctx, const YAML::Node &m, ExpectDecl &d) {
-  d.metric = scalar(ctx, m, "expect 'metric'");
-  d.metric_at = ctx.at(m);
-  std::size_t start = 0;
-  for (;;) {
-    std::size_t dot = d.metric.find('.', start);
-    std::string part = d.metric.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (start == 0) d.node = part;
-    else d.path.push_back(part);
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  bool empty_part = d.node.empty() || std::any_of(d.path.begin(), d.path.end(), [](const auto &x) { return x.empty(); });
-  if (d.path.empty() || empty_part)
-    ctx.error(m, fmt::format("expect metric '{}' must name a node's output as node.field, e.g. o0.O0", d.metric));
-}
-
-// `stat:` — mean, median, min, max, share or a percentile p1 ... p99 (kept as its quantile).
-void parse_expect_stat(Ctx &ctx, const YAML::Node &st, ExpectDecl &d) {
-  d.stat = scalar(ctx, st, "expect 'stat'");
-  d.stat_at = ctx.at(st);
-  const std::string &s = d.stat;
-  int pct = 0;
-  bool is_p = s.size() >= 2 && s.size() <= 3 && s[0] == 'p' &&
-              std::all_of(s.begin() + 1, s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-  if (is_p) pct = std::atoi(s.c_str() + 1);
-  if (is_p && pct >= 1 && pct <= 99) d.quantile = pct / 100.0;
-  else if (s == "median") d.quantile = 0.5;
-  else if (s != "mean" && s != "min" && s != "max" && s != "share")
-    ctx.error(st, fmt::format("unknown expect stat '{}'{}; use mean, median, min, max, p1 ... p99 (e.g. p5, p95) or "
-                              "share (with equals)", s, did_you_mean(s, {"mean", "median", "min", "max", "share"})));
-}
-
-// A finite number under `key`; false (with a message when it is there but no number) otherwise.
-bool expect_number(Ctx &ctx, const YAML::Node &n, const char *key, double &v) {
-  auto x = n[key];
-  if (!x) return false;
-  json j = to_json(ctx, x, nullptr, "");
-  if (!j.is_number() || !std::isfinite(j.get<double>())) {
-    ctx.error(x, fmt::format("expect '{}' must be a number", key));
-    return false;
-  }
-  v = j.get<double>();
-  return true;
-}
-
-// min, max, equals and confidence, each checked against the stat they go with.
-void parse_expect_bounds(Ctx &ctx, const YAML::Node &n, ExpectDecl &d) {
-  d.has_min = expect_number(ctx, n, "min", d.min);
-  d.has_max = expect_number(ctx, n, "max", d.max);
-  if (!n["min"] && !n["max"])
-    ctx.error(n, fmt::format("expect '{}' needs a bound: min, max or both (e.g. min: 0.6)", d.metric));
-  if (d.has_min && d.has_max && d.min > d.max)
-    ctx.error(n["min"], fmt::format("expect '{}': min {} is above max {}; nothing could pass", d.metric, d.min, d.max));
-  if (auto eq = n["equals"]) {
-    d.equals = to_json(ctx, eq, nullptr, "");
-    if (d.stat != "share")
-      ctx.error(eq, "expect 'equals' goes with stat: share (the share of records whose value equals it)");
-    else if (d.equals.is_object() || d.equals.is_array())
-      ctx.error(eq, "expect 'equals' must be one value (true, a number or a text)");
-  }
-  if (d.stat == "share" && ((d.has_min && (d.min < 0 || d.min > 1)) || (d.has_max && (d.max < 0 || d.max > 1))))
-    ctx.error(n, "a share lies between 0 and 1: give min/max as fractions (0.05 for 5 %)");
-  if (auto c = n["confidence"]) {
-    if (expect_number(ctx, n, "confidence", d.confidence) && !(d.confidence >= 0.5 && d.confidence < 1)) {
-      ctx.error(c, "expect 'confidence' is the interval's level, from 0.5 to below 1 (e.g. 0.95)");
-      d.confidence = 0;
-    } else if (d.stat == "min" || d.stat == "max") {
-      ctx.error(c, fmt::format("stat {} has no interval; use p5 or p95 with confidence, or drop confidence", d.stat));
-    }
-  }
-}
-
-// `where: {field: value or [values]}` — which records the entry judges.
-void parse_expect_where(Ctx &ctx, const YAML::Node &w, ExpectDecl &d) {
-  if (!expect(ctx, w, YAML::NodeType::Map, "expect 'where' (field: value)")) return;
-  for (const auto &kv : w) {
-    json v = to_json(ctx, kv.second, nullptr, "");
-    bool ok = v.is_primitive() || (v.is_array() && !v.empty() &&
-                                   std::all_of(v.begin(), v.end(), [](const json &x) { return x.is_primitive(); }));
-    if (!ok) ctx.error(kv.second, "expect 'where' compares a field with one value or a list of values (any of them)");
-    d.where.emplace_back(kv.first.Scalar(), v);
-    d.where_at.push_back(ctx.at(kv.first));
-  }
-}
-
-// One entry of `expect:`: its shape here; whether its node, field and stat fit the plugins is checked with the
-// plan (expect/expectations.cpp).
-void parse_expect(Ctx &ctx, const YAML::Node &n, std::vector<ExpectDecl> &out) {
-  if (!expect(ctx, n, YAML::NodeType::Map, "an 'expect' entry ({metric: node.field, stat: mean, min: 0.5})")) return;
-  check_keys(ctx, n, {"metric", "stat", "min", "max", "equals", "confidence", "where", "name"}, "an 'expect' entry");
-  ExpectDecl d;
-  d.at = d.metric_at = d.stat_at = ctx.at(n);
-  if (auto m = n["metric"]) parse_expect_metric(ctx, m, d);
-  else ctx.error(n, "an 'expect' entry needs 'metric: node.field', e.g. {metric: o0.O0, stat: mean, min: 0.6}");
-  if (auto st = n["stat"]) parse_expect_stat(ctx, st, d);
-  if (auto nm = n["name"]) d.name = scalar(ctx, nm, "expect 'name'");
-  parse_expect_bounds(ctx, n, d);
-  if (auto w = n["where"]) parse_expect_where(ctx, w, d);
-  out.push_back(std::move(d));
-}
 
 bool valid_id(const std::string &id) {
   if (id.empty()) return false;
@@ -506,6 +285,7 @@ fs::path parse_output_dir(Ctx &ctx, const YAML::Node &root, const fs::path &base
 
 std::string ExpectDecl::label() const {
   if (!name.empty()) return name;
+  if (!label_field.empty()) return (metric.empty() ? label_field : metric + "~" + label_field) + " " + stat;
   std::string s = metric + " " + stat;
   if (stat == "share" && !(equals.is_boolean() && equals.get<bool>())) s += " = " + equals.dump();
   for (std::size_t i = 0; i < where.size(); ++i)
@@ -524,7 +304,7 @@ Pipeline parse_pipeline(const std::string &text, const fs::path &file) {
   if (!root.IsMap()) throw ConfigError({{{ctx.file, 1, 1}, "a pipeline must be a YAML mapping with name, dataset, nodes and sinks"}});
   check_keys(ctx, root,
              {"name", "description", "dataset", "limits", "replications", "providers", "embeddings", "nodes", "sinks",
-              "output", "budget", "expect"},
+              "output", "budget", "expect", "labels", "agreement"},
              "the pipeline");
   const fs::path base = file.has_parent_path() ? file.parent_path() : fs::path(".");
 
@@ -547,6 +327,8 @@ Pipeline parse_pipeline(const std::string &text, const fs::path &file) {
   if (auto e = root["expect"]; e && expect(ctx, e, YAML::NodeType::Sequence, "'expect' (a list of {metric, stat, min/max})"))
     for (const auto &item : e) parse_expect(ctx, item, p.expect);
   if (auto e = root["embeddings"]) parse_embeddings(ctx, e, p);
+  if (auto l = root["labels"]) parse_labels(ctx, l, base, p.labels);
+  if (auto a = root["agreement"]) parse_agreement(ctx, a, p.agreement);
 
   std::set<std::string> ids;
   parse_node_list(ctx, root, "nodes", false, ids, p.nodes);

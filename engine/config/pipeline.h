@@ -63,20 +63,58 @@ struct BudgetDecl {
   Location where;
 };
 
+// `labels:` — people's labels, in a file of their own (JSONL or CSV) or as fields of the records
+// (docs/agreement.md). Checked and read before any record moves (agree/labels.h).
+struct LabelFieldDecl {
+  std::string name;
+  std::string type;                          // binary, ordinal, category, number
+  nlohmann::json values = nlohmann::json::array();  // ordinal (in order) and category: the allowed values
+  Location at;
+};
+struct LabelsDecl {
+  bool declared = false;
+  std::filesystem::path path;  // resolved against the pipeline's folder; empty: the labels are record fields
+  std::string path_text;       // as written
+  std::string key = "id";      // the field naming the record, in the data set and in the labels file
+  std::string annotator;       // the labels file's column naming the person ("" = one label per record)
+  std::vector<LabelFieldDecl> fields;
+  Location where, path_where, key_where;
+  const LabelFieldDecl *field(const std::string &name) const;
+  std::vector<std::string> field_names() const;
+};
+
+// One entry of `agreement:` — a node's output compared with a label (agree/agreement.h).
+struct AgreementDecl {
+  std::string name;               // optional; else "metric~label"
+  std::string metric;             // node.field[.key]
+  std::string node;
+  std::vector<std::string> path;  // the field, and any deeper keys
+  std::string label;              // a field of labels.fields
+  nlohmann::json positive;        // the value that counts as positive (null: true for binary labels)
+  Location at, metric_at, label_at;
+  std::string display() const { return name.empty() ? metric + "~" + label : name; }
+};
+
+// The statistics an `expect:` entry with `label:` may gate on.
+inline const std::vector<std::string> kLabelGateStats = {
+    "kappa", "weighted_kappa", "accuracy", "balanced_accuracy", "balanced_accuracy_cv", "precision", "recall", "f1",
+    "auroc", "spearman", "kendall", "pearson", "alpha"};
+
 // One entry of `expect:` — what must hold after the run (docs/ci.md); checked by engine/expect/.
 struct ExpectDecl {
   std::string name;               // optional, for the tables and junit.xml; else label() below
   std::string metric;             // as written: "node.field" (or "node.field.key" into an object output)
   std::string node;               // the node id (before the first '.')
   std::vector<std::string> path;  // the field, and any deeper keys
-  std::string stat = "mean";      // mean, median, min, max, p1 ... p99, share
+  std::string stat = "mean";      // mean, median, min, max, p1 ... p99, share; with label: kappa, auroc, ...
+  std::string label_field;        // gates on agreement with this label field (stat: an agreement statistic)
   double quantile = -1;           // median: 0.5, pNN: NN/100
   bool has_min = false, has_max = false;
   double min = 0, max = 0;
   nlohmann::json equals = true;  // share: the value whose share is taken
   double confidence = 0;         // > 0: the interval at this level is judged, not the point value
   std::vector<std::pair<std::string, nlohmann::json>> where;  // record field -> value (a list: any of them)
-  Location at, metric_at, stat_at;
+  Location at, metric_at, stat_at, label_at;
   std::vector<Location> where_at;  // parallel to `where`
   std::string label() const;       // "o0.O0 mean", "judge.value mean where lang=de"
 };
@@ -92,6 +130,8 @@ struct Pipeline {
   std::vector<ProviderDecl> providers;
   BudgetDecl budget;
   std::vector<ExpectDecl> expect;
+  LabelsDecl labels;
+  std::vector<AgreementDecl> agreement;
   std::string default_provider;    // chat: the only or the first provider, or providers' `default: true`
   std::string embedding_provider;  // "" = offline TF-IDF
   Location embedding_where;
