@@ -17,6 +17,8 @@
 #include <string>
 #include <thread>
 
+#include "agree/agree.h"
+#include "agree/agreement.h"
 #include "chatbot_config/experiment.h"
 #include "compare/compare.h"
 #include "config/pipeline.h"
@@ -66,6 +68,7 @@ const char *kUsage =
     "  evalgraph plugins [--json]                list the loaded plugins and node types\n"
     "  evalgraph compare RUN_A RUN_B [--json] [-o DIR]   paired statistics of two results folders\n"
     "  evalgraph compare RUN_A RUN_B --fail-if-worse NODE.FIELD [--alpha A] [--min-diff D]   the regression gate\n"
+    "  evalgraph agree RUN_DIR [--labels FILE] [--agreement METRIC~LABEL ...] [--json] [-o DIR]   agreement with people's labels\n"
     "  evalgraph run --config-dir DIR [--only-transform]   a chatbot evaluation from seed-004 config files\n"
     "  evalgraph combine-experiments [FOLDER...] [-o RESULTS]   merge chatbot evaluation results\n"
     "  evalgraph create-dataset --config-dir DIR   generate a data set from create_dataset.yaml\n"
@@ -337,6 +340,8 @@ int report_stop(const RunResult &r, double max_cost_usd) {
 
 // expect: (docs/ci.md): a failed expectation is the CI gate, exit 4 even when records failed too (both said).
 int finished_exit_code(const Pipeline &p, const RunResult &r, bool quiet) {
+  if (auto a = r.summary.find("agreement"); a != r.summary.end() && !quiet)  // docs/agreement.md
+    std::fprintf(stderr, "agreement with people:\n%s", agree::agreement_text(*a).c_str());
   if (auto v = r.summary.find("expectations"); v != r.summary.end()) {
     if (v->contains("deferred") && !quiet)
       std::fprintf(stderr, "evalgraph: expect: %s\n", (*v)["deferred"].get<std::string>().c_str());
@@ -459,6 +464,9 @@ po::options_description command_line_options() {
       "alpha", po::value<double>()->default_value(0.05), "compare --fail-if-worse: the paired test's significance level")(
       "min-diff", po::value<double>()->default_value(0.0),
       "compare --fail-if-worse: tolerate a worsening up to this size (the metric's units)")(
+      "labels", po::value<std::string>(), "agree: this labels file in place of the pipeline's labels path")(
+      "agreement", po::value<std::vector<std::string>>()->composing(),
+      "agree: compare METRIC~LABEL (node.field~label field; repeatable; replaces the pipeline's agreement:)")(
       "config-dir", po::value<std::string>(), "run/create-dataset: a chatbot evaluation's config folder (seed 004 format)")(
       "only-transform", "run --config-dir: run the transformations only");
   return opts;
@@ -484,6 +492,15 @@ int dispatch(const std::string &cmd, const std::vector<std::string> &args, const
     return compare::run_compare(args, vm.count("json") != 0, vm.count("output") ? vm["output"].as<std::string>() : "", g);
   }
   if (cmd == "create-dataset") return cmd_create_dataset(vm);
+  if (cmd == "agree") {  // docs/agreement.md
+    agree_cli::Options ao;
+    if (vm.count("labels")) ao.labels_file = vm["labels"].as<std::string>();
+    if (vm.count("agreement")) ao.entries = vm["agreement"].as<std::vector<std::string>>();
+    ao.json = vm.count("json") != 0;
+    ao.quiet = vm.count("quiet") != 0;
+    ao.output_dir = vm.count("output") ? vm["output"].as<std::string>() : "";
+    return agree_cli::run_command(args, ao);
+  }
   if (cmd == "estimate") {  // docs/cost.md
     if (args.size() != 1) {
       std::fprintf(stderr, "evalgraph estimate: give exactly one pipeline file\n\n%s", command_usage("estimate").c_str());
@@ -522,7 +539,7 @@ int dispatch(const std::string &cmd, const std::vector<std::string> &args, const
     return kExitOk;
   }
   std::fprintf(stderr, "evalgraph: unknown command '%s'%s\n\n%s", cmd.c_str(),
-               did_you_mean(cmd, {"run", "validate", "graph", "plugins", "compare", "merge", "cache", "combine-experiments", "create-dataset", "estimate"}).c_str(), kUsage);
+               did_you_mean(cmd, {"run", "validate", "graph", "plugins", "compare", "agree", "merge", "cache", "combine-experiments", "create-dataset", "estimate"}).c_str(), kUsage);
   return kExitUsage;
 }
 

@@ -1,5 +1,7 @@
 #include "compare/compare.h"
 
+#include "report/default_report.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -97,27 +99,6 @@ void collect(Run &run, std::size_t rec, const std::string &node, const std::stri
     if (r.ec == std::errc()) put_value(run, rec, node, field, false, x);
     else put_value(run, rec, node, field, false, json::parse(v).get<double>());  // out of double's range
   }
-}
-
-fs::path records_file_of(const fs::path &dir, const json &info) {
-  // The records sinks of plugin/defaults.h in its order, whatever the sinks' order in run.json: the records as
-  // the engine wrote them (every node's whole output) first, a front end's records file only where the run
-  // wrote no such file.
-  if (info.contains("sinks") && info["sinks"].is_object()) {
-    for (const auto &rs : defaults::kRecordsSinks) {
-      for (const auto &[id, s] : info["sinks"].items()) {
-        if (s.value("uses", "") != rs.type) continue;
-        std::string file = rs.default_file;
-        if (rs.file_param != nullptr && s.contains("with") && s["with"].is_object() && s["with"].contains(rs.file_param) &&
-            s["with"][rs.file_param].is_string())
-          file = s["with"][rs.file_param].get<std::string>();
-        if (fs::exists(dir / file)) return dir / file;
-      }
-    }
-  }
-  for (const char *f : {"detailed.jsonl", "detailed_results.jsonl", "records.jsonl"})
-    if (fs::exists(dir / f)) return dir / f;
-  return {};
 }
 
 Run load_run(const fs::path &dir) {

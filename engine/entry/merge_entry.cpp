@@ -6,6 +6,7 @@
 #include "config/diagnostics.h"
 #include "exec/executor.h"
 #include "exec/host.h"
+#include "agree/agreement.h"
 #include "expect/expectations.h"
 #include "llm/response_cache.h"
 #include "run_folder/run_folder.h"
@@ -62,6 +63,8 @@ int run_merge(const std::vector<std::string> &folders, const std::string &out_di
     std::fprintf(stderr, "evalgraph: merged %d shards: %zu records in %.2f s (%.0f records/s), %zu with failures\n", shards.count,
                  r.records, r.seconds, r.seconds > 0 ? r.records / r.seconds : 0.0, r.failed_records);
   std::printf("%s\n", out.string().c_str());
+  if (auto a = r.summary.find("agreement"); a != r.summary.end() && !quiet)  // docs/agreement.md
+    std::fprintf(stderr, "agreement with people:\n%s", agree::agreement_text(*a).c_str());
   // The whole run's expect: is judged here (each shard deferred it): docs/ci.md.
   if (auto v = r.summary.find("expectations"); v != r.summary.end() && !announce_expectations(*v, p.name, quiet))
     return kExitExpectationFailed;

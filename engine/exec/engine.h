@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agree/agreement.h"
 #include "exec/executor.h"
 #include "exec/node_runner.h"
 #include "io/raw_record.h"
@@ -88,6 +89,7 @@ class Engine {
  public:
   Engine(const Pipeline &p, const Plan &plan, HostServices &host, const RunOptions &opt, fs::path run_dir)
       : p_(p), plan_(plan), host_(host), opt_(opt), run_dir_(std::move(run_dir)) {
+    if (plan_.labels) agree_ = std::make_unique<agree::AgreementSet>(p_, plan_.labels);
     host_.set_run_info([this] { return run_info(); });
   }
   ~Engine() { host_.set_run_info(nullptr); }  // waits for a run_info call in flight
@@ -180,8 +182,11 @@ class Engine {
   // expect: (engine/expect/): fed every record the sinks get; judged before the sinks finish. A shard's
   // records are a part of the run: its expectations are judged by the merge.
   ExpectationSet expect_{p_.expect};
-  mutable std::mutex verdict_mu_;  // run_info reads the verdict from any thread
-  json verdict_;
+  // labels: and agreement: (engine/agree/): every record the sinks get is measured against its labels (and
+  // carries them as _labels); computed with the expectations, which may gate on it.
+  std::unique_ptr<agree::AgreementSet> agree_;
+  mutable std::mutex verdict_mu_;  // run_info reads the verdict and the agreement from any thread
+  json verdict_, agreement_;
   std::size_t expected_total_ = 0;
   Clock::time_point start_ = Clock::now(), last_progress_{};
   std::FILE *journal_ = nullptr;

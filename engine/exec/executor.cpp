@@ -93,11 +93,12 @@ json Engine::finish_plugins(bool stopped) {
 // expect: is judged before the sinks finish (a report shows the verdict); a shard's records are a part of the
 // run: its expectations are judged by the merge.
 void Engine::judge_expectations(bool stopped) {
-  if (!expect_.empty() && !stopped && opt_.shard_count == 0) {
-    json v = expect_.evaluate();
-    std::lock_guard lk(verdict_mu_);
-    verdict_ = std::move(v);
-  }
+  if (stopped || opt_.shard_count != 0) return;
+  json agreement = agree_ ? agree_->evaluate() : json();
+  json v = expect_.empty() ? json() : expect_.evaluate(agree_ ? &agreement : nullptr);
+  std::lock_guard lk(verdict_mu_);
+  verdict_ = std::move(v);
+  agreement_ = std::move(agreement);
 }
 
 RunResult Engine::run() {

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include "exec/engine.h"
+#include "report/default_report.h"
 #include "util/stop.h"
 #include "util/version.h"
 
@@ -30,6 +31,7 @@ json Engine::run_info() const {
   else if (host_.llm() != nullptr) out["cost"] = host_.cost_json();
   std::lock_guard lk(verdict_mu_);
   if (!verdict_.is_null()) out["expectations"] = verdict_;
+  if (!agreement_.is_null()) out["agreement"] = agreement_;
   return out;
 }
 
@@ -90,6 +92,9 @@ void Engine::summarise(RunResult &res, bool stopped, int workers, const json &si
     res.summary["cost"] = host_.cost_json();
   }
   for (const auto &[k, v] : opt_.extra_summary.items()) res.summary[k] = v;
+  if (!res.interrupted)  // where the run's records are, for compare, agree and read_run (#37)
+    if (fs::path f = records_file_of(run_dir_, res.summary); !f.empty()) res.summary["records_file"] = f.filename().string();
+  if (!agreement_.is_null()) res.summary["agreement"] = agreement_;
   if (!verdict_.is_null()) res.summary["expectations"] = verdict_;
   else if (!expect_.empty() && opt_.shard_count > 0)
     res.summary["expectations"] = {{"deferred", "a shard holds part of the records: evalgraph merge judges them"}};

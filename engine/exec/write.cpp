@@ -159,7 +159,16 @@ std::string record_text(Slot &s, std::size_t &added_at) {
   return out;
 }
 
-void Engine::write_to_sinks(std::size_t index, int replication, const std::string &text) {
+void Engine::write_to_sinks(std::size_t index, int replication, const std::string &given) {
+  // A record with people's labels carries them to the sinks as _labels (not in the journal: added again on replay).
+  std::string labelled;
+  if (agree_)
+    if (std::string l = agree_->observe(given, index); !l.empty() && given.size() >= 2 && given.back() == '}') {
+      labelled.reserve(given.size() + l.size() + 12);
+      labelled.append(given, 0, given.size() - 1).append(given.size() > 2 ? ",\"_labels\":" : "\"_labels\":");
+      labelled.append(l).push_back('}');
+    }
+  const std::string &text = labelled.empty() ? given : labelled;
   if (!expect_.empty()) expect_.observe(text);
   for (size_t i = 0; i < sinks_.size(); ++i) {
     std::string out;

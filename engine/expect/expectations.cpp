@@ -1,5 +1,7 @@
 #include "expect/expectations.h"
 
+#include "agree/labels.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -227,7 +229,7 @@ void check_expectations(const Pipeline &p, const std::vector<const NodeTypeInfo 
                         const std::vector<std::string> &columns, std::vector<Diagnostic> &diags) {
   FieldCheck fc{p, types, columns, diags};
   for (const auto &d : p.expect) {
-    if (d.node.empty() || d.path.empty()) continue;  // reported by the parser
+    if (d.node.empty() || d.path.empty() || !d.label_field.empty()) continue;  // the parser's, check_agreement's
     const std::string what = fmt::format("expect '{}'", d.metric);
     const NodeTypeInfo *t = fc.output(d.node, d.path[0], d.metric_at, what);
     if (t != nullptr && d.path.size() == 1) {
@@ -269,6 +271,52 @@ void check_expectations(const Pipeline &p, const std::vector<const NodeTypeInfo 
   }
 }
 
+void check_agreement(const Pipeline &p, const std::vector<const NodeTypeInfo *> &types,
+                     const std::vector<std::string> &columns, std::vector<Diagnostic> &diags) {
+  FieldCheck fc{p, types, columns, diags};
+  const LabelsDecl &l = p.labels;
+  auto field = [&](const std::string &name, const Location &at, const std::string &what) -> const LabelFieldDecl * {
+    if (!l.declared) {
+      diags.push_back({at, fmt::format("{}: the pipeline declares no labels; add labels: {{path: labels.jsonl, key: "
+                                       "id, fields: {{{}: {{type: binary}}}}}}", what, name)});
+      return nullptr;
+    }
+    const LabelFieldDecl *f = l.field(name);
+    if (f == nullptr)
+      diags.push_back({at, fmt::format("{}: '{}' is not a label field{}; labels.fields: {}", what, name,
+                                       did_you_mean(name, l.field_names()), join_list(l.field_names()))});
+    return f;
+  };
+  for (const auto &a : p.agreement) {
+    const std::string what = fmt::format("agreement '{}'", a.display());
+    if (!a.node.empty() && !a.path.empty()) fc.output(a.node, a.path[0], a.metric_at, what);
+    const LabelFieldDecl *f = a.label.empty() ? nullptr : field(a.label, a.label_at, what);
+    std::string why;
+    if (f != nullptr && !a.positive.is_null() &&
+        (f->type == "number" || !agree::code_label(*f, a.positive.dump(), false, why)))
+      diags.push_back({a.at, fmt::format("{}: positive {} is not a value of label '{}' ({}{})", what, a.positive.dump(),
+                                         a.label, f->type, why.empty() ? "" : ": " + why)});
+  }
+  for (const auto &d : p.expect) {
+    if (d.label_field.empty()) continue;
+    const std::string what = fmt::format("expect '{}'", d.label());
+    if (!d.node.empty() && !d.path.empty()) fc.output(d.node, d.path[0], d.metric_at, what);
+    field(d.label_field, d.label_at, what);
+  }
+  if (!l.declared || columns.empty()) return;
+  const bool has_key = std::find(columns.begin(), columns.end(), l.key) != columns.end();
+  if (!l.path.empty() && !has_key)
+    diags.push_back({l.key_where, fmt::format("labels key '{}' is not a field of the data set{}; it names the record "
+                                              "in both files. Columns: {}", l.key, did_you_mean(l.key, columns),
+                                              join_list(columns))});
+  if (l.path.empty())
+    for (const auto &f : l.fields)
+      if (std::find(columns.begin(), columns.end(), f.name) == columns.end())
+        diags.push_back({f.at, fmt::format("label field '{}' is not a field of the data set (labels without path: "
+                                           "are the records' own fields){}; columns: {}", f.name,
+                                           did_you_mean(f.name, columns), join_list(columns))});
+}
+
 ExpectationSet::ExpectationSet(const std::vector<ExpectDecl> &decls) {
   auto wants = [](const json &v) {
     std::vector<Want> out;
@@ -307,6 +355,7 @@ void ExpectationSet::observe(std::string_view record) {
   static const std::vector<std::string> kNone;
   std::lock_guard lk(mu_);
   for (auto &it : items_) {
+    if (!it.decl->label_field.empty()) continue;  // judged from the agreement (judge_label_gate)
     bool match = true;
     for (const auto &w : it.where) {
       // A column of that very name (dots included) first, else node.field[.key].
@@ -399,12 +448,74 @@ std::string failure(const ExpectDecl &d, const Estimate &e, std::size_t n, std::
 
 }  // namespace
 
-json ExpectationSet::evaluate() const {
+namespace {
+
+// An `expect:` entry with `label:`, judged from the agreement's statistics (their 95 % intervals).
+json judge_label_gate(const ExpectDecl &d, const json *agreement) {
+  json r = {{"name", d.label()}, {"metric", d.metric.empty() ? d.label_field : d.metric}, {"label", d.label_field},
+            {"stat", d.stat}, {"where", json::object()}, {"missing", 0}, {"line", d.at.str()}};
+  if (d.has_min) r["min"] = d.min;
+  if (d.has_max) r["max"] = d.max;
+  if (d.confidence > 0) r["confidence"] = d.confidence;
+  r["judged"] = d.confidence > 0 ? "interval" : "value";
+  json stat;
+  std::string why;
+  if (agreement == nullptr || agreement->is_null()) {
+    why = "no agreement was computed (the run has no labels)";
+  } else if (d.stat == "alpha") {
+    const json &a = (*agreement)["alpha"];
+    if (a.contains(d.label_field)) stat = a[d.label_field];
+    else why = fmt::format("label '{}' has no records labelled by two or more people: alpha needs several annotators",
+                           d.label_field);
+  } else {
+    for (const auto &e : (*agreement)["entries"])
+      if (e["metric"] == d.metric && e["label"] == d.label_field) {
+        r["missing"] = e["left_out"].value("metric_missing", 0);  // labelled records without the metric
+        if (e["stats"].contains(d.stat)) stat = e["stats"][d.stat];
+        else why = fmt::format("{} does not apply to {} vs label '{}' ({}; it has {})", d.stat, d.metric,
+                               d.label_field, e["kind"].get<std::string>(), join_list([&] {
+                                 std::vector<std::string> k;
+                                 for (const auto &[name, v] : e["stats"].items()) k.push_back(name);
+                                 return k;
+                               }()));
+      }
+  }
+  r["n"] = stat.is_object() ? stat.value("n", json(0)) : json(0);
+  r["value"] = nullptr;
+  if (stat.is_object() && !stat.value("defined", false) && why.empty())
+    why = fmt::format("{} is not defined: {}", d.stat, stat.value("why", std::string("?")));
+  if (why.empty() && stat.is_object()) {
+    const double v = stat["value"], lo = stat["low"], hi = stat["high"];
+    r["value"] = v;
+    r["interval"] = {lo, hi};
+    r["interval_level"] = 0.95;
+    r["interval_method"] = stat.value("method", "");
+    const bool iv = d.confidence > 0;
+    if (d.has_min && !((iv ? lo : v) >= d.min))
+      why = iv ? fmt::format("the 95 % interval's lower end {} is below the minimum {} ({} {})", num(lo), num(d.min), d.stat, num(v))
+               : fmt::format("{} {} is below the minimum {}", d.stat, num(v), num(d.min));
+    else if (d.has_max && !((iv ? hi : v) <= d.max))
+      why = iv ? fmt::format("the 95 % interval's upper end {} is above the maximum {} ({} {})", num(hi), num(d.max), d.stat, num(v))
+               : fmt::format("{} {} is above the maximum {}", d.stat, num(v), num(d.max));
+  }
+  r["passed"] = why.empty();
+  if (!why.empty()) r["message"] = why;
+  return r;
+}
+
+}  // namespace
+
+json ExpectationSet::evaluate(const json *agreement) const {
   std::lock_guard lk(mu_);
   json results = json::array();
   std::size_t failed = 0;
   for (const auto &it : items_) {
     const ExpectDecl &d = *it.decl;
+    if (!d.label_field.empty()) {
+      results.push_back(judge_label_gate(d, agreement));
+      if (!results.back()["passed"].get<bool>()) ++failed;
+      continue;
+    }
     json r = {{"name", d.label()},     {"metric", d.metric},  {"stat", d.stat},
               {"where", json::object()}, {"missing", it.missing}, {"line", d.at.str()}};
     for (const auto &[f, v] : d.where) r["where"][f] = v;

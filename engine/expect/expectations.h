@@ -22,6 +22,11 @@ constexpr int kExitExpectationFailed = 4;
 void check_expectations(const Pipeline &p, const std::vector<const NodeTypeInfo *> &types,
                         const std::vector<std::string> &columns, std::vector<Diagnostic> &diags);
 
+// Checks `labels:`, `agreement:` and the `expect:` entries with `label:`: metrics that are nodes' outputs, label
+// fields that are declared, the labels' key (and record-field labels) among the dataset's columns.
+void check_agreement(const Pipeline &p, const std::vector<const NodeTypeInfo *> &types,
+                     const std::vector<std::string> &columns, std::vector<Diagnostic> &diags);
+
 // Gathers the values of the expectations' metrics from records as JSON text and judges them.
 class ExpectationSet {
  public:
@@ -30,7 +35,8 @@ class ExpectationSet {
   // One finished record (a replication counts as a record). Thread-safe.
   void observe(std::string_view record);
   // The verdict: {"passed": bool, "failed": n, "results": [{metric, stat, value, interval, n, passed, ...}]}.
-  nlohmann::json evaluate() const;
+  // Entries with `label:` are judged from `agreement` (agree::AgreementSet::evaluate()); null: none computed.
+  nlohmann::json evaluate(const nlohmann::json *agreement = nullptr) const;
 
  private:
   // A value a record's field is compared with (where:, share's equals), prepared once.

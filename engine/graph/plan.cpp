@@ -14,6 +14,7 @@
 #include "expect/expectations.h"
 
 namespace evalgraph {
+namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::vector<std::string> read_dataset_columns(const Pipeline &p) {
@@ -401,9 +402,29 @@ Plan build_plan(const Pipeline &p, const PluginRegistry &reg, const std::vector<
   for (size_t i = 0; i < p.nodes.size(); ++i) b.link_node(i);
   std::vector<size_t> order = b.order_graph();
   check_expectations(p, b.types, cols, b.diags);  // expect: against the nodes' declared outputs
+  check_agreement(p, b.types, cols, b.diags);     // labels:, agreement: and the gates on them
+  if (b.diags.empty()) plan.labels = load_labels(p, {}, b.diags);
   if (!b.diags.empty()) throw ConfigError(std::move(b.diags));
   b.lay_out(order);
   return plan;
+}
+
+std::shared_ptr<agree::LabelSet> load_labels(const Pipeline &p, const fs::path &labels_file,
+                                             std::vector<Diagnostic> &diags) {
+  if (!p.labels.declared) return nullptr;
+  auto set = std::make_shared<agree::LabelSet>(p.labels);
+  try {
+    if (!labels_file.empty()) set->read_file(labels_file);
+    else if (!p.labels.path.empty()) set->read_file(p.labels.path);
+    else set->check_dataset(p.dataset, p.limits.record);
+  } catch (const ConfigError &e) {
+    diags.insert(diags.end(), e.diagnostics().begin(), e.diagnostics().end());
+    return nullptr;
+  } catch (const io::DataError &e) {
+    diags.push_back({{e.file().string(), static_cast<int>(e.line()), static_cast<int>(e.column())}, e.what()});
+    return nullptr;
+  }
+  return set;
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "agree/labels.h"
 #include "config/pipeline.h"
 #include "plugin/registry.h"
 
@@ -40,7 +41,14 @@ struct Plan {
   std::string group_by, order_by;  // set when a sequence node is present (one grouping per pipeline)
   // What describe() (ABI 1.2) said about each node of a type that has it; PlannedNode::type points here.
   std::vector<std::shared_ptr<const NodeTypeInfo>> described;
+  // People's labels (labels:), read and checked with the plan; null when the pipeline declares none.
+  std::shared_ptr<agree::LabelSet> labels;
 };
+
+// Reads and checks the pipeline's labels (a labels file, or the label fields of the data set's records), or
+// `labels_file` in place of the pipeline's path (evalgraph agree --labels). Appends every problem to `diags`.
+std::shared_ptr<agree::LabelSet> load_labels(const Pipeline &p, const std::filesystem::path &labels_file,
+                                             std::vector<Diagnostic> &diags);
 
 // The dataset's columns: the CSV header, or the keys of the first JSONL records. Throws ConfigError.
 std::vector<std::string> read_dataset_columns(const Pipeline &p);

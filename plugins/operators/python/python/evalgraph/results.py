@@ -61,9 +61,11 @@ def read_run(path):
             info = json.load(f)
         except ValueError as e:
             raise ValueError(f"evalgraph.read_run: {info_file} is not JSON: {e}") from None
-    files = []
+    # run.json names the records file (records_file: the engine decides it once, for compare, agree and this);
+    # a run written before it had that key: the files sink.jsonl wrote.
+    files = [info["records_file"]] if isinstance(info.get("records_file"), str) else []
     for sink in (info.get("sinks") or {}).values():
-        if sink.get("uses") == "sink.jsonl":
+        if not files and sink.get("uses") == "sink.jsonl":
             files += (sink.get("result") or {}).get("files") or []
     if not files:
         raise ValueError(f"evalgraph.read_run: the run in {path} wrote no detailed records: its pipeline has no "
