@@ -8,7 +8,7 @@ set -euo pipefail
 build=$(cd "${1:?usage: agreement_bench.sh BUILD_DIR [N]}" && pwd)
 n=${2:-1000000}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 run=$work/run
 mkdir -p "$run"
 /usr/bin/python3 - "$run" "$work/labels.jsonl" "$n" <<'PY'
@@ -47,8 +47,9 @@ agreement:
 YAML
 printf '{"pipeline":"agreement-bench","pipeline_file":"%s","records_file":"detailed.jsonl","sinks":{}}\n' "$run/pipeline.yaml" >"$run/run.json"
 mb=$(du -m "$run/detailed.jsonl" | cut -f1)
-/usr/bin/time -f "%e %M" -o "$work/time" "$build/evalgraph" agree --json "$run" >"$work/out.json"
-read -r secs kb <"$work/time"
+[ -n "${KEEP:-}" ] && echo "kept $work" >&2
+/usr/bin/time -f "%e %M %U %S" -o "$work/time" "$build/evalgraph" agree --json "$run" >"$work/out.json"
+read -r secs kb usr sys <"$work/time"
 /usr/bin/python3 - "$work/out.json" <<'PY'
 import json, sys
 a = json.load(open(sys.argv[1]))["agreement"]
@@ -57,4 +58,4 @@ for e in a["entries"]:
     s = e["stats"][head]
     print(f"  {e['name']:<24} {e['kind']:<16} n={e['n']:<8} {head} {s.get('value', float('nan')):.4f} [{s.get('low', 0):.4f}, {s.get('high', 0):.4f}]")
 PY
-echo "evalgraph agree: $n records ($mb MB of records + labels for all), 4 entries: ${secs} s, $(awk -v n="$n" -v s="$secs" 'BEGIN{printf "%.0f", n/s}') records/s, peak RSS $((kb / 1024)) MB"
+echo "evalgraph agree: $n records ($mb MB of records + labels for all), 4 entries: ${secs} s, $(awk -v n="$n" -v s="$secs" 'BEGIN{printf "%.0f", n/s}') records/s, peak RSS $((kb / 1024)) MB (CPU: ${usr} s user + ${sys} s system; load average $(cut -d" " -f1 /proc/loadavg))"

@@ -42,8 +42,13 @@ MetricValue AgreementSet::read_metric(Entry &e, std::string_view record, const s
   std::string_view v;
   for (const auto &m : members)
     if (m.key == e.decl.node) v = record.substr(m.value.off, m.value.len);
-  for (const auto &k : e.decl.path) {
-    if (v.empty() || v.front() != '{' || !rawjson::object_members(v, inner_)) return {};
+  for (std::size_t depth = 0; depth < e.decl.path.size(); ++depth) {
+    const std::string &k = e.decl.path[depth];
+    // The entries of one node read the same object: split it once per record.
+    const bool same = depth == 0 && v.data() == inner_of_.data() && v.size() == inner_of_.size();
+    if (v.empty() || v.front() != '{') return {};
+    if (!same && !rawjson::object_members(v, inner_)) return {};
+    inner_of_ = depth == 0 ? v : std::string_view();
     std::string_view next;
     for (const auto &m : inner_)
       if (m.key == k) next = v.substr(m.value.off, m.value.len);
@@ -62,6 +67,7 @@ MetricValue AgreementSet::read_metric(Entry &e, std::string_view record, const s
 }
 
 std::string AgreementSet::observe(std::string_view record, std::size_t index) {
+  inner_of_ = {};
   if (!rawjson::object_members(record, members_)) return {};
   const bool next_record = index != current_;
   if (next_record) {

@@ -70,6 +70,7 @@ class AgreementSet {
   std::size_t current_ = static_cast<std::size_t>(-1);
   std::vector<std::vector<MetricValue>> pending_;
   std::vector<rawjson::Member> members_, inner_;
+  std::string_view inner_of_;  // the object inner_ holds the members of (this record's)
   std::vector<Label> scratch_;
   bool annotate_ = true;
 };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -51,13 +52,21 @@ struct Consensus {
 Consensus consensus(const LabelFieldDecl &f, std::uint32_t field, const Label *labels, std::uint32_t n,
                     std::int64_t without = -1) {
   Consensus c;
-  std::map<double, int> votes;
+  // The votes per code: a few distinct codes per record, kept without allocating.
+  constexpr std::size_t kInline = 16;
+  std::array<std::pair<double, int>, kInline> small{};
+  std::size_t distinct = 0;
+  std::map<double, int> more;
   double sum = 0, sum_scale = 0;
   int k = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
     const Label &l = labels[i];
     if (l.field != field || static_cast<std::int64_t>(l.annotator) == without) continue;
-    ++votes[l.code];
+    std::size_t j = 0;
+    while (j < distinct && small[j].first != l.code) ++j;
+    if (j < distinct) ++small[j].second;
+    else if (distinct < kInline) small[distinct++] = {l.code, 1};
+    else ++more[l.code];
     sum += l.code;
     sum_scale += scale_value(f, l.code);
     ++k;
@@ -67,7 +76,7 @@ Consensus consensus(const LabelFieldDecl &f, std::uint32_t field, const Label *l
   c.mean = sum_scale / k;
   if (f.type == "binary" || f.type == "category") {
     int best = 0, second = 0;
-    for (const auto &[code, v] : votes) {
+    auto vote = [&](double code, int v) {
       if (v > best) {
         second = best;
         best = v;
@@ -75,6 +84,12 @@ Consensus consensus(const LabelFieldDecl &f, std::uint32_t field, const Label *l
       } else if (v > second) {
         second = v;
       }
+    };
+    if (more.empty()) {
+      for (std::size_t j = 0; j < distinct; ++j) vote(small[j].first, small[j].second);
+    } else {
+      for (std::size_t j = 0; j < distinct; ++j) more[small[j].first] += small[j].second;
+      for (const auto &[code, v] : more) vote(code, v);
     }
     c.tie = best == second;
   } else if (f.type == "ordinal") {
@@ -101,17 +116,46 @@ json metric_json(const Entry &e, const MetricValue &v) {
   return nullptr;
 }
 
+// The metric's values coded on a label field's scale, each distinct value coded once (a million records hold few
+// distinct booleans, texts or points of a scale; a continuous score is never on a scale and needs no lookup).
+class MetricCoder {
+ public:
+  MetricCoder(const Entry &e, const LabelFieldDecl &f) : e_(e), f_(f) {
+    for (const auto &v : f.values) numeric_values_ = numeric_values_ || v.is_number();
+  }
+  std::optional<double> code(const MetricValue &v) {
+    if (v.type == MetricValue::number) {
+      if (f_.type == "binary") return v.num == 0 || v.num == 1 ? std::optional<double>(v.num) : std::nullopt;
+      if (f_.type == "number") return v.num;
+      for (std::size_t i = 0; i < f_.values.size() && numeric_values_; ++i)
+        if (f_.values[i].is_number() && f_.values[i].get<double>() == v.num) return static_cast<double>(i);
+      if (v.num != std::floor(v.num) || numeric_values_) return std::nullopt;  // a score, or not a point
+    }
+    auto key = std::make_pair(static_cast<int>(v.type), v.num);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    std::string why;
+    return cache_[key] = code_label(f_, metric_text(e_, v), false, why);
+  }
+
+ private:
+  const Entry &e_;
+  const LabelFieldDecl &f_;
+  bool numeric_values_ = false;
+  std::map<std::pair<int, double>, std::optional<double>> cache_;
+};
+
 // Which comparison an entry is: by the label's type and, for binary and ordinal labels, by the metric's values.
-Kind kind_of(const Entry &e, const LabelFieldDecl &f, bool &on_scale) {
+Kind kind_of(const Entry &e, const LabelFieldDecl &f, MetricCoder &coder, bool &on_scale) {
   on_scale = false;
   if (f.type == "number") return Kind::correlation;
   if (f.type == "category") return Kind::classification;
   bool all_on_scale = true, any_number = false;
-  std::string why;
   for (const auto &v : e.values) {
     if (v.type == MetricValue::missing || v.type == MetricValue::tie) continue;
     any_number = any_number || v.type == MetricValue::number;
-    if (!code_label(f, metric_text(e, v), false, why)) all_on_scale = false;
+    if (!coder.code(v)) all_on_scale = false;
+    if (!all_on_scale && any_number) break;
   }
   if (f.type == "binary") return all_on_scale || !any_number ? Kind::classification : Kind::score_vs_binary;
   on_scale = all_on_scale;
@@ -125,10 +169,9 @@ struct Pairs {
   std::size_t metric_missing = 0, metric_tie = 0, unlabelled = 0, tie = 0, off_scale = 0;
 };
 
-Pairs make_pairs(const Entry &e, const LabelFieldDecl &f, Kind kind, bool classify, const std::vector<Row> &rows,
-                 const std::vector<Label> &all) {
+Pairs make_pairs(const Entry &e, const LabelFieldDecl &f, MetricCoder &coder, Kind kind, bool classify,
+                 const std::vector<Row> &rows, const std::vector<Label> &all) {
   Pairs p;
-  std::string why;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const MetricValue &v = e.values[r];
     const Consensus c = consensus(f, e.field, all.data() + rows[r].labels_at, rows[r].labels_n);
@@ -142,7 +185,7 @@ Pairs make_pairs(const Entry &e, const LabelFieldDecl &f, Kind kind, bool classi
     }
     double x = 0;
     if (classify) {
-      auto code = code_label(f, metric_text(e, v), false, why);
+      auto code = coder.code(v);
       if (!code) {
         ++p.off_scale;
         continue;
@@ -355,10 +398,11 @@ json evaluate_entry(const Entry &e, const LabelSet &labels, const std::vector<Ro
                     const std::vector<Label> &all) {
   const LabelFieldDecl &f = labels.decl().fields[e.field];
   bool on_scale = false;
-  const Kind kind = kind_of(e, f, on_scale);
+  MetricCoder coder(e, f);
+  const Kind kind = kind_of(e, f, coder, on_scale);
   const bool classify = kind == Kind::classification;
   const int positive = kind == Kind::score_vs_binary && e.decl.positive.is_null() ? 1 : positive_code(e.decl, f);
-  Pairs p = make_pairs(e, f, kind, classify, rows, all);
+  Pairs p = make_pairs(e, f, coder, kind, classify, rows, all);
   json out = {{"name", e.decl.display()}, {"metric", e.decl.metric}, {"label", e.decl.label},
               {"kind", kind_name(kind)},  {"label_type", f.type},    {"n", p.x.size()},
               {"stats", json::object()}};

@@ -72,13 +72,14 @@ TEST_CASE("agreement: a boolean and a score against binary labels, with hand-wor
   CHECK(s["stats"]["auroc"]["value"].get<double>() == Approx(20.0 / 24).epsilon(1e-12));
   CHECK(s["stats"]["auroc"]["low"].get<double>() < s["stats"]["auroc"]["value"].get<double>());
   CHECK(s["stats"].contains("balanced_accuracy_cv"));
-  CHECK(s["disagreements"][0]["id"] == "r7");  // the highest-scored record labelled false
+  CHECK(s["disagreements"][0]["id"] == "r3");  // the lowest-scored record labelled true (r7: the highest false, next)
+  CHECK(s["disagreements"][1]["id"] == "r7");
   // The labels travel with the records.
   auto recs = read_jsonl(fs::path(only_run_dir(d.path / "out")) / "detailed.jsonl");
   CHECK(recs[2]["_labels"]["good"][0]["value"] == true);
 }
 
-TEST_CASE("agreement: expect gates on a statistic by value and by interval; exit 4 names what failed", "[agree]") {
+TEST_CASE("agreement: expect gates on a statistic by value and by interval, exit 4 naming what failed", "[agree]") {
   TempDir d;
   d.write("data.csv", scored_data());
   d.write("labels.jsonl", good_labels());
@@ -154,7 +155,7 @@ TEST_CASE("agreement: a labels file's problems are refused before any record mov
           "{\"id\": \"r3\", \"goood\": true}\n{\"id\": \"r1\", \"good\": false}\n");
   d.write("p.yaml", pipeline(kLabelsFile, ""));
   check_refused(d, "p.yaml",
-                {"labels.jsonl:2:23: error: label 'good' of record 'r2': \"maybe\" is not binary",
+                {"labels.jsonl:2:22: error: label 'good' of record 'r2': \"maybe\" is not binary",
                  "labels.jsonl:3:", "unknown label column 'goood' (did you mean 'good'?)",
                  "labels.jsonl:4:", "record 'r1' is labelled twice"});
   CHECK(!fs::exists(d.path / "out"));
@@ -165,7 +166,7 @@ TEST_CASE("agreement: declarations that cannot work are refused with their place
   d.write("data.csv", scored_data());
   d.write("labels.jsonl", good_labels());
   d.write("a.yaml", pipeline("", "agreement:\n  - {metric: s.ok, label: good}\n"));
-  check_refused(d, "a.yaml", {"a.yaml:11:", "the pipeline declares no labels"});
+  check_refused(d, "a.yaml", {"a.yaml:10:", "the pipeline declares no labels"});
   d.write("b.yaml", pipeline(kLabelsFile, "agreement:\n  - {metric: s.okk, label: goodd, positive: 7}\n"));
   check_refused(d, "b.yaml", {"has no output 'okk'", "'goodd' is not a label field (did you mean 'good'?)"});
   d.write("c.yaml",
@@ -185,14 +186,14 @@ TEST_CASE("evalgraph agree: a finished run measured again with other labels and 
                              "expect:\n  - {metric: s.ok, label: good, stat: accuracy, min: 0.75}\n"));
   auto run = run_pipeline(d, "p.yaml");
   REQUIRE(run.exit_code == 0);
-  auto r = run_cmd(evalgraph_cmd("agree --json " + run.dir.string()));
+  auto r = run_cmd(evalgraph_cmd("agree -q --json " + run.dir.string()));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   json j = json::parse(r.output);
   CHECK(entry(j["agreement"], "s.ok~good")["stats"]["accuracy"]["value"].get<double>() == Approx(0.8));
   // The people changed their minds about r3 and r7: ok now agrees everywhere.
   d.write("relabelled.jsonl", "{\"id\": \"r3\", \"good\": false}\n{\"id\": \"r7\", \"good\": true}\n");
-  r = run_cmd(evalgraph_cmd("agree --json --labels " + (d.path / "relabelled.jsonl").string() +
+  r = run_cmd(evalgraph_cmd("agree -q --json --labels " + (d.path / "relabelled.jsonl").string() +
                             " --agreement s.score~good " + run.dir.string()));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
