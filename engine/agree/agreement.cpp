@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
 #include <cmath>
 #include <map>
 
@@ -147,9 +150,28 @@ json AgreementSet::evaluate() {
     labels["invalid"] = labels_->invalid();
     labels["first_invalid"] = labels_->first_invalid();
   }
+  // The entries (and alpha) are independent: computed side by side, one thread each up to the cores there are.
+  std::vector<json> results(entries_.size() + 1);
+  std::atomic<std::size_t> next{0};
+  std::vector<std::exception_ptr> errors(results.size());
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < results.size();) try {
+        results[i] = i < entries_.size() ? evaluate_entry(entries_[i], *labels_, rows_, all_labels_)
+                                         : people_alpha(*labels_, rows_, all_labels_);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+  };
+  const std::size_t threads = std::min<std::size_t>(results.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto &t : pool) t.join();
+  for (const auto &e : errors)
+    if (e) std::rethrow_exception(e);
   json entries = json::array();
-  for (const auto &e : entries_) entries.push_back(evaluate_entry(e, *labels_, rows_, all_labels_));
-  return {{"labels", labels}, {"entries", entries}, {"alpha", people_alpha(*labels_, rows_, all_labels_)}};
+  for (std::size_t i = 0; i < entries_.size(); ++i) entries.push_back(std::move(results[i]));
+  return {{"labels", labels}, {"entries", entries}, {"alpha", std::move(results.back())}};
 }
 
 }  // namespace evalgraph::agree

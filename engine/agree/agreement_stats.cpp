@@ -33,13 +33,20 @@ json stat_json(const stats::Stat &s) {
   return {{"defined", true}, {"value", s.value}, {"low", s.low}, {"high", s.high}, {"method", s.method}, {"n", s.n}};
 }
 
-// The number an ordinal or number label stands for: the declared value when they are all numbers, else its rank.
-double scale_value(const LabelFieldDecl &f, double code) {
-  if (f.type != "ordinal") return code;
-  auto i = static_cast<std::size_t>(code);
-  bool numeric = std::all_of(f.values.begin(), f.values.end(), [](const json &v) { return v.is_number(); });
-  return numeric && i < f.values.size() ? f.values[i].get<double>() : code;
-}
+// A label field's scale, worked out once: the number an ordinal or number label stands for (the declared value
+// when they are all numbers, else its rank), and whether its labels are votes for a category.
+struct Scale {
+  bool categorical = false, ordinal = false;
+  std::vector<double> values;  // ordinal with numeric values: by code
+  explicit Scale(const LabelFieldDecl &f) : categorical(f.type == "binary" || f.type == "category"), ordinal(f.type == "ordinal") {
+    if (ordinal && std::all_of(f.values.begin(), f.values.end(), [](const json &v) { return v.is_number(); }))
+      for (const auto &v : f.values) values.push_back(v.get<double>());
+  }
+  double operator()(double code) const {
+    auto i = static_cast<std::size_t>(code);
+    return i < values.size() ? values[i] : code;
+  }
+};
 
 // What the people say about one field of one record: the majority (binary, category; a tie is none), or the mean
 // (ordinal, number; for ordinal also the nearest point of the scale, none when the mean lies halfway).
@@ -49,7 +56,7 @@ struct Consensus {
   double mean = 0;  // on the scale (correlation)
 };
 
-Consensus consensus(const LabelFieldDecl &f, std::uint32_t field, const Label *labels, std::uint32_t n,
+Consensus consensus(const Scale &f, std::uint32_t field, const Label *labels, std::uint32_t n,
                     std::int64_t without = -1) {
   Consensus c;
   // The votes per code: a few distinct codes per record, kept without allocating.
@@ -68,13 +75,13 @@ Consensus consensus(const LabelFieldDecl &f, std::uint32_t field, const Label *l
     else if (distinct < kInline) small[distinct++] = {l.code, 1};
     else ++more[l.code];
     sum += l.code;
-    sum_scale += scale_value(f, l.code);
+    sum_scale += f(l.code);
     ++k;
   }
   if (k == 0) return c;
   c.labelled = true;
   c.mean = sum_scale / k;
-  if (f.type == "binary" || f.type == "category") {
+  if (f.categorical) {
     int best = 0, second = 0;
     auto vote = [&](double code, int v) {
       if (v > best) {
@@ -92,7 +99,7 @@ Consensus consensus(const LabelFieldDecl &f, std::uint32_t field, const Label *l
       for (const auto &[code, v] : more) vote(code, v);
     }
     c.tie = best == second;
-  } else if (f.type == "ordinal") {
+  } else if (f.ordinal) {
     double m = sum / k;
     c.tie = std::fabs(m - std::floor(m) - 0.5) < 1e-12;
     c.code = std::round(m);
@@ -172,9 +179,10 @@ struct Pairs {
 Pairs make_pairs(const Entry &e, const LabelFieldDecl &f, MetricCoder &coder, Kind kind, bool classify,
                  const std::vector<Row> &rows, const std::vector<Label> &all) {
   Pairs p;
+  const Scale scale(f);
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const MetricValue &v = e.values[r];
-    const Consensus c = consensus(f, e.field, all.data() + rows[r].labels_at, rows[r].labels_n);
+    const Consensus c = consensus(scale, e.field, all.data() + rows[r].labels_at, rows[r].labels_n);
     if (!c.labelled) {
       ++p.unlabelled;
       continue;
@@ -252,6 +260,7 @@ stats::Stat headline_stat(const std::string &name, const Pairs &p, int k, int po
 
 void classification_stats(json &out, const Pairs &p, const LabelFieldDecl &f, int positive, bool on_scale) {
   const int k = static_cast<int>(categories(f).size());
+  const Scale scale(f);
   auto c = stats::confusion_matrix(as_ints(p.x), as_ints(p.y), k);
   json &s = out["stats"];
   s["accuracy"] = stat_json(stats::accuracy(c));
@@ -261,8 +270,8 @@ void classification_stats(json &out, const Pairs &p, const LabelFieldDecl &f, in
     s["weighted_kappa"] = stat_json(stats::weighted_kappa(c));
     std::vector<double> xs(p.x.size()), ys(p.y.size());
     for (std::size_t i = 0; i < p.x.size(); ++i) {
-      xs[i] = scale_value(f, p.x[i]);
-      ys[i] = scale_value(f, p.y[i]);
+      xs[i] = scale(p.x[i]);
+      ys[i] = scale(p.y[i]);
     }
     s["spearman"] = stat_json(stats::spearman(xs, ys));
     s["kendall"] = stat_json(stats::kendall_tau_b(xs, ys));
@@ -351,6 +360,7 @@ json people_ceiling(const Entry &e, const LabelFieldDecl &f, const LabelSet &lab
   for (const auto &l : all)
     if (l.field == e.field) who.insert(l.annotator);
   if (who.size() < 2) return nullptr;
+  const Scale scale(f);
   const std::string stat = headline(kind, on_scale);
   const bool classify = kind == Kind::classification;
   json per = json::array();
@@ -364,9 +374,9 @@ json people_ceiling(const Entry &e, const LabelFieldDecl &f, const LabelSet &lab
       for (std::uint32_t i = 0; i < rows[r].labels_n; ++i)
         if (ls[i].field == e.field && ls[i].annotator == a) mine = &ls[i];
       if (mine == nullptr) continue;
-      Consensus rest = consensus(f, e.field, ls, rows[r].labels_n, a);
+      Consensus rest = consensus(scale, e.field, ls, rows[r].labels_n, a);
       if (!rest.labelled || (classify && rest.tie)) continue;
-      p.x.push_back(classify || kind == Kind::score_vs_binary ? mine->code : scale_value(f, mine->code));
+      p.x.push_back(classify || kind == Kind::score_vs_binary ? mine->code : scale(mine->code));
       p.y.push_back(classify || kind == Kind::score_vs_binary ? rest.code : rest.mean);
     }
     stats::Stat s = headline_stat(stat, p, static_cast<int>(categories(f).size()), positive);
@@ -430,26 +440,25 @@ json evaluate_entry(const Entry &e, const LabelSet &labels, const std::vector<Ro
 json people_alpha(const LabelSet &labels, const std::vector<Row> &rows, const std::vector<Label> &all) {
   json out = json::object();
   const auto &fields = labels.decl().fields;
+  std::vector<std::set<std::uint32_t>> who(fields.size());
+  for (const auto &l : all) who[l.field].insert(l.annotator);
+  std::vector<double> u;
   for (std::uint32_t fi = 0; fi < fields.size(); ++fi) {
-    std::set<std::uint32_t> who;
+    if (who[fi].size() < 2) continue;  // one person: nothing to agree among
     std::vector<std::vector<double>> units;
     for (const auto &r : rows) {
-      std::vector<double> u;
+      u.clear();
       for (std::uint32_t i = 0; i < r.labels_n; ++i)
-        if (const Label &l = all[r.labels_at + i]; l.field == fi) {
-          u.push_back(l.code);
-          who.insert(l.annotator);
-        }
-      if (u.size() >= 2) units.push_back(std::move(u));
+        if (const Label &l = all[r.labels_at + i]; l.field == fi) u.push_back(l.code);
+      if (u.size() >= 2) units.push_back(u);
     }
-    if (who.size() < 2) continue;
     const std::string &t = fields[fi].type;
     const auto level = t == "number"    ? stats::AlphaLevel::interval
                        : t == "ordinal" ? stats::AlphaLevel::ordinal
                                         : stats::AlphaLevel::nominal;
     json a = stat_json(stats::krippendorff_alpha(units, level));
     a["level"] = t == "number" ? "interval" : t == "ordinal" ? "ordinal" : "nominal";
-    a["annotators"] = who.size();
+    a["annotators"] = who[fi].size();
     a["units"] = units.size();
     out[fields[fi].name] = std::move(a);
   }

@@ -49,6 +49,8 @@ std::string shown_values(const LabelFieldDecl &f) {
 }  // namespace
 
 std::string key_text(std::string_view t) {
+  if (t.size() >= 2 && t.front() == '"' && t.find('\\') == std::string_view::npos)
+    return std::string(t.substr(1, t.size() - 2));  // no escapes: the text between the quotes
   if (!t.empty() && t.front() == '"') {
     json v = json::parse(t, nullptr, false);
     if (v.is_string()) return v.get<std::string>();
@@ -63,10 +65,19 @@ std::optional<double> code_label(const LabelFieldDecl &f, std::string_view text,
     const char c = text.front();
     if (text == "null") return std::nullopt;
     if (f.type == "binary" && (text == "true" || text == "false")) return text == "true" ? 1.0 : 0.0;
-    if (f.type == "number" && (c == '-' || (c >= '0' && c <= '9'))) {
+    if (c == '-' || (c >= '0' && c <= '9')) {
       double d = 0;
       auto r = std::from_chars(text.data(), text.data() + text.size(), d);
-      if (r.ec == std::errc() && r.ptr == text.data() + text.size() && std::isfinite(d)) return d;
+      const bool number = r.ec == std::errc() && r.ptr == text.data() + text.size() && std::isfinite(d);
+      if (number && f.type == "number") return d;
+      if (number && f.type != "binary")  // ordinal, category: a declared number
+        for (std::size_t i = 0; i < f.values.size(); ++i)
+          if (f.values[i].is_number() && f.values[i].get<double>() == d) return static_cast<double>(i);
+    } else if (c == '"' && text.size() >= 2 && text.find('\\') == std::string_view::npos && f.type != "number" &&
+               f.type != "binary") {
+      const std::string_view inner = text.substr(1, text.size() - 2);  // a declared text, unescaped as written
+      for (std::size_t i = 0; i < f.values.size(); ++i)
+        if (f.values[i].is_string() && f.values[i].get_ref<const std::string &>() == inner) return static_cast<double>(i);
     }
   }
   json v;
@@ -159,29 +170,47 @@ void LabelSet::add_row(std::string_view text, const std::vector<rawjson::Member>
   }
   const std::string k = key_text(value(*key));
   const std::string person = who == nullptr ? std::string() : key_text(value(*who));
-  auto [it, added] = index_.try_emplace(k, static_cast<std::uint32_t>(rows_.size()));
-  if (added) rows_.emplace_back();
-  std::vector<Label> &row = rows_[it->second];
-  const std::uint32_t a = annotator_id(person);
-  for (const auto &l : row)
-    if (l.annotator == a) {
-      diags.push_back({at(key), person.empty()
-                                    ? fmt::format("record '{}' is labelled twice (no annotator column: one row per "
-                                                  "record; name the person's column with labels.annotator)",
-                                                  k)
-                                    : fmt::format("record '{}' is labelled twice by '{}'", k, person)});
-      return;
-    }
+  auto [it, added] = index_.try_emplace(k, static_cast<std::uint32_t>(keys_.size()));
+  if (added) keys_.push_back(&it->first);
+  const std::uint32_t row = it->second, a = annotator_id(person);
+  rows_read_.push_back({row, a, static_cast<std::uint32_t>(line)});  // (a person twice on one record: read_file)
   for (const auto &m : members) {
     const LabelFieldDecl *f = decl_.field(m.key);
     if (f == nullptr) continue;
     std::string why;
     auto code = code_label(*f, csv ? std::string_view(cell(m)) : value(m), csv, why);
     if (code)
-      row.push_back({static_cast<std::uint32_t>(f - decl_.fields.data()), a, *code});
+      read_.push_back({row, {static_cast<std::uint32_t>(f - decl_.fields.data()), a, *code}});
     else if (!why.empty())
       diags.push_back({at(&m), fmt::format("label '{}' of record '{}': {}", f->name, k, why)});
   }
+}
+
+// After the file: a record labelled twice by one person is an error; the labels are laid out by record.
+void LabelSet::index_rows(const fs::path &file, std::vector<Diagnostic> &diags) {
+  std::sort(rows_read_.begin(), rows_read_.end(), [](const RowRead &x, const RowRead &y) {
+    return x.row != y.row ? x.row < y.row : x.annotator != y.annotator ? x.annotator < y.annotator : x.line < y.line;
+  });
+  for (std::size_t i = 1; i < rows_read_.size() && diags.size() < kMaxListed; ++i) {
+    const RowRead &p = rows_read_[i - 1], &r = rows_read_[i];
+    if (p.row != r.row || p.annotator != r.annotator) continue;
+    const std::string &k = *keys_[r.row], &person = annotators_[r.annotator];
+    diags.push_back({{file.string(), static_cast<int>(r.line), 0},
+                     person.empty() ? fmt::format("record '{}' is labelled twice (also on line {}; no annotator column: "
+                                                  "one row per record; name the person's column with labels.annotator)",
+                                                  k, p.line)
+                                    : fmt::format("record '{}' is labelled twice by '{}' (also on line {})", k, person,
+                                                  p.line)});
+  }
+  std::vector<RowRead>().swap(rows_read_);
+  std::stable_sort(read_.begin(), read_.end(), [](const auto &x, const auto &y) { return x.first < y.first; });
+  offsets_.assign(keys_.size() + 1, 0);
+  for (const auto &[row, l] : read_) ++offsets_[row + 1];
+  for (std::size_t i = 1; i < offsets_.size(); ++i) offsets_[i] += offsets_[i - 1];
+  labels_.reserve(read_.size());
+  for (const auto &[row, l] : read_) labels_.push_back(l);
+  std::vector<std::pair<std::uint32_t, Label>>().swap(read_);
+  seen_flag_.assign(keys_.size(), 0);
 }
 
 void LabelSet::read_file(const fs::path &file) {
@@ -192,6 +221,8 @@ void LabelSet::read_file(const fs::path &file) {
   } catch (const io::DataError &e) {
     throw ConfigError({{{file.string(), 0, 0}, e.what()}});
   }
+  std::error_code ec;
+  if (auto size = fs::file_size(file, ec); !ec) index_.reserve(static_cast<std::size_t>(size / 48));  // ~ rows
   const auto &cols = reader->columns();
   annotator_column_ = decl_.annotator;
   if (annotator_column_.empty() && std::find(cols.begin(), cols.end(), "annotator") != cols.end())
@@ -216,8 +247,8 @@ void LabelSet::read_file(const fs::path &file) {
     diags.push_back(
         {{file.string(), static_cast<int>(e.line()), static_cast<int>(e.column())}, e.problem() + " — " + e.hint()});
   }
+  index_rows(file, diags);
   if (!diags.empty()) throw ConfigError(std::move(diags));
-  seen_flag_.assign(rows_.size(), 0);
 }
 
 void LabelSet::check_dataset(const DatasetDecl &ds, const io::RecordLimits &limits) const {
@@ -259,14 +290,20 @@ bool LabelSet::labels_of(std::string_view record, const std::vector<rawjson::Mem
   if (key != nullptr) *key = k == nullptr ? std::string() : key_text(record.substr(k->value.off, k->value.len));
   if (!from_records()) {
     if (k == nullptr) return false;
-    auto it = index_.find(key != nullptr ? *key : key_text(record.substr(k->value.off, k->value.len)));
-    if (it == index_.end()) return true;
-    if (seen_flag_[it->second] == 0) {
-      seen_flag_[it->second] = 1;
+    const std::string k_text = key != nullptr ? *key : key_text(record.substr(k->value.off, k->value.len));
+    // Labels are usually in the records' order: the record after the last one found is tried before the hash.
+    std::uint32_t row = next_row_;
+    if (row >= keys_.size() || *keys_[row] != k_text) {
+      auto it = index_.find(k_text);
+      if (it == index_.end()) return true;
+      row = it->second;
+    }
+    next_row_ = row + 1;
+    if (seen_flag_[row] == 0) {
+      seen_flag_[row] = 1;
       ++seen_;
     }
-    const auto &row = rows_[it->second];
-    out.insert(out.end(), row.begin(), row.end());
+    out.insert(out.end(), labels_.begin() + offsets_[row], labels_.begin() + offsets_[row + 1]);
     return true;
   }
   // Record mode: the label fields of the record; a list holds one label per person (#1, #2, ...).

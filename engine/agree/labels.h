@@ -67,10 +67,21 @@ class LabelSet {
   LabelsDecl decl_;
   std::vector<std::string> annotators_;
   std::unordered_map<std::string, std::uint32_t> annotator_ids_;
-  // File mode: key → the labels of that record (offsets into labels_), and whether a record of the data had it.
+  void index_rows(const std::filesystem::path &file, std::vector<Diagnostic> &diags);
+
+  // File mode: key → its record's number; the labels of record r are labels_[offsets_[r] .. offsets_[r + 1]), laid
+  // out once the file is read (read_: as read); whether a record of the data had it.
   std::unordered_map<std::string, std::uint32_t> index_;
-  std::vector<std::vector<Label>> rows_;
+  std::vector<const std::string *> keys_;  // by record number (the map's keys)
+  struct RowRead {
+    std::uint32_t row, annotator, line;
+  };
+  std::vector<RowRead> rows_read_;  // each row of the file: whose, which record (a person twice is an error)
+  std::vector<std::pair<std::uint32_t, Label>> read_;
+  std::vector<Label> labels_;
+  std::vector<std::uint32_t> offsets_;
   std::vector<std::uint8_t> seen_flag_;
+  std::uint32_t next_row_ = 0;  // labels_of: the record it expects next
   std::size_t seen_ = 0;
   std::size_t invalid_ = 0;
   std::string first_invalid_;
