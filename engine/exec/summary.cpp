@@ -89,6 +89,7 @@ void Engine::summarise(RunResult &res, bool stopped, int workers, const json &si
     res.summary["llm"] = host_.llm()->stats_json();
     res.summary["cost"] = host_.cost_json();
   }
+  if (!dataset_stats_.is_null()) res.summary["dataset_reader"] = dataset_stats_;
   for (const auto &[k, v] : opt_.extra_summary.items()) res.summary[k] = v;
   if (!verdict_.is_null()) res.summary["expectations"] = verdict_;
   else if (!expect_.empty() && opt_.shard_count > 0)
