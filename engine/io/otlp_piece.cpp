@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "io/otlp_internal.h"
-#include "util/raw_json.h"
+#include "util/json_build.h"
 
 namespace evalgraph::io::otlp {
 
@@ -191,8 +191,7 @@ json maybe_parsed(json v) {
   const std::string &s = v.get_ref<const std::string &>();
   std::size_t i = s.find_first_not_of(" \t\r\n");
   if (i == std::string::npos || (s[i] != '{' && s[i] != '[')) return v;
-  if (!rawjson::valid(s)) return v;  // (also refuses nesting nlohmann's serialiser could not take)
-  json parsed = json::parse(s, nullptr, false);
+  json parsed = rawjson::parse(s);  // (refuses nesting nlohmann's serialiser could not take)
   return parsed.is_discarded() ? v : parsed;
 }
 

@@ -4,7 +4,11 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 
 #include "io/otlp_scan.h"
@@ -52,6 +56,16 @@ void each_entry(const SpillFile &file, Want want, Fn fn) {
     off = text_off + h.len;
   }
 }
+
+using TraceKey = std::array<std::uint8_t, 16>;
+TraceKey key_of(const EntryHeader &h) {
+  TraceKey k;
+  std::memcpy(k.data(), h.trace, 16);
+  return k;
+}
+
+// Partitions up to this size are read whole (they are made about 32 MB; only huge traces make one larger).
+constexpr std::uint64_t kWholePartition = std::uint64_t{160} << 20;
 
 std::string trace_hex(const std::uint8_t *t) {
   static const char *kHex = "0123456789abcdef";
@@ -173,6 +187,25 @@ struct Item {
   std::uint64_t line = 0;
 };
 
+// A piece of a loaded partition: where its text lies in the arena.
+struct Ref {
+  TraceKey key;
+  std::uint8_t is_log;
+  std::uint32_t context;
+  std::uint64_t line, off, len, seq;
+};
+
+// A partition that fits in memory is read whole: one read, the pieces' texts stay where they are.
+void load_whole(const SpillFile &part, std::string &arena, std::vector<Ref> &refs) {
+  part.read_at(0, static_cast<std::size_t>(part.size()), arena);
+  for (std::size_t off = 0; off + sizeof(EntryHeader) <= arena.size();) {
+    EntryHeader h{};
+    std::memcpy(&h, arena.data() + off, sizeof h);
+    refs.push_back({key_of(h), h.is_log, h.context, h.line, off + sizeof h, h.len, refs.size()});
+    off += sizeof h + h.len;
+  }
+}
+
 class OtlpReader final : public RecordReader {
  public:
   OtlpReader(const fs::path &file, const json &opts, const RecordLimits &limits)
@@ -220,6 +253,8 @@ class OtlpReader final : public RecordReader {
  private:
   void prepare();
   void assemble(const SpillFile &part);
+  void load_checked(const SpillFile &part, std::string &arena, std::vector<Ref> &refs);
+  void count_oversized(std::uint64_t pieces);
   void finish_trace(Trace &t);
   void write_record(MappedRecord &r, std::uint64_t line);
   bool load_next_record_file();
@@ -241,7 +276,7 @@ class OtlpReader final : public RecordReader {
   std::uint64_t traces_ = 0, records_written_ = 0;
   std::unordered_map<std::uint32_t, Context> context_cache_;
   std::uint64_t context_count_ = 0;
-  std::string scratch_;
+  std::string arena_;  // the partition being assembled
 };
 
 void OtlpReader::prepare() {
@@ -252,7 +287,9 @@ void OtlpReader::prepare() {
     throw DataError(file_, 0, "cannot create a temporary folder for the trace reader",
                     "set TMPDIR to a writable folder with room for about the size of the trace file");
   dir_ = pattern;
+  auto t0 = std::chrono::steady_clock::now();
   partition_inputs(settings_, dir_, parts_, counts_);
+  auto t1 = std::chrono::steady_clock::now();
   context_count_ = parts_.context_index->size() / 8;
   const std::size_t n = std::clamp<std::uint64_t>(parts_.input_bytes / (std::uint64_t{16} << 20) + 1, 1, 512);
   for (std::size_t i = 0; i < n; ++i)
@@ -263,6 +300,9 @@ void OtlpReader::prepare() {
     p.reset();  // its file goes
   }
   for (auto &r : records_) r->flush();
+  if (std::getenv("EG_OTLP_TIMING") != nullptr)
+    std::fprintf(stderr, "partition %.3f s, assemble %.3f s\n", std::chrono::duration<double>(t1 - t0).count(),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
 }
 
 const Context &OtlpReader::context(std::uint32_t id) {
@@ -287,13 +327,13 @@ const Context &OtlpReader::context(std::uint32_t id) {
   return context_cache_.emplace(id, std::move(ctx)).first->second;
 }
 
-// Step 2 for one partition: count each trace's pieces, then load the traces within the limits and map them.
-void OtlpReader::assemble(const SpillFile &part) {
+// A larger partition (a few huge traces) is read twice: the traces' sizes first, then only the pieces of traces
+// within the limits (the others are counted and left on disk).
+void OtlpReader::load_checked(const SpillFile &part, std::string &arena, std::vector<Ref> &refs) {
   struct Size {
     std::uint64_t pieces = 0, bytes = 0;
   };
-  std::unordered_map<std::string, Size> sizes;
-  auto key_of = [](const EntryHeader &h) { return std::string(reinterpret_cast<const char *>(h.trace), 16); };
+  std::map<TraceKey, Size> sizes;
   each_entry(
       part, [](const EntryHeader &) { return false; },
       [&](const EntryHeader &h, std::string_view) {
@@ -301,14 +341,6 @@ void OtlpReader::assemble(const SpillFile &part) {
         ++s.pieces;
         s.bytes += h.len;
       });
-  struct Ref {
-    std::string key;
-    std::uint8_t is_log;
-    std::uint32_t context;
-    std::uint64_t line, off, len, seq;
-  };
-  std::vector<Ref> refs;
-  std::string arena;
   auto fits = [&](const Size &s) {
     return s.pieces <= settings_.max_trace_spans && s.bytes <= settings_.max_trace_bytes;
   };
@@ -320,37 +352,53 @@ void OtlpReader::assemble(const SpillFile &part) {
         arena.append(text);
       });
   for (const auto &[key, s] : sizes)
-    if (!fits(s)) {
-      ++traces_;
-      ++counts_[s.pieces > settings_.max_trace_spans
-                    ? "trace over max_trace_spans (not read)"
-                    : "trace whose spans' text is over 16 x limits.record_bytes (not read)"];
-    }
+    if (!fits(s)) count_oversized(s.pieces);
+}
+
+void OtlpReader::count_oversized(std::uint64_t pieces) {
+  ++traces_;
+  ++counts_[pieces > settings_.max_trace_spans ? "trace over max_trace_spans (not read)"
+                                               : "trace whose spans' text is over 16 x limits.record_bytes (not read)"];
+}
+
+// Step 2 for one partition: its pieces grouped by trace, each trace within the limits mapped to its records.
+void OtlpReader::assemble(const SpillFile &part) {
+  std::vector<Ref> refs;
+  std::string &arena = arena_;  // kept between partitions: its pages are not faulted in again
+  arena.clear();
+  if (part.size() <= kWholePartition)
+    load_whole(part, arena, refs);
+  else
+    load_checked(part, arena, refs);
   std::sort(refs.begin(), refs.end(), [](const Ref &a, const Ref &b) {
     return a.key != b.key ? a.key < b.key : a.is_log != b.is_log ? a.is_log < b.is_log : a.seq < b.seq;
   });
-  for (std::size_t i = 0; i < refs.size();) {
+  for (std::size_t i = 0, j = 0; i < refs.size(); i = j) {
+    std::uint64_t bytes = 0;
+    for (j = i; j < refs.size() && refs[j].key == refs[i].key; ++j) bytes += refs[j].len;
+    if (j - i > settings_.max_trace_spans || bytes > settings_.max_trace_bytes) {
+      count_oversized(j - i);
+      continue;
+    }
     Trace t;
-    t.id = trace_hex(reinterpret_cast<const std::uint8_t *>(refs[i].key.data()));
+    t.id = trace_hex(refs[i].key.data());
     std::unordered_map<std::uint32_t, std::uint32_t> local;  // context id -> index in t.contexts
     std::uint64_t first_line = refs[i].line;
-    std::size_t j = i;
-    for (; j < refs.size() && refs[j].key == refs[i].key; ++j) {
+    for (std::size_t k = i; k < j; ++k) {
       Piece p;
-      if (!parse_piece(std::string_view(arena).substr(refs[j].off, refs[j].len), refs[j].is_log != 0, p, counts_))
+      if (!parse_piece(std::string_view(arena).substr(refs[k].off, refs[k].len), refs[k].is_log != 0, p, counts_))
         continue;
-      auto [it, added] = local.emplace(refs[j].context, static_cast<std::uint32_t>(t.contexts.size()));
-      if (added) t.contexts.push_back(context(refs[j].context));
+      auto [it, added] = local.emplace(refs[k].context, static_cast<std::uint32_t>(t.contexts.size()));
+      if (added) t.contexts.push_back(context(refs[k].context));
       p.context = it->second;
-      p.line = refs[j].line;
-      first_line = std::min(first_line, refs[j].line);
+      p.line = refs[k].line;
+      first_line = std::min(first_line, refs[k].line);
       t.pieces.push_back(std::move(p));
     }
     ++traces_;
     std::vector<MappedRecord> out;
     map_trace(t, settings_.mapping, counts_, out);
     for (auto &r : out) write_record(r, first_line);
-    i = j;
   }
 }
 
