@@ -74,18 +74,17 @@ class Feeder {
   // A record of a sequence pipeline: it joins its group (a new key closes the group before).
   void take_grouped(Slot s) {
     // A record that fails alone and lost its group field stays with the group it is read in.
-    std::string key =
-        !s.problem.empty() && in_group_ && !s.rec.get(plan_.group_by) ? group_key_ : group_of(s.rec, plan_.group_by);
+    std::string key = !s.problem.empty() && in_group_ && !s.rec.get(plan_.group_by) ? group_key_
+                                                                                   : group_of(s.rec, plan_.group_by);
     if (key != group_key_ || !in_group_) {
       if (in_group_) closed_groups_.insert(group_key_);
       in_group_ = true;
       close_group();
       if (closed_groups_.count(key) != 0)
-        throw io::DataError(
-            p_.dataset.path, s.line,
-            fmt::format("record of group {}={} appears after that group ended (first seen near line {})",
-                        plan_.group_by, key, group_line_),
-            fmt::format("sort the dataset by '{}' so each group's records are together", plan_.group_by));
+        throw io::DataError(p_.dataset.path, s.line,
+                            fmt::format("record of group {}={} appears after that group ended (first seen near line {})",
+                                        plan_.group_by, key, group_line_),
+                            fmt::format("sort the dataset by '{}' so each group's records are together", plan_.group_by));
       group_key_ = key;
       group_line_ = s.line;
       group_mine_ = opt_.shard_count <= 0 || shard_of_group(key, opt_.shard_count) == opt_.shard_index;
@@ -105,8 +104,8 @@ class Feeder {
   std::string group_key_;
   std::unordered_set<std::string> closed_groups_;
   std::size_t group_line_ = 0;
-  bool in_group_ = false;   // a group has started (group_ may be empty when it is another shard's)
-  bool group_mine_ = true;  // sequence mode: whether the current group belongs to this shard
+  bool in_group_ = false;    // a group has started (group_ may be empty when it is another shard's)
+  bool group_mine_ = true;   // sequence mode: whether the current group belongs to this shard
 };
 
 }  // namespace
@@ -150,10 +149,8 @@ void Engine::feed(std::size_t skip, long long limit, bool merging) {
     s.rec.assign(std::move(text), members);
     text = std::string();
     s.problem = reader->record_problem();  // over a limit: it fails alone
-    if (seq)
-      feeder.take_grouped(std::move(s));
-    else
-      feeder.take_record(std::move(s));
+    if (seq) feeder.take_grouped(std::move(s));
+    else feeder.take_record(std::move(s));
   }
   feeder.close_group();
   feeder.maybe_flush(true);

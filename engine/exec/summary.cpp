@@ -23,15 +23,11 @@ double peak_rss_mb() {
 // then), else this run's LLM service (its stats are locked inside).
 json Engine::run_info() const {
   json llm = json::object();
-  if (auto it = opt_.extra_summary.find("llm"); it != opt_.extra_summary.end() && it->is_object())
-    llm = *it;
-  else if (host_.llm() != nullptr)
-    llm = host_.llm()->stats_json();
+  if (auto it = opt_.extra_summary.find("llm"); it != opt_.extra_summary.end() && it->is_object()) llm = *it;
+  else if (host_.llm() != nullptr) llm = host_.llm()->stats_json();
   json out = {{"records", written_.load()}, {"failed_records", failed_records_.load()}, {"llm", std::move(llm)}};
-  if (auto it = opt_.extra_summary.find("cost"); it != opt_.extra_summary.end() && it->is_object())
-    out["cost"] = *it;
-  else if (host_.llm() != nullptr)
-    out["cost"] = host_.cost_json();
+  if (auto it = opt_.extra_summary.find("cost"); it != opt_.extra_summary.end() && it->is_object()) out["cost"] = *it;
+  else if (host_.llm() != nullptr) out["cost"] = host_.cost_json();
   std::lock_guard lk(verdict_mu_);
   if (!verdict_.is_null()) out["expectations"] = verdict_;
   return out;
@@ -57,7 +53,7 @@ void Engine::summarise(RunResult &res, bool stopped, int workers, const json &si
                           {"skipped", stats_[k].skipped}};
     if (stats_[k].stopped > 0) nodes[pn.decl->id]["stopped"] = stats_[k].stopped;
     if (!stats_[k].first_error.empty()) nodes[pn.decl->id]["first_error"] = stats_[k].first_error;
-    if (!pn.type->info.is_null()) nodes[pn.decl->id]["described"] = pn.type->info;    // e.g. a python node's script
+    if (!pn.type->info.is_null()) nodes[pn.decl->id]["described"] = pn.type->info;  // e.g. a python node's script
     if (!pn.type->outputs.empty()) nodes[pn.decl->id]["outputs"] = pn.type->outputs;  // compare's better direction
   }
   json sinks = json::object();
@@ -67,37 +63,35 @@ void Engine::summarise(RunResult &res, bool stopped, int workers, const json &si
     if (sink_outputs.contains(plan_.sinks[i].decl->id)) s["result"] = sink_outputs[plan_.sinks[i].decl->id];
     sinks[plan_.sinks[i].decl->id] = s;
   }
-  res.summary = {
-      {"engine_version", version_string()},
-      {"abi", fmt::format("{}.{}", EG_ABI_MAJOR, EG_ABI_MINOR)},
-      {"pipeline", p_.name},
-      {"pipeline_file", p_.file.string()},
-      {"dataset", p_.dataset.path.string()},
-      {"replications", p_.replications},
-      {"jobs", workers},
-      {"schedule", {{"chunk_size", opt_.chunk_records()}, {"window", window_}, {"llm_threads", llm_threads_}}},
-      {"records", res.records},
-      {"failed_records", res.failed_records},
-      {"interrupted", res.interrupted},
-      {"stop", res.interrupted ? json{{"reason", stop_reason_name(res.stop_reason)},
-                                      {"detail", stop_detail()},
-                                      {"exit_code", stop_exit_code(res.stop_reason)},
-                                      {"grace_s", stop_grace_s()}}
-                               : json(nullptr)},
-      {"resumed_records", res.resumed_records},
-      {"seconds", res.seconds},
-      {"embedding_model", host_.embedding_model_id()},
-      {"peak_rss_mb", peak_rss_mb()},
-      {"nodes", nodes},
-      {"sinks", sinks}};
+  res.summary = {{"engine_version", version_string()},
+                 {"abi", fmt::format("{}.{}", EG_ABI_MAJOR, EG_ABI_MINOR)},
+                 {"pipeline", p_.name},
+                 {"pipeline_file", p_.file.string()},
+                 {"dataset", p_.dataset.path.string()},
+                 {"replications", p_.replications},
+                 {"jobs", workers},
+                 {"schedule", {{"chunk_size", opt_.chunk_records()}, {"window", window_}, {"llm_threads", llm_threads_}}},
+                 {"records", res.records},
+                 {"failed_records", res.failed_records},
+                 {"interrupted", res.interrupted},
+                 {"stop", res.interrupted ? json{{"reason", stop_reason_name(res.stop_reason)},
+                                                 {"detail", stop_detail()},
+                                                 {"exit_code", stop_exit_code(res.stop_reason)},
+                                                 {"grace_s", stop_grace_s()}}
+                                          : json(nullptr)},
+                 {"resumed_records", res.resumed_records},
+                 {"seconds", res.seconds},
+                 {"embedding_model", host_.embedding_model_id()},
+                 {"peak_rss_mb", peak_rss_mb()},
+                 {"nodes", nodes},
+                 {"sinks", sinks}};
   if (host_.llm() != nullptr) {
     res.summary["llm"] = host_.llm()->stats_json();
     res.summary["cost"] = host_.cost_json();
   }
   if (!dataset_stats_.is_null()) res.summary["dataset_reader"] = dataset_stats_;
   for (const auto &[k, v] : opt_.extra_summary.items()) res.summary[k] = v;
-  if (!verdict_.is_null())
-    res.summary["expectations"] = verdict_;
+  if (!verdict_.is_null()) res.summary["expectations"] = verdict_;
   else if (!expect_.empty() && opt_.shard_count > 0)
     res.summary["expectations"] = {{"deferred", "a shard holds part of the records: evalgraph merge judges them"}};
 }
