@@ -146,9 +146,46 @@ NodeDecl parse_node(Ctx &ctx, const YAML::Node &n, bool sink, size_t index) {
   return d;
 }
 
+// The trace reader's keys of `dataset:` (format: otlp, docs/traces.md): `logs:` (a second file, relative to the
+// pipeline file), `unit: trace | llm_call`, and `mapping:` (record field: attribute name(s), or the span name
+// patterns llm_spans/retriever_spans/tool_spans). They travel to the reader as options.
+void parse_trace_keys(Ctx &ctx, const YAML::Node &ds, const fs::path &base, DatasetDecl &out) {
+  const bool otlp = out.format == "otlp";
+  for (const char *key : {"logs", "unit", "mapping"}) {
+    YAML::Node n = ds[key];
+    if (!n) continue;
+    if (!otlp) {
+      ctx.error(n, fmt::format("dataset '{}' is a key of trace files; add format: otlp (docs/traces.md)", key));
+      continue;
+    }
+    if (std::string(key) == "logs") {
+      std::string s = scalar(ctx, n, "dataset logs");
+      out.options["logs"] = (fs::path(s).is_absolute() ? fs::path(s) : base / s).lexically_normal().string();
+    } else if (std::string(key) == "unit") {
+      std::string s = scalar(ctx, n, "dataset unit");
+      if (s != "trace" && s != "llm_call")
+        ctx.error(n, fmt::format("unknown unit '{}'; use trace (a record per trace) or llm_call (a record per LLM call){}", s,
+                                 did_you_mean(s, {"trace", "llm_call"})));
+      out.options["unit"] = s;
+    } else if (expect(ctx, n, YAML::NodeType::Map, "dataset 'mapping'")) {
+      for (const auto &kv : n) {
+        const YAML::Node &v = kv.second;
+        const bool names = v.IsScalar() || (v.IsSequence() && std::all_of(v.begin(), v.end(), [](const YAML::Node &x) {
+                                               return x.IsScalar();
+                                             }));
+        const bool attribute = v.IsMap() && v["attribute"] && v.size() == 1;
+        if (!names && !attribute)
+          ctx.error(v, fmt::format("mapping '{}' must be an attribute name, a list of names, or {{attribute: name}}",
+                                   kv.first.Scalar()));
+      }
+      out.options["mapping"] = to_json(ctx, n, nullptr, "");
+    }
+  }
+}
+
 // `dataset:` — path (relative to the pipeline file), format, reader options and a record limit.
 void parse_dataset(Ctx &ctx, const YAML::Node &ds, const fs::path &base, DatasetDecl &out) {
-  check_keys(ctx, ds, {"path", "format", "options", "limit"}, "'dataset'");
+  check_keys(ctx, ds, {"path", "format", "options", "limit", "logs", "unit", "mapping"}, "'dataset'");
   out.where = ctx.at(ds);
   if (auto path = ds["path"]) {
     std::string s = scalar(ctx, path, "dataset path");
@@ -159,9 +196,9 @@ void parse_dataset(Ctx &ctx, const YAML::Node &ds, const fs::path &base, Dataset
   }
   if (auto f = ds["format"]) {
     out.format = scalar(ctx, f, "dataset format");
-    if (out.format != "csv" && out.format != "jsonl")
-      ctx.error(f, fmt::format("unknown dataset format '{}'; use csv or jsonl{}", out.format,
-                               did_you_mean(out.format, {"csv", "jsonl"})));
+    if (out.format != "csv" && out.format != "jsonl" && out.format != "otlp")
+      ctx.error(f, fmt::format("unknown dataset format '{}'; use csv, jsonl or otlp{}", out.format,
+                               did_you_mean(out.format, {"csv", "jsonl", "otlp"})));
   }
   if (auto o = ds["options"]; o && expect(ctx, o, YAML::NodeType::Map, "dataset 'options'"))
     out.options = to_json(ctx, o, nullptr, "");
@@ -170,6 +207,7 @@ void parse_dataset(Ctx &ctx, const YAML::Node &ds, const fs::path &base, Dataset
     if (!v.is_number_integer() || v.get<long long>() < 0) ctx.error(l, "dataset 'limit' must be a whole number >= 0");
     else out.limit = v.get<long long>();
   }
+  parse_trace_keys(ctx, ds, base, out);
 }
 
 // One entry of `providers:`; false when it is no mapping.

@@ -25,6 +25,7 @@
 #include "agree/agreement.h"
 #include "exec/executor.h"
 #include "exec/node_runner.h"
+#include "io/dataset.h"
 #include "io/raw_record.h"
 #include "expect/expectations.h"
 #include "run_folder/run_folder.h"
@@ -122,6 +123,7 @@ class Engine {
   void feed(std::size_t skip, long long limit, bool merging);
   void push_chunk(std::unique_ptr<Chunk> c);
   std::size_t expected_total(long long limit) const;
+  void note_reader_stats(const io::RecordReader &reader);
   void progress_line(bool final);
   json run_info() const;
   void write_to_sinks(std::size_t index, int replication, const std::string &text);
@@ -188,6 +190,7 @@ class Engine {
   mutable std::mutex verdict_mu_;  // run_info reads the verdict and the agreement from any thread
   json verdict_, agreement_;
   std::size_t expected_total_ = 0;
+  json dataset_stats_;  // the reader's counts (trace reader: spans, traces, unmapped), for run.json
   Clock::time_point start_ = Clock::now(), last_progress_{};
   std::FILE *journal_ = nullptr;
   static constexpr std::size_t kJournalBuffer = 1 << 20;

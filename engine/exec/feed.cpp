@@ -111,6 +111,7 @@ class Feeder {
 }  // namespace
 
 std::size_t Engine::expected_total(long long limit) const {
+  if (run_folder::data_format(p_.dataset.path, p_.dataset.format) == "otlp") return 0;  // records are not lines
   std::size_t lines = count_lines(p_.dataset.path);
   // (the format as the reader takes it: .ndjson and .json are JSON lines, not CSV with a header line)
   if (run_folder::has_header_line(run_folder::data_format(p_.dataset.path, p_.dataset.format)) && lines > 0) --lines;
@@ -153,6 +154,19 @@ void Engine::feed(std::size_t skip, long long limit, bool merging) {
   }
   feeder.close_group();
   feeder.maybe_flush(true);
+  note_reader_stats(*reader);
+}
+
+// The reader's counts go to run.json (dataset_reader); what a trace reader could not map is also said on stderr.
+void Engine::note_reader_stats(const io::RecordReader &reader) {
+  dataset_stats_ = reader.stats();
+  if (!dataset_stats_.is_object() || dataset_stats_.value("unmapped", json::object()).empty()) return;
+  std::string reasons;
+  for (const auto &[reason, n] : dataset_stats_["unmapped"].items())
+    reasons += fmt::format("{}{} x {}", reasons.empty() ? "" : "; ", n.get<long long>(), reason);
+  host_.log(EG_LOG_WARN, fmt::format("{}: {} records from {} traces; not mapped: {} (run.json dataset_reader)",
+                                     p_.dataset.path.string(), dataset_stats_.value("records", 0LL),
+                                     dataset_stats_.value("traces", 0LL), reasons));
 }
 
 // Hands a chunk read to the workers once the window has room for it (a chunk larger than the window, a big

@@ -91,6 +91,7 @@ void Engine::summarise(RunResult &res, bool stopped, int workers, const json &si
     res.summary["llm"] = host_.llm()->stats_json();
     res.summary["cost"] = host_.cost_json();
   }
+  if (!dataset_stats_.is_null()) res.summary["dataset_reader"] = dataset_stats_;
   for (const auto &[k, v] : opt_.extra_summary.items()) res.summary[k] = v;
   if (!res.interrupted)  // where the run's records are, for compare, agree and read_run (#37)
     if (fs::path f = records_file_of(run_dir_, res.summary); !f.empty()) res.summary["records_file"] = f.filename().string();

@@ -31,6 +31,8 @@ DataError::DataError(const std::filesystem::path &file, std::size_t line, const 
 
 RecordReader::~RecordReader() = default;
 
+nlohmann::json RecordReader::stats() const { return nullptr; }
+
 bool RecordReader::skip() {
   thread_local std::string text;
   return next_text(text, nullptr);
@@ -118,7 +120,8 @@ std::unique_ptr<RecordReader> open_dataset(const std::filesystem::path &file, co
   const nlohmann::json opts = options.is_null() ? nlohmann::json::object() : options;
   if (fmt == "csv" || fmt == "tsv") return detail::open_csv(file, opts, fmt == "tsv", limits);
   if (fmt == "jsonl") return detail::open_jsonl(file, opts, limits);
-  throw DataError(file, 0, "unknown dataset format '" + format + "'", "use csv, tsv or jsonl");
+  if (fmt == "otlp") return detail::open_otlp(file, opts, limits);
+  throw DataError(file, 0, "unknown dataset format '" + format + "'", "use csv, tsv, jsonl or otlp");
 }
 
 }  // namespace evalgraph::io

@@ -83,13 +83,17 @@ class RecordReader {
   virtual const std::vector<std::string> &columns() const = 0;
   // 1-based line where the record last returned by next() started (0 before the first record).
   virtual std::size_t line() const = 0;
+  // What the reader counted once the data is read (run.json's dataset_reader): null for CSV and JSONL; the trace
+  // reader's spans, traces, records and what it could not map, by reason.
+  virtual nlohmann::json stats() const;
 
  protected:
   RecordLimits limits_;
   std::string problem_;
 };
 
-// Opens a dataset. format: "csv", "tsv" (CSV with a tab separator), "jsonl" ("ndjson" too), or "" to pick by
+// Opens a dataset. format: "csv", "tsv" (CSV with a tab separator), "jsonl" ("ndjson" too), "otlp"
+// (OpenTelemetry traces: docs/traces.md; options logs, unit, mapping, max_request_mb, max_trace_spans), or "" to pick by
 // extension: .csv → csv, .tsv/.tab → tsv, .jsonl/.ndjson/.json → jsonl (a .json file must hold JSON lines).
 // options (a JSON object or null):
 //   CSV:   separator     one character, "tab", or "auto" (sniffed from the header among , ; tab |).

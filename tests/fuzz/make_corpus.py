@@ -314,6 +314,26 @@ def config_dir():
     put("config_dir", "hostile-deep.txt", pack([("evaluation.yaml", "tasks: " + "[" * 200 + "]" * 200 + "\n")] + real[1:4]))
 
 
+# ---- otlp (the trace reader) ----------------------------------------------------------------------------
+def otlp():
+    fx = ("tests", "traces", "fixtures")
+    for name in ("openinference-traces.jsonl", "openllmetry-traces.jsonl", "genai-traces.jsonl", "genai-logs.jsonl"):
+        put("otlp", name, b"\n".join(lines(*fx, name, n=2)) + b"\n")
+    t = "0af7651916cd43dd8448eb211c80319c"
+    span = lambda sid, parent, attrs: {"traceId": t, "spanId": sid, "parentSpanId": parent, "name": "s",
+                                       "startTimeUnixNano": "1", "endTimeUnixNano": "2",
+                                       "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs]}
+    req = lambda spans: json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": spans}]}]})
+    llm = [("openinference.span.kind", "LLM"), ("llm.input_messages.0.message.role", "user"),
+           ("llm.input_messages.0.message.content", "q"), ("llm.output_messages.0.message.content", "a")]
+    put("otlp", "cycle.jsonl", req([span("00000000000000a1", "00000000000000a2", llm), span("00000000000000a2", "00000000000000a1", [])]))
+    put("otlp", "genai-parts.jsonl", req([span("00000000000000b1", "", [("gen_ai.operation.name", "chat"),
+        ("gen_ai.input.messages", '[{"role":"user","parts":[{"type":"text","content":"q"}]}]'),
+        ("gen_ai.output.messages", '[{"role":"assistant","parts":[{"type":"tool_call","id":"c","name":"f","arguments":{"x":1}}]}]')])]))
+    put("otlp", "truncated.jsonl", req([span("00000000000000c1", "", llm)])[:150] + "\n" + req([span("00000000000000c2", "", llm)]))
+    put("otlp", "document.json", json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span("00000000000000d1", "", llm)]}]}]}, indent=2))
+
+
 def main():
     pipeline()
     jsonl()
@@ -324,6 +344,7 @@ def main():
     sdk_input()
     plugin_params()
     config_dir()
+    otlp()
 
 
 if __name__ == "__main__":
