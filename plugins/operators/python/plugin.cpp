@@ -1,4 +1,4 @@
-// python — a check written as a Python function, run in-process by an embedded CPython (interpreter.cpp).
+// python — a check written as a Python function, run in-process by an embedded CPython (interpreter.h).
 // The script declares the node's outputs (and its parameters, by the function's signature); describe() tells
 // the engine so before any record moves (evalgraph/_runtime.py does the reading). docs/python.md.
 #include <evalgraph/plugin.hpp>
