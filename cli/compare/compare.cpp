@@ -19,6 +19,7 @@
 #include "plugin/defaults.h"
 #include "run_folder/run_folder.h"
 #include "util/atomic_file.h"
+#include "util/exit_codes.h"
 #include "util/json_file.h"
 #include "util/junit.h"
 #include "util/raw_json.h"
@@ -111,27 +112,27 @@ Run load_run(const fs::path &dir) {
   run.dir = dir;
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    throw CompareError(2, fmt::format("{}: no such folder (give two results folders of `evalgraph run`)", dir.string()));
+    throw CompareError(exit_code::usage, fmt::format("{}: no such folder (give two results folders of `evalgraph run`)", dir.string()));
   fs::path rj = run_folder::summary(dir);
   if (!fs::exists(rj)) {
     std::string why = run_folder::resumable(dir)
                           ? fmt::format("the run did not finish; finish it with `evalgraph run --resume {}`", dir.string())
                           : "a results folder of `evalgraph run` holds run.json, pipeline.yaml and the sinks' files";
-    throw CompareError(2, fmt::format("{}: not a results folder: no run.json in it ({})", dir.string(), why));
+    throw CompareError(exit_code::usage, fmt::format("{}: not a results folder: no run.json in it ({})", dir.string(), why));
   }
   std::string why;
   if (!read_json_file_bounded(rj, run.info, kMaxResultsDepth, &why) || !run.info.is_object())
-    throw CompareError(3, fmt::format("{}: not valid JSON ({}); the results folder is damaged", rj.string(),
+    throw CompareError(exit_code::runtime, fmt::format("{}: not valid JSON ({}); the results folder is damaged", rj.string(),
                                       why.empty() ? "not an object" : why));
   if (run.info.contains("nodes") && run.info["nodes"].is_object())
     for (const auto &[id, _] : run.info["nodes"].items()) run.nodes.push_back(id);
   run.records_file = records_file_of(dir, run.info);
   if (run.records_file.empty())
-    throw CompareError(2, fmt::format("{}: no records to compare: the run wrote no JSONL records (add `- uses: sink.jsonl` "
+    throw CompareError(exit_code::usage, fmt::format("{}: no records to compare: the run wrote no JSONL records (add `- uses: sink.jsonl` "
                                       "with `file: detailed.jsonl` to the pipeline's sinks)",
                                       dir.string()));
   std::ifstream rin(run.records_file, std::ios::binary);
-  if (!rin) throw CompareError(3, fmt::format("{}: cannot open", run.records_file.string()));
+  if (!rin) throw CompareError(exit_code::runtime, fmt::format("{}: cannot open", run.records_file.string()));
   std::set<std::string> id_fields;
   for (const auto &ks : kKeySets) id_fields.insert(ks.begin(), ks.end());
   std::set<std::string> node_set(run.nodes.begin(), run.nodes.end());
@@ -146,7 +147,7 @@ Run load_run(const fs::path &dir) {
     std::string_view text(line);
     while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.remove_suffix(1);
     if (!rawjson::object_members(text, members))
-      throw CompareError(3, fmt::format("{}:{}: not a JSON object; the results file is damaged", run.records_file.string(), lineno));
+      throw CompareError(exit_code::runtime, fmt::format("{}:{}: not a JSON object; the results file is damaged", run.records_file.string(), lineno));
     const std::size_t i = run.records++;
     json ids = json::object();
     std::set<std::string> done;
@@ -355,12 +356,12 @@ int run_compare(const std::vector<std::string> &args, bool as_json, const std::s
   if (args.size() != 2) {
     std::fprintf(stderr, "evalgraph compare: give two results folders: evalgraph compare RUN_A RUN_B [--json] [-o DIR] "
                          "[--fail-if-worse node.field ...]\n");
-    return 2;
+    return exit_code::usage;
   }
   if (!(g.alpha > 0 && g.alpha < 1) || !(g.min_diff >= 0)) {
     std::fprintf(stderr, "evalgraph compare: --alpha is a probability between 0 and 1 (e.g. 0.05), --min-diff a "
                          "difference >= 0 in the metric's units\n");
-    return 2;
+    return exit_code::usage;
   }
   try {
     json c = compare_runs(args[0], args[1]);
@@ -384,7 +385,7 @@ int run_compare(const std::vector<std::string> &args, bool as_json, const std::s
                               junit::document("evalgraph compare --fail-if-worse", cases));
       }
     }
-    if (verdict.is_null()) return 0;
+    if (verdict.is_null()) return exit_code::ok;
     for (const auto &r : verdict["results"])
       std::fprintf(stderr, "evalgraph compare: %s %s: %s; %s\n", r["passed"].get<bool>() ? "PASS" : "FAIL",
                    r["metric"].get<std::string>().c_str(), r["verdict"].get<std::string>().c_str(),
@@ -392,9 +393,9 @@ int run_compare(const std::vector<std::string> &args, bool as_json, const std::s
     if (!verdict["passed"].get<bool>()) {
       std::fprintf(stderr, "evalgraph compare: B is significantly worse than A on %zu of %zu gated metric%s\n",
                    verdict["failed"].get<std::size_t>(), verdict["results"].size(), verdict["results"].size() == 1 ? "" : "s");
-      return 4;
+      return exit_code::check_failed;
     }
-    return 0;
+    return exit_code::ok;
   } catch (const CompareError &e) {
     std::fprintf(stderr, "evalgraph compare: %s\n", e.what());
     return e.exit_code();

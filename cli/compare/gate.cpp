@@ -4,6 +4,7 @@
 #include "compare/compare.h"
 #include "compare/compare_internal.h"
 #include "config/diagnostics.h"
+#include "util/exit_codes.h"
 
 namespace evalgraph::compare {
 
@@ -25,11 +26,11 @@ json gate(const json &c, const Gate &g) {
       for (const auto &x : c["metrics_in_one_run_only"])
         if (x["node"].get<std::string>() + "." + x["field"].get<std::string>() == name)
           one = fmt::format(" (only run {} has it)", x["in"].get<std::string>() == "a" ? "A" : "B");
-      throw CompareError(2, fmt::format("--fail-if-worse {}: no such metric in both runs{}{}; give node.field, e.g. {}",
+      throw CompareError(exit_code::usage, fmt::format("--fail-if-worse {}: no such metric in both runs{}{}; give node.field, e.g. {}",
                                         name, one, did_you_mean(name, known), known.empty() ? "o0.O0" : known.front()));
     }
     if ((*m)["n"].get<std::size_t>() == 0)
-      throw CompareError(2, fmt::format("--fail-if-worse {}: no paired record has a value in both runs; nothing to judge",
+      throw CompareError(exit_code::usage, fmt::format("--fail-if-worse {}: no paired record has a value in both runs; nothing to judge",
                                         name));
     const std::string better = m->value("better", std::string("higher"));
     const double diff = (*m)["diff"].get<double>(), p = (*m)["p_value"].get<double>();
