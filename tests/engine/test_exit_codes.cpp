@@ -1,7 +1,6 @@
 // The exit codes are stated once (lib/util/exit_codes.h); these hold what repeats them to it: expect:'s
 // constant, the run's stop, the README's table and the usage text of `evalgraph --help`.
 #include <catch2/catch.hpp>
-
 #include <cctype>
 #include <fstream>
 #include <set>
@@ -29,7 +28,8 @@ std::set<int> readme_codes() {
   bool in_section = false;
   while (std::getline(in, line)) {
     if (line.rfind("## ", 0) == 0) in_section = line == "## Exit codes";
-    if (!in_section || line.rfind("| ", 0) != 0 || line.size() < 3 || !std::isdigit(static_cast<unsigned char>(line[2])))
+    if (!in_section || line.rfind("| ", 0) != 0 || line.size() < 3 ||
+        !std::isdigit(static_cast<unsigned char>(line[2])))
       continue;
     codes.insert(std::stoi(line.substr(2)));
   }
