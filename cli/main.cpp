@@ -33,6 +33,7 @@
 #include "report/default_report.h"
 #include "run_folder/run_folder.h"
 #include "shard/shard.h"
+#include "util/exit_codes.h"
 #include "util/version.h"
 
 #ifdef EVALGRAPH_WITH_MIMALLOC
@@ -46,12 +47,12 @@ using nlohmann::json;
 
 namespace {
 
-// Exit codes (documented in the README).
-constexpr int kExitOk = 0;
-constexpr int kExitRecordFailures = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitRuntime = 3;
-constexpr int kExitInterrupted = 130;
+// Exit codes: util/exit_codes.h (the README's table).
+constexpr int kExitOk = exit_code::ok;
+constexpr int kExitRecordFailures = exit_code::records_failed;
+constexpr int kExitUsage = exit_code::usage;
+constexpr int kExitRuntime = exit_code::runtime;
+constexpr int kExitInterrupted = exit_code::interrupted;
 
 const char *kUsage =
     "evalgraph — a plugin-based evaluation engine for LLM chatbots\n"

@@ -10,7 +10,7 @@
 namespace evalgraph::compare {
 
 // A folder that is not a finished results folder, or records that cannot be read: carries the exit code
-// (2: usage, the folder is not what compare needs; 3: broken data).
+// (util/exit_codes.h; usage: the folder is not what compare needs, runtime: broken data).
 class CompareError : public std::runtime_error {
  public:
   CompareError(int exit_code, const std::string &msg) : std::runtime_error(msg), exit_code_(exit_code) {}
@@ -35,11 +35,11 @@ struct Gate {
 };
 
 // The gate's verdict over a comparison (compare_runs' JSON): {"passed", "failed", "results": [...]}. Throws
-// CompareError(2) for a metric the runs do not both have.
+// CompareError(exit_code::usage) for a metric the runs do not both have.
 nlohmann::json gate(const nlohmann::json &comparison, const Gate &g);
 
 // The command: prints the table (or the JSON), writes compare.html and compare.json (and with a gate,
-// junit.xml) into out_dir when it is not empty. Returns the exit code (4: the gate failed); messages go to
+// junit.xml) into out_dir when it is not empty. Returns the exit code (exit_code::check_failed: the gate failed); messages go to
 // stderr.
 int run_compare(const std::vector<std::string> &args, bool as_json, const std::string &out_dir, const Gate &g = {});
 

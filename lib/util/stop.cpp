@@ -1,6 +1,8 @@
 // The run's stop request (stop.h). Everything a signal handler calls uses lock-free atomics and write(2) only.
 #include "util/stop.h"
 
+#include "util/exit_codes.h"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -50,8 +52,8 @@ void wake_all() {
 
 int stop_exit_code(StopReason r) {
   switch (r) {
-    case StopReason::signal: return 130;
-    case StopReason::budget: return 5;
+    case StopReason::signal: return exit_code::interrupted;
+    case StopReason::budget: return exit_code::budget;
     case StopReason::none: break;
   }
   return 0;

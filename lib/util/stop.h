@@ -1,5 +1,5 @@
 // The run's stop request: one mechanism for every reason a run stops early and stays resumable (a signal, a
-// cost budget, ...). What a stop does (engine/exec/executor.cpp, lib/llm/llm_service.cpp):
+// cost budget, ...). What a stop does (engine/exec/executor.cpp, lib/llm/transport.cpp):
 //   * no new record is read and no new LLM call starts;
 //   * LLM calls waiting (queued, or sleeping in a retry backoff / Retry-After) end at once as "stopped";
 //   * HTTP transfers in flight get stop_grace_s() to finish, then are cut (also "stopped");
@@ -8,7 +8,7 @@
 //     the run exits with stop_exit_code(reason).
 // A hard stop (request_stop_now(): the second Ctrl-C) cuts transfers in flight too and drops what is unjournaled.
 //
-// Adding a reason: a value below, its exit code and word in stop.cpp, and a request_stop(StopReason::x, "why")
+// Adding a reason: a value below, its exit code (util/exit_codes.h) and word in stop.cpp, and a request_stop(StopReason::x, "why")
 // where the reason is detected (any thread). The LLM service and the executor need no change.
 #pragma once
 
@@ -18,7 +18,7 @@ namespace evalgraph {
 
 enum class StopReason : int { none = 0, signal = 1, budget = 2 };
 
-// The process exit code of a run stopped for `r`: signal 130, budget 5 (none: 0).
+// The process exit code of a run stopped for `r` (util/exit_codes.h): signal 130, budget 5 (none: 0).
 int stop_exit_code(StopReason r);
 // "signal", "budget", "none".
 const char *stop_reason_name(StopReason r);

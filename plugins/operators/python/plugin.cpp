@@ -1,4 +1,4 @@
-// python — a check written as a Python function, run in-process by an embedded CPython (interpreter.cpp).
+// python — a check written as a Python function, run in-process by an embedded CPython (interpreter.h).
 // The script declares the node's outputs (and its parameters, by the function's signature); describe() tells
 // the engine so before any record moves (evalgraph/_runtime.py does the reading). docs/python.md.
 #include <evalgraph/plugin.hpp>
@@ -50,23 +50,25 @@ class PythonNode : public evalgraph::RawNode {
     pynode::ensure_started();
     Gil gil;
     Ref r = call_runtime("prepare", params.dump());
-    // (function, fixed kwargs, {output: kinds} or None, interface, timeout_s, path, file as written,
-    //  threshold or None, promptfoo config)
-    if (!PyTuple_Check(r.get()) || PyTuple_GET_SIZE(r.get()) != 9) throw std::runtime_error("prepare() answered oddly");
-    PyObject *t = r.get();
-    fn_ = Ref(Py_NewRef(PyTuple_GET_ITEM(t, 0)));
-    fixed_ = Ref(Py_NewRef(PyTuple_GET_ITEM(t, 1)));
-    if (PyTuple_GET_ITEM(t, 2) != Py_None) {
+    // evalgraph._runtime.Prepared, read by its field names
+    auto field = [&r](const char *name) {
+      Ref v(PyObject_GetAttrString(r.get(), name));
+      if (!v) throw std::runtime_error(std::string("prepare() answered without ") + name + ": " + pynode::take_error());
+      return v;
+    };
+    fn_ = field("function");
+    fixed_ = field("fixed");
+    if (Ref kinds = field("output_kinds"); kinds.get() != Py_None) {
       PyObject *k = nullptr, *v = nullptr;
       Py_ssize_t pos = 0;
-      while (PyDict_Next(PyTuple_GET_ITEM(t, 2), &pos, &k, &v)) outputs_[str_of(k)] = static_cast<unsigned>(PyLong_AsLong(v));
+      while (PyDict_Next(kinds.get(), &pos, &k, &v)) outputs_[str_of(k)] = static_cast<unsigned>(PyLong_AsLong(v));
     }
-    promptfoo_ = str_of(PyTuple_GET_ITEM(t, 3)) == "promptfoo";
-    timeout_s_ = PyFloat_AsDouble(PyTuple_GET_ITEM(t, 4));
-    path_ = Ref(Py_NewRef(PyTuple_GET_ITEM(t, 5)));
-    shown_ = Ref(Py_NewRef(PyTuple_GET_ITEM(t, 6)));
-    threshold_ = Ref(Py_NewRef(PyTuple_GET_ITEM(t, 7)));
-    config_ = Ref(Py_NewRef(PyTuple_GET_ITEM(t, 8)));
+    promptfoo_ = str_of(field("interface").get()) == "promptfoo";
+    timeout_s_ = PyFloat_AsDouble(field("timeout_s").get());
+    path_ = field("path");
+    shown_ = field("shown");
+    threshold_ = field("threshold");
+    config_ = field("promptfoo_config");
     format_error_ = Ref(PyObject_GetAttrString(pynode::runtime_module(), "format_error"));
     call_promptfoo_ = Ref(PyObject_GetAttrString(pynode::runtime_module(), "call_promptfoo"));
     if (!format_error_ || !call_promptfoo_) throw std::runtime_error(pynode::take_error());

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "format_lexicon.hpp"
 #include "ksodi/detect.hpp"
 
 namespace ksodi {
@@ -16,243 +17,10 @@ namespace ksodi {
 namespace {
 
 using text::TokenizedText;
+using namespace lexicon;  // word classes (W_*), form nouns, number words: format_lexicon.hpp
 
-// ---- word classes ----------------------------------------------------------------------------------------
-enum : std::uint32_t {
-  W_DET = 1u << 0,           // definite / demonstrative / possessive determiner: refers to something that exists
-  W_ART = 1u << 1,           // indefinite article
-  W_SUBJ = 1u << 2,          // subject pronoun (or the rest of a contraction: I'll, I'd, we've)
-  W_MODALQ = 1u << 3,        // can / could / kannst / können … (a request when followed by you/du/Sie)
-  W_YOU = 1u << 4,           // you / du / Sie
-  W_PLEASE = 1u << 5,        // please / bitte
-  W_FRAME = 1u << 6,         // as / in / into / als / im … before a form noun
-  W_WITH = 1u << 7,          // with / mit (only for nouns such as bullet points, headings, columns)
-  W_STRONG = 1u << 8,        // give / provide / write / create / gib / erstelle … (imperative or base form)
-  W_STRONG_INDEF = 1u << 9,  // use / include / add / nutze / verwende: a request only for a new thing ("use a table")
-  W_WEAK = 1u << 10,         // need / want / prefer / brauche / möchte: "I need a list"
-  W_FINAL = 1u << 11,        // German infinitive at the end of a request: "Kannst du mir eine Liste geben?"
-  W_EXPLAIN = 1u << 12,      // explain / describe / erkläre … (a request for STEPS only: "explain the steps")
-  W_EXPLAIN_FINAL = 1u << 13,  // erklären / beschreiben / nennen (verb-final, STEPS only)
-  W_ANSWER = 1u << 14,       // answer / response / output / Antwort / Ausgabe
-  W_MODALN = 1u << 15,       // must / should / muss / soll …: "your answer must contain …"
-  W_LABEL = 1u << 16,        // format / output / ausgabe … followed by ':'
-  W_QWORD = 1u << 17,        // what / which / welche / wie: "what are the steps?"
-  W_COORD = 1u << 18,        // and / und / or / then / danach …
-  W_PAST = 1u << 19,         // did / took / hast / gemacht …: a question about the past asks for no form
-  W_CODEART = 1u << 20,      // a code artifact: code, script, function, Befehl …
-  W_LANG = 1u << 21,         // python, bash (the seed's code cues)
-  W_DB = 1u << 22,           // sql, database, Datenbank …: "create a table" names a database table
-  W_DE_INF = 1u << 23,       // German infinitive that is an imperative when followed by "Sie" ("Geben Sie …")
-  W_LISTVERB = 1u << 24,     // list / enumerate / itemize (English verb)
-  W_OBLIG = 1u << 25,        // ensure / make sure / required / darf …: an obligation on the answer
-  W_EXAMPLE = 1u << 26,      // such (as) / like / e.g. / format / Beispiel / Form …: introduces an example
-  W_EACH = 1u << 27,         // each / every / per / jede … : "each section should have 2 bullet points" counts per section
-  W_IMPER = 1u << 28,        // limit / keep / break / beschränke …: imperatives that bound a count ("Limit it to 3 bullet points")
-};
-
-const std::unordered_map<std::string_view, std::uint32_t> &word_table() {
-  static const std::unordered_map<std::string_view, std::uint32_t> m = [] {
-    std::unordered_map<std::string_view, std::uint32_t> t;
-    auto add = [&](std::uint32_t f, std::initializer_list<std::string_view> ws) {
-      for (auto w : ws) t[w] |= f;
-    };
-    add(W_DET, {"the", "this", "that", "these", "those", "my", "your", "our", "his", "her", "their", "its", "der", "die",
-                "das", "dem", "den", "des", "dies", "diese", "dieser", "dieses", "diesem", "diesen", "mein", "meine",
-                "meinen", "meinem", "meiner", "meines", "dein", "deine", "deinen", "deinem", "deiner", "unser", "unsere",
-                "unseren", "unserem", "unserer", "euer", "eure", "euren", "ihre", "ihren", "ihrem", "ihrer", "sein",
-                "seine", "seinen", "seinem", "seiner", "jene", "jener", "jenes", "jenen"});
-    add(W_ART, {"a", "an", "ein", "eine", "einen", "einem", "einer", "eines"});
-    add(W_SUBJ, {"i", "we", "they", "he", "she", "it", "ich", "wir", "er", "sie", "es", "man", "ll", "ve", "d", "m"});
-    add(W_MODALQ, {"can", "could", "would", "will", "shall", "kannst", "können", "könnten", "könntest", "würdest",
-                   "würden", "magst", "möchtest", "kann"});
-    add(W_YOU, {"you", "du", "sie", "ihr"});
-    add(W_PLEASE, {"please", "pls", "plz", "kindly", "bitte"});
-    add(W_FRAME, {"as", "in", "into", "inside", "within", "using", "als", "im", "ins"});
-    add(W_WITH, {"with", "mit"});
-    add(W_STRONG, {"give", "provide", "show", "send", "write", "create", "make", "produce", "generate", "return",
-                   "output", "draft", "prepare", "compile", "format", "structure", "organize", "organise", "present",
-                   "put", "respond", "reply", "answer", "summarize", "summarise", "convert",
-                   "render", "display", "deliver", "gib", "gebt", "zeig", "zeige", "schick", "schicke", "sende",
-                   "liefere", "schreib", "schreibe", "erstelle", "mach", "mache", "erzeuge", "generiere", "formatiere",
-                   "gliedere", "strukturiere", "antworte", "stelle", "setze", "fasse", "bring", "bringe", "ordne",
-                   "gestalte", "präsentiere", "wandle", "verwandle", "teile"});
-    add(W_STRONG_INDEF, {"use", "include", "add", "insert", "employ", "nutze", "verwende", "benutze", "füge", "ergänze"});
-    add(W_DE_INF, {"geben", "zeigen", "schicken", "senden", "liefern", "schreiben", "erstellen", "machen", "erzeugen",
-                   "generieren", "formatieren", "gliedern", "strukturieren", "antworten", "stellen", "fassen",
-                   "nutzen", "verwenden", "benutzen", "erklären", "beschreiben", "nennen"});
-    add(W_WEAK, {"need", "want", "prefer", "like", "brauche", "bräuchte", "möchte", "hätte", "wünsche"});
-    add(W_FINAL, {"geben", "zeigen", "schicken", "senden", "liefern", "schreiben", "erstellen", "machen", "erzeugen",
-                  "generieren", "formatieren", "gliedern", "strukturieren", "ausgeben", "darstellen", "auflisten",
-                  "aufzählen", "verwenden", "nutzen", "benutzen", "zusammenfassen", "aufbereiten", "aufschreiben",
-                  "erhalten", "bekommen", "haben"});
-    add(W_EXPLAIN, {"explain", "describe", "outline", "tell", "walk", "erkläre", "erklär", "erläutere", "beschreibe",
-                    "skizziere", "nenne", "nenn"});
-    add(W_EXPLAIN_FINAL, {"erklären", "erläutern", "beschreiben", "nennen", "skizzieren"});
-    add(W_ANSWER, {"answer", "answers", "response", "responses", "reply", "output", "antwort", "ausgabe", "result",
-                   "ergebnis"});
-    add(W_MODALN, {"must", "should", "shall", "muss", "müssen", "soll", "sollte", "sollten", "sollen", "sollst"});
-    add(W_LABEL, {"format", "output", "ausgabe", "ausgabeformat", "antwortformat", "formatting", "formatierung",
-                  "struktur", "structure", "layout", "form"});
-    add(W_QWORD, {"what", "which", "welche", "welcher", "welches", "was", "wie"});
-    add(W_COORD, {"and", "und", "or", "oder", "sowie", "then", "dann", "danach", "plus", "also", "außerdem", "anschließend"});
-    add(W_PAST, {"did", "took", "taken", "done", "had", "hast", "habt", "hatte", "hattest", "hatten", "habe",
-                 "gemacht", "unternommen", "befolgt", "followed", "tried", "versucht"});
-    add(W_CODEART, {"code", "codes", "script", "scripts", "skript", "skripte", "skripts", "snippet", "snippets",
-                    "function", "functions", "funktion", "funktionen", "program", "programs", "programm", "programme",
-                    "command", "commands", "befehl", "befehle", "befehlen", "oneliner", "einzeiler", "liner",
-                    "codeschnipsel", "codebeispiel", "beispielcode", "implementation", "implementierung"});
-    add(W_LANG, {"python", "bash"});
-    add(W_DB, {"sql", "database", "databases", "datenbank", "datenbanken", "postgres", "postgresql", "mysql", "sqlite",
-               "db", "dataframe", "dataframes"});
-    add(W_LISTVERB, {"list", "enumerate", "itemize", "itemise"});
-    add(W_OBLIG, {"ensure", "sure", "required", "require", "requires", "needs", "necessary", "mandatory", "darf",
-                  "dürfen", "achte", "achten", "verpflichtend"});
-    add(W_EXAMPLE, {"such", "like", "e", "g", "z", "b", "example", "examples", "instance", "format", "formatted",
-                    "template", "structure", "pattern", "follows", "folgt", "folgendermaßen", "beispiel",
-                    "beispielsweise", "muster", "schema", "vorlage", "form"});
-    add(W_EACH, {"each", "every", "per", "jede", "jeder", "jedes", "jeden", "jedem", "pro"});
-    add(W_IMPER, {"limit", "keep", "restrict", "break", "split", "divide", "condense", "reduce", "boil", "narrow",
-                  "beschr\xc3\xa4nke", "begrenze", "halte", "reduziere", "k\xc3\xbcrze", "teile", "zerlege"});
-    return t;
-  }();
-  return m;
-}
-
-bool starts(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
-// Number words (DE/EN). needs_modifier: "one"/"ein…" are numbers only after "exactly", "genau", "at most" …
-int number_word(std::string_view w, bool &needs_modifier) {
-  static const std::unordered_map<std::string_view, int> m{
-      {"one", 1},        {"two", 2},        {"three", 3},      {"four", 4},        {"five", 5},       {"six", 6},
-      {"seven", 7},      {"eight", 8},      {"nine", 9},       {"ten", 10},        {"eleven", 11},    {"twelve", 12},
-      {"thirteen", 13},  {"fourteen", 14},  {"fifteen", 15},   {"sixteen", 16},    {"seventeen", 17}, {"eighteen", 18},
-      {"nineteen", 19},  {"twenty", 20},    {"eins", 1},       {"ein", 1},         {"eine", 1},       {"einen", 1},
-      {"einem", 1},      {"einer", 1},      {"zwei", 2},       {"zwo", 2},         {"drei", 3},       {"vier", 4},
-      {"fünf", 5},       {"sechs", 6},      {"sieben", 7},     {"acht", 8},        {"neun", 9},       {"zehn", 10},
-      {"elf", 11},       {"zwölf", 12},     {"dreizehn", 13},  {"vierzehn", 14},   {"fünfzehn", 15},  {"sechzehn", 16},
-      {"siebzehn", 17},  {"achtzehn", 18},  {"neunzehn", 19},  {"zwanzig", 20}};
-  needs_modifier = false;
-  if (!w.empty() && w.size() <= 3 && std::all_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    int v = 0;
-    for (char c : w) v = v * 10 + (c - '0');
-    return v >= 1 ? v : -1;
-  }
-  auto it = m.find(w);
-  if (it == m.end()) return -1;
-  needs_modifier = it->second == 1;
-  return it->second;
-}
-
-// Form nouns: the format a token (and maybe the next one) names, -1 if none.
-// LIST nouns are either items (N_ITEM: "bullet points", "Stichpunkte", "items" — a count before them counts
-// the answer's items) or containers ("list", "Liste", "Aufzählung" — a count before them counts lists).
-enum : unsigned { N_WITH_OK = 1, N_DEF_WITH_OK = 2, N_COUNTED_ONLY = 4, N_ITEM = 8, N_BULLET = 16 };
-struct Noun {
-  int fmt = -1;
-  unsigned flags = 0;
-  std::size_t span = 1;
-};
-Noun form_noun(const TokenizedText &t, std::size_t i) {
-  std::string_view w = t.token(i);
-  std::string_view nx = i + 1 < t.size() ? t.token(i + 1) : std::string_view{};
-  Noun n;
-  auto set = [&](int f, unsigned fl = 0, std::size_t span = 1) {
-    n.fmt = f;
-    n.flags = fl;
-    n.span = span;
-    return n;
-  };
-  if (w.empty()) return n;
-  switch (w[0]) {
-    case 'a':
-      if (starts(w, "aufz\xc3\xa4hlungspunkt") || starts(w, "aufz\xc3\xa4hlungszeichen")) return set(kFmtList, N_WITH_OK | N_ITEM | N_BULLET);
-      if (starts(w, "aufz\xc3\xa4hlung") || starts(w, "auflistung")) return set(kFmtList);
-      if (w == "arbeitsschritte" || w == "arbeitsschritten") return set(kFmtSteps);
-      break;
-    case 'b':
-      if (w == "bullet") {
-        if (nx == "point" || nx == "points") return set(kFmtList, N_WITH_OK | N_ITEM | N_BULLET, 2);
-        if (nx == "list" || nx == "lists") return set(kFmtList, N_WITH_OK | N_BULLET, 2);
-        return set(kFmtList, N_WITH_OK | N_ITEM | N_BULLET);
-      }
-      if (w == "bulleted") {
-        if (nx == "list" || nx == "lists") return set(kFmtList, N_WITH_OK | N_BULLET, 2);
-        if (nx == "points" || nx == "items" || nx == "point" || nx == "item") return set(kFmtList, N_WITH_OK | N_ITEM | N_BULLET, 2);
-        return set(kFmtList, N_WITH_OK | N_BULLET);
-      }
-      if (w == "bullets" || w == "bulletpoints" || w == "bulletpoint") return set(kFmtList, N_WITH_OK | N_ITEM | N_BULLET);
-      break;
-    case 'c':
-      if (starts(w, "checklist")) return set(kFmtList);
-      if (w == "columns") return set(kFmtTable, N_WITH_OK | N_DEF_WITH_OK);
-      if (starts(w, "codebl")) return set(kFmtCode, N_WITH_OK);
-      if (w == "code" && (nx == "block" || nx == "blocks" || nx == "fence" || nx == "fences")) return set(kFmtCode, N_WITH_OK, 2);
-      break;
-    case 'e':
-      if (w == "entries" || w == "eintr\xc3\xa4ge" || w == "eintr\xc3\xa4gen" || w == "elemente" || w == "elementen")
-        return set(kFmtList, N_COUNTED_ONLY | N_WITH_OK | N_ITEM);
-      if (w == "einzelschritte" || w == "einzelschritten") return set(kFmtSteps);
-      break;
-    case 'f':
-      if (w == "fenced" && nx == "code") return set(kFmtCode, N_WITH_OK, 2);
-      break;
-    case 'h':
-      if (w == "heading" || w == "headings") return set(kFmtHeadings, N_WITH_OK);
-      if (w == "handlungsschritte" || w == "handlungsschritten") return set(kFmtSteps);
-      break;
-    case 'i':
-      if (w == "items") return set(kFmtList, N_COUNTED_ONLY | N_WITH_OK | N_ITEM);
-      break;
-    case 'j':
-      if (w == "json" || w == "jsonschema") return set(kFmtJson);
-      break;
-    case 'l':
-      if (w == "list" && (nx == "items" || nx == "item" || nx == "entries" || nx == "points" || nx == "point"))
-        return set(kFmtList, N_WITH_OK | N_ITEM, 2);  // "exactly 3 list items"
-      if (w == "lists" && i > 0) {  // "a paragraph that lists …", "it lists": a verb
-        const std::string_view pv = t.token(i - 1);
-        if (pv == "that" || pv == "which" || pv == "who" || pv == "it" || pv == "he" || pv == "she") return n;
-      }
-      if (w == "list" || w == "lists" || w == "liste" || w == "listenform") return set(kFmtList);
-      if (starts(w, "listenpunkt") || starts(w, "listeneintr")) return set(kFmtList, N_WITH_OK | N_ITEM);
-      break;
-    case 'p':
-      if (w == "punkt" || w == "punkte" || w == "punkten" || w == "points") return set(kFmtList, N_COUNTED_ONLY | N_WITH_OK | N_ITEM);
-      break;
-    case 's':
-      if (w == "steps" || w == "schritte" || w == "schritten") return set(kFmtSteps);
-      if (w == "spalten") return set(kFmtTable, N_WITH_OK | N_DEF_WITH_OK);
-      if (starts(w, "stichpunkt") && w != "stichpunktartig") return set(kFmtList, N_WITH_OK | N_ITEM | N_BULLET);
-      if (starts(w, "spiegelstrich")) return set(kFmtList, N_WITH_OK | N_ITEM | N_BULLET);
-      break;
-    case 't':
-      if (w == "table" || w == "tables" || w == "tabelle" || w == "tabellen" || w == "tabellenform") return set(kFmtTable);
-      break;
-    default:
-      break;
-  }
-  // UTF-8 initials (ü…) are not in the switch above.
-  if (starts(w, "\xc3\xbc" "berschrift") || starts(w, "zwischen\xc3\xbc" "berschrift")) return set(kFmtHeadings, N_WITH_OK);
-  return n;
-}
-
-// Nouns that a form noun modifies name something else: "JSON parser", "table tennis", "table of contents".
-bool modifier_use(int fmt, std::string_view w, std::string_view nx, std::string_view nx2) {
-  if (fmt == kFmtJson)
-    return w == "lines" || w == "parser" || w == "parsers" || w == "parsing" || w == "parse" || w == "parsen" ||
-           w == "library" || w == "libraries" || w == "lib" || w == "module" || w == "modul" || w == "package" ||
-           w == "decoder" || w == "encoder" || w == "serializer" || w == "serialization" || w == "bibliothek";
-  if (fmt == kFmtList)
-    return (w == "of" && (nx == "view" || nx == "views")) || w == "comprehension" || w == "comprehensions" || w == "price" || w == "prices" || w == "view" ||
-           w == "method" || w == "methods" || w == "type";
-  if (fmt == kFmtTable)
-    return w == "tennis" || w == "salt" || w == "manners" || w == "cloth" || w == "top" || w == "tops" ||
-           w == "spoon" || w == "wine" || w == "football" || w == "lamp" || (w == "of" && nx == "contents") ||
-           (w == "name" && nx2.empty());
-  return false;
-}
-
-struct Tok {
+// What the scanner knows of each token: its word classes (W_*), its clause and sentence, the gap after it.
+struct TokenInfo {
   std::uint32_t flags = 0;
   int clause = 0, sentence = 0;
   bool boundary_after_colon = false;  // the gap after this token holds ':' (label)
@@ -260,29 +28,12 @@ struct Tok {
   bool example = false;  // part of an example inside the request ("such as:\n* This is a point")
 };
 
-// Nouns after a number that measure something rather than name the items of a list.
-bool is_unit_word(std::string_view w) {
-  static const std::unordered_set<std::string_view> units{
-      "million", "millions", "millionen", "billion", "billions", "milliarde", "milliarden", "thousand", "thousands",
-      "tausend", "hundred", "hundert", "percent", "prozent", "euro", "euros", "eur", "dollar", "dollars", "usd",
-      "year", "years", "jahr", "jahre", "jahren", "month", "months", "monat", "monate", "monaten", "week", "weeks",
-      "woche", "wochen", "day", "days", "tag", "tage", "tagen", "hour", "hours", "stunde", "stunden", "minute",
-      "minutes", "minuten", "second", "seconds", "sekunden", "word", "words", "wort", "wörter", "wörtern",
-      "sentence", "sentences", "satz", "sätze", "sätzen", "character", "characters", "zeichen", "paragraph",
-      "paragraphs", "absatz", "absätze", "absätzen", "page", "pages", "seite", "seiten", "times", "mal",
-      // parts and marks of an answer that are not its list items: "at least 2 sections", "6 asterisks"
-      "section", "sections", "abschnitt", "abschnitte", "abschnitten", "placeholder", "placeholders", "platzhalter",
-      "asterisk", "asterisks", "sternchen", "letter", "letters", "buchstabe", "buchstaben", "highlight", "highlights",
-      "keyword", "keywords", "title", "titles", "line", "lines", "zeile", "zeilen", "comma", "commas"};
-  return units.count(w) > 0;
-}
-
 struct Scanner {
   const char *source;
   std::string_view raw;
   const TokenizedText &t;
   FormatRequests &out;
-  std::vector<Tok> tk;
+  std::vector<TokenInfo> token_info;
   std::vector<bool> sent_question, sent_request, sent_codeart, sent_db;
   std::vector<int> clause_start;  // token index where each clause starts
   std::vector<bool> matched_noun;
@@ -292,7 +43,7 @@ struct Scanner {
     std::size_t i, end;
   };
   std::vector<Pending> pending;  // counted item nouns without a request of their own ("Nenne 5 Punkte als Liste")
-  bool nm_unused = false;
+  bool needs_modifier_ignored = false;  // number_word's out-parameter where only the number matters
   bool any_introducer = false;
 
   Scanner(const char *s, std::string_view r, const TokenizedText &tt, FormatRequests &o) : source(s), raw(r), t(tt), out(o) {}
@@ -302,14 +53,14 @@ struct Scanner {
     std::size_t gb = t.tokens[a].off + t.tokens[a].len;
     return std::string_view(t.lowered).substr(gb, ge - gb);
   }
-  std::uint32_t fl(std::size_t i) const { return tk[i].flags; }
+  std::uint32_t word_classes(std::size_t i) const { return token_info[i].flags; }
   std::string_view tok(std::size_t i) const { return i < t.size() ? t.token(i) : std::string_view{}; }
-  bool same_clause(std::size_t a, std::size_t b) const { return tk[a].clause == tk[b].clause; }
+  bool same_clause(std::size_t a, std::size_t b) const { return token_info[a].clause == token_info[b].clause; }
 
   void prepare() {
     const auto &wt = word_table();
     const std::size_t n = t.size();
-    tk.resize(n);
+    token_info.resize(n);
     matched_noun.assign(n, false);
     int clause = 0, sentence = 0;
     clause_start.push_back(0);
@@ -319,8 +70,8 @@ struct Scanner {
         std::string_view g = gap(i - 1, i);
         bool sent_end = g.find_first_of(".!?\n") != std::string_view::npos;
         bool clause_end = sent_end || g.find_first_of(",;:()[]\"") != std::string_view::npos;
-        tk[i - 1].boundary_after_colon = g.find(':') != std::string_view::npos;
-        tk[i - 1].newline_after = g.find('\n') != std::string_view::npos;
+        token_info[i - 1].boundary_after_colon = g.find(':') != std::string_view::npos;
+        token_info[i - 1].newline_after = g.find('\n') != std::string_view::npos;
         if (sent_end) {
           sent_question.back() = g.find('?') != std::string_view::npos;
           ++sentence;
@@ -331,10 +82,10 @@ struct Scanner {
           clause_start.push_back(static_cast<int>(i));
         }
       }
-      tk[i].clause = clause;
-      tk[i].sentence = sentence;
+      token_info[i].clause = clause;
+      token_info[i].sentence = sentence;
       auto it = wt.find(t.token(i));
-      tk[i].flags = it == wt.end() ? 0 : it->second;
+      token_info[i].flags = it == wt.end() ? 0 : it->second;
     }
     if (n > 0) {
       std::string_view tail = gap(n - 1, n);
@@ -346,14 +97,14 @@ struct Scanner {
     sent_db.assign(ns, false);
     sent_listnoun.assign(ns, false);
     for (std::size_t i = 0; i < n; ++i) {
-      const auto s = static_cast<std::size_t>(tk[i].sentence);
-      if (fl(i) & W_PLEASE) sent_request[s] = true;
+      const auto s = static_cast<std::size_t>(token_info[i].sentence);
+      if (word_classes(i) & W_PLEASE) sent_request[s] = true;
       // can you / kannst du / können Sie / could you please
-      if ((fl(i) & W_MODALQ) && i + 1 < n && ((fl(i + 1) & W_YOU) || (i + 2 < n && (fl(i + 2) & W_YOU))) && same_clause(i, i + 1))
+      if ((word_classes(i) & W_MODALQ) && i + 1 < n && ((word_classes(i + 1) & W_YOU) || (i + 2 < n && (word_classes(i + 2) & W_YOU))) && same_clause(i, i + 1))
         sent_request[s] = true;
-      if (fl(i) & W_CODEART) sent_codeart[s] = true;
-      if (fl(i) & W_DB) sent_db[s] = true;
-      any_introducer = any_introducer || (fl(i) & W_EXAMPLE);
+      if (word_classes(i) & W_CODEART) sent_codeart[s] = true;
+      if (word_classes(i) & W_DB) sent_db[s] = true;
+      any_introducer = any_introducer || (word_classes(i) & W_EXAMPLE);
     }
     if (any_introducer) mark_examples();  // no "such as", "format", "Beispiel" …: no example
   }
@@ -363,24 +114,24 @@ struct Scanner {
   // A verb at j reads as a request: not "I make …" / "the output …" / "I want to make …".
   bool verb_is_request(std::size_t j) const {
     if (j == 0 || !same_clause(j - 1, j)) return true;
-    std::uint32_t p = fl(j - 1);
+    std::uint32_t p = word_classes(j - 1);
     if (p & (W_DET | W_ART)) return false;  // a noun: "the output", "a list"
-    if (p & W_SUBJ) return j >= 2 && same_clause(j - 2, j) && (fl(j - 2) & W_MODALQ);  // "can we make" yes, "I make" no
-    if (tok(j - 1) == "to") return j >= 2 && (fl(j - 2) & W_YOU);                       // "want you to write" yes
+    if (p & W_SUBJ) return j >= 2 && same_clause(j - 2, j) && (word_classes(j - 2) & W_MODALQ);  // "can we make" yes, "I make" no
+    if (tok(j - 1) == "to") return j >= 2 && (word_classes(j - 2) & W_YOU);                       // "want you to write" yes
     return true;
   }
   // "I learned it step by step", "ich habe das in einer Tabelle": a statement with its own subject and no
   // request or wish anywhere in the clause or sentence ("I'd like it as a table" is a wish, "Antworten Sie in
   // Stichpunkten" an imperative).
   bool declarative_statement(std::size_t i) const {
-    const auto s = static_cast<std::size_t>(tk[i].sentence);
+    const auto s = static_cast<std::size_t>(token_info[i].sentence);
     if (sent_question[s] || sent_request[s]) return false;
-    const auto c = tk[i].clause;
+    const auto c = token_info[i].clause;
     bool subject = false;
-    for (std::size_t j = static_cast<std::size_t>(clause_start[static_cast<std::size_t>(c)]); j < t.size() && tk[j].clause == c; ++j) {
-      if ((fl(j) & (W_STRONG | W_STRONG_INDEF | W_EXPLAIN | W_LISTVERB)) && verb_is_request(j)) return false;
-      if (fl(j) & (W_WEAK | W_MODALN)) return false;
-      if (j < i && (fl(j) & W_SUBJ) && !(j > 0 && same_clause(j - 1, j) && (fl(j - 1) & (W_MODALQ | W_DE_INF)))) subject = true;
+    for (std::size_t j = static_cast<std::size_t>(clause_start[static_cast<std::size_t>(c)]); j < t.size() && token_info[j].clause == c; ++j) {
+      if ((word_classes(j) & (W_STRONG | W_STRONG_INDEF | W_EXPLAIN | W_LISTVERB)) && verb_is_request(j)) return false;
+      if (word_classes(j) & (W_WEAK | W_MODALN)) return false;
+      if (j < i && (word_classes(j) & W_SUBJ) && !(j > 0 && same_clause(j - 1, j) && (word_classes(j - 1) & (W_MODALQ | W_DE_INF)))) subject = true;
     }
     return subject;
   }
@@ -402,8 +153,8 @@ struct Scanner {
   void raise(int fmt, std::size_t a, std::size_t b, bool task_verb = false) {
     // An example inside the request ("such as:\n* This is a list item") is part of the instruction: it asks for
     // no list of its own.
-    if (fmt == kFmtList && tk[std::max(a, b)].example) return;
-    raised_in.emplace_back(fmt, static_cast<std::size_t>(tk[std::max(a, b)].sentence));
+    if (fmt == kFmtList && token_info[std::max(a, b)].example) return;
+    raised_in.emplace_back(fmt, static_cast<std::size_t>(token_info[std::max(a, b)].sentence));
     FormatRequest &f = out[static_cast<std::size_t>(fmt)];
     if (f.raised) {
       f.by_task_verb = f.by_task_verb && task_verb;
@@ -476,7 +227,7 @@ struct Scanner {
   std::vector<std::size_t> count_nums;
   void add_count(int fmt, CountRel rel, int n, std::size_t a, std::size_t b, std::size_t num, bool whole_answer = false) {
     if (fmt != kFmtList && fmt != kFmtSteps) return;
-    if (fmt == kFmtList && (tk[a].example || tk[b].example)) return;  // "such as:\n1. first point": no count
+    if (fmt == kFmtList && (token_info[a].example || token_info[b].example)) return;  // "such as:\n1. first point": no count
     const bool seen = std::find(count_nums.begin(), count_nums.end(), num) != count_nums.end();
     count_nums.push_back(num);
     FormatRequest &f = out[static_cast<std::size_t>(fmt)];
@@ -502,7 +253,7 @@ struct Scanner {
   bool count_before(std::size_t i, bool item_noun, CountRead &cr) const {
     for (std::size_t k = 1; k <= 4 && k <= i; ++k) {
       const std::size_t j = i - k;
-      if (!same_clause(j, i) || tk[j].example) break;
+      if (!same_clause(j, i) || token_info[j].example) break;
       cr = CountRead{};
       if (item_noun && tok(j) == "single") {  // "a single bullet point", "only one single item"
         cr.n_counts = 1;
@@ -548,7 +299,7 @@ struct Scanner {
         }
         return true;
       }
-      if (fl(j) & (W_DET | W_FRAME | W_STRONG | W_STRONG_INDEF | W_WITH)) break;
+      if (word_classes(j) & (W_DET | W_FRAME | W_STRONG | W_STRONG_INDEF | W_WITH)) break;
     }
     return false;
   }
@@ -558,12 +309,12 @@ struct Scanner {
     for (std::size_t k = 1; k <= 6 && k <= from; ++k) {
       const std::size_t j = from - k;
       if (!same_clause(j, from)) break;
-      if (fl(j) & W_EACH) return true;
+      if (word_classes(j) & W_EACH) return true;
     }
     if (end + 1 < t.size() && same_clause(end, end + 1)) {
-      if (fl(end + 1) & W_EACH) return true;
+      if (word_classes(end + 1) & W_EACH) return true;
       const std::string_view p = tok(end + 1);
-      if ((p == "for" || p == "f\xc3\xbcr" || p == "in") && end + 2 < t.size() && (fl(end + 2) & W_EACH)) return true;
+      if ((p == "for" || p == "f\xc3\xbcr" || p == "in") && end + 2 < t.size() && (word_classes(end + 2) & W_EACH)) return true;
     }
     return false;
   }
@@ -644,7 +395,7 @@ struct Scanner {
     for (std::size_t k = 1; k <= 6 && k <= i; ++k) {
       const std::size_t j = i - k;
       if (!same_clause(j, i)) break;
-      const std::uint32_t f = fl(j);
+      const std::uint32_t f = word_classes(j);
       if (matched_noun[j] && coord_seen && k <= 5) return j;  // "eine Tabelle und danach JSON"
       if ((f & W_FRAME) && k <= 4 && !det_seen && is_frame(j) && !negated(j) && !declarative_statement(i)) return j;
       if ((f & W_WITH) && k <= 4 && (nn.flags & N_WITH_OK) && (!det_seen || (nn.flags & N_DEF_WITH_OK)) && !negated(j) &&
@@ -671,13 +422,13 @@ struct Scanner {
       if ((f & W_PLEASE) && k <= 5 && !det_seen) return j;  // "Bitte nicht mehr als drei Stichpunkte"
       if ((f & W_MODALN) && k <= 6) {
         for (std::size_t q = j; q-- > 0 && j - q <= 3 && same_clause(q, j);)
-          if (fl(q) & W_ANSWER) return q;  // "your answer must contain …", "die Antwort soll … enthalten"
+          if (word_classes(q) & W_ANSWER) return q;  // "your answer must contain …", "die Antwort soll … enthalten"
       }
-      if ((f & W_QWORD) && fmt == kFmtSteps && k <= 3 && sent_question[static_cast<std::size_t>(tk[i].sentence)]) {
+      if ((f & W_QWORD) && fmt == kFmtSteps && k <= 3 && sent_question[static_cast<std::size_t>(token_info[i].sentence)]) {
         bool past = false;
-        for (std::size_t q = static_cast<std::size_t>(clause_start[static_cast<std::size_t>(tk[i].clause)]);
-             q < t.size() && tk[q].clause == tk[i].clause; ++q)
-          past = past || (fl(q) & W_PAST);
+        for (std::size_t q = static_cast<std::size_t>(clause_start[static_cast<std::size_t>(token_info[i].clause)]);
+             q < t.size() && token_info[q].clause == token_info[i].clause; ++q)
+          past = past || (word_classes(q) & W_PAST);
         if (!past) return j;  // "what are the steps?", "welche Schritte muss ich gehen?"
       }
       if (f & W_COORD) coord_seen = true;
@@ -686,19 +437,19 @@ struct Scanner {
     // A label: "Output: a JSON object …", "Format: Liste".
     for (std::size_t k = 0; k <= 8 && k <= i; ++k) {
       const std::size_t j = i - k;
-      if (k > 0 && tk[j].newline_after) break;
-      if (k > 0 && (fl(j) & W_LABEL) && tk[j].boundary_after_colon) {
+      if (k > 0 && token_info[j].newline_after) break;
+      if (k > 0 && (word_classes(j) & W_LABEL) && token_info[j].boundary_after_colon) {
         bool sentence_break = false;
-        for (std::size_t q = j + 1; q < i; ++q) sentence_break = sentence_break || tk[q].sentence != tk[j + 1].sentence;
+        for (std::size_t q = j + 1; q < i; ++q) sentence_break = sentence_break || token_info[q].sentence != token_info[j + 1].sentence;
         if (!sentence_break) return j;
       }
     }
     // German verb-final request: "Kannst du mir die Schritte erklären?", "Bitte eine Tabelle erstellen."
-    const auto s = static_cast<std::size_t>(tk[i].sentence);
+    const auto s = static_cast<std::size_t>(token_info[i].sentence);
     if (sent_request[s]) {
       for (std::size_t j = end + 1; j < t.size() && j <= end + 3 && same_clause(j, i); ++j) {
-        if ((fl(j) & W_FINAL) && !(ambiguous_table)) return j;
-        if ((fl(j) & W_EXPLAIN_FINAL) && fmt == kFmtSteps) return j;
+        if ((word_classes(j) & W_FINAL) && !(ambiguous_table)) return j;
+        if ((word_classes(j) & W_EXPLAIN_FINAL) && fmt == kFmtSteps) return j;
       }
     }
     return npos;
@@ -710,12 +461,12 @@ struct Scanner {
   // Returns the last token of the phrase, or npos.
   std::size_t marker_phrase_after(std::size_t end) const {
     constexpr std::size_t npos = static_cast<std::size_t>(-1);
-    for (std::size_t k = end + 1; k < t.size() && k <= end + 6 && tk[k].sentence == tk[end].sentence; ++k) {
-      if (tk[k].example) return k > end + 1 ? k - 1 : npos;
+    for (std::size_t k = end + 1; k < t.size() && k <= end + 6 && token_info[k].sentence == token_info[end].sentence; ++k) {
+      if (token_info[k].example) return k > end + 1 ? k - 1 : npos;
       const std::string_view w = tok(k);
       if (w == "markdown") return tok(k + 1) == "format" || tok(k + 1) == "formatting" ? k + 1 : k;
       if (marker_word(w) != 0) return k;
-      if ((fl(k) & W_EXAMPLE) && k + 1 < t.size() && tk[k + 1].example) return k;
+      if ((word_classes(k) & W_EXAMPLE) && k + 1 < t.size() && token_info[k + 1].example) return k;
     }
     return npos;
   }
@@ -735,17 +486,17 @@ struct Scanner {
   // counts only with a request verb or can-you. Returns the token that made it one (npos: none).
   std::size_t instruction_signal(std::size_t i, std::size_t from) const {
     constexpr std::size_t npos = static_cast<std::size_t>(-1);
-    const int s = tk[i].sentence;
+    const int s = token_info[i].sentence;
     const auto su = static_cast<std::size_t>(s);
     const bool question = sent_question[su] && !sent_request[su];
     std::size_t start = from;
-    while (start > 0 && tk[start - 1].sentence == s) --start;
+    while (start > 0 && token_info[start - 1].sentence == s) --start;
     std::size_t found = npos;
     bool fragment = true;
     for (std::size_t j = start; j < from; ++j) {
-      const std::uint32_t f = fl(j);
+      const std::uint32_t f = word_classes(j);
       const std::string_view w = tok(j);
-      if (tk[j].example) continue;
+      if (token_info[j].example) continue;
       if (!(f & (W_COORD | W_FRAME | W_WITH | W_PLEASE)) && w != "only" && w != "just" && w != "nur" && w != "auch") fragment = false;
       if (signal_at(j, question)) found = j;
     }
@@ -753,15 +504,15 @@ struct Scanner {
       // the phrase that asked starts at the first signal close to the count ("limit your answer to 3 …"), else
       // at the count
       for (std::size_t j = from >= 6 ? from - 6 : 0; j < found; ++j)
-        if (tk[j].sentence == s && same_clause(j, from) && signal_at(j, question)) return j;
+        if (token_info[j].sentence == s && same_clause(j, from) && signal_at(j, question)) return j;
       return found;
     }
     if (sent_request[su]) return from;
     if (fragment && !question) {
       // nothing but the count before it, and no statement verb after it ("Exactly 3 bullet points were enough.")
-      for (std::size_t j = from; j < t.size() && tk[j].sentence == s; ++j) {
+      for (std::size_t j = from; j < t.size() && token_info[j].sentence == s; ++j) {
         const std::string_view w = tok(j);
-        if ((fl(j) & (W_SUBJ | W_PAST)) || w == "is" || w == "are" || w == "was" || w == "were" || w == "has" || w == "ist" ||
+        if ((word_classes(j) & (W_SUBJ | W_PAST)) || w == "is" || w == "are" || w == "was" || w == "were" || w == "has" || w == "ist" ||
             w == "sind" || w == "war" || w == "waren" || w == "hat" || w == "hatte")
           return npos;
       }
@@ -772,9 +523,9 @@ struct Scanner {
 
   // One token that makes its sentence an instruction (see instruction_signal).
   bool signal_at(std::size_t j, bool question) const {
-    const std::uint32_t f = fl(j);
+    const std::uint32_t f = word_classes(j);
     const std::string_view w = tok(j);
-    if (tk[j].example || negated(j)) return false;
+    if (token_info[j].example || negated(j)) return false;
     if (!question) {
       if (f & (W_MODALN | W_OBLIG | W_PLEASE)) return true;
       if ((f & W_WEAK) && (w != "like" || (j > 0 && (tok(j - 1) == "would" || tok(j - 1) == "d")))) return true;
@@ -792,9 +543,9 @@ struct Scanner {
   // Whether a token of token i's sentence has one of `flags` or is one of `words`.
   bool sentence_has(std::size_t i, std::uint32_t flags, std::initializer_list<std::string_view> words) const {
     std::size_t a = i;
-    while (a > 0 && tk[a - 1].sentence == tk[i].sentence) --a;
-    for (std::size_t j = a; j < t.size() && tk[j].sentence == tk[i].sentence; ++j) {
-      if (fl(j) & flags) return true;
+    while (a > 0 && token_info[a - 1].sentence == token_info[i].sentence) --a;
+    for (std::size_t j = a; j < t.size() && token_info[j].sentence == token_info[i].sentence; ++j) {
+      if (word_classes(j) & flags) return true;
       const std::string_view w = tok(j);
       if (std::find(words.begin(), words.end(), w) != words.end()) return true;
     }
@@ -825,9 +576,9 @@ struct Scanner {
     if (!count_before(i, true, cr) || negated(cr.from)) return npos;
     // "these 4 bullet points", "die drei Stichpunkte" name existing ones; a relative pronoun opening a later
     // clause does not (", das mindestens zwei Aufzählungspunkte enthält", ", that has 3 bullet points").
-    if (cr.from > 0 && same_clause(cr.from - 1, cr.from) && (fl(cr.from - 1) & W_DET)) {
+    if (cr.from > 0 && same_clause(cr.from - 1, cr.from) && (word_classes(cr.from - 1) & W_DET)) {
       const std::size_t d = cr.from - 1;
-      const bool relative = (d == 0 || !same_clause(d - 1, d)) && d > 0 && tk[d - 1].sentence == tk[d].sentence;
+      const bool relative = (d == 0 || !same_clause(d - 1, d)) && d > 0 && token_info[d - 1].sentence == token_info[d].sentence;
       if (!relative) return npos;
     }
     const std::size_t m = marker_phrase_after(end);
@@ -835,7 +586,7 @@ struct Scanner {
     // The counted noun is the subject of a statement ("3 bullet points per slide is a good rule", "… waren zu
     // viel") or sits in a content clause ("explain why 3 bullet points work", "frag, ob drei Stichpunkte reichen").
     const std::string_view nx = tok(end + 1);
-    if (end + 1 < t.size() && tk[end + 1].sentence == tk[end].sentence &&
+    if (end + 1 < t.size() && token_info[end + 1].sentence == token_info[end].sentence &&
         (nx == "is" || nx == "are" || nx == "was" || nx == "were" || nx == "ist" || nx == "sind" || nx == "war" || nx == "waren"))
       return npos;
     const std::size_t sig = instruction_signal(i, cr.from);
@@ -861,7 +612,7 @@ struct Scanner {
   // The marker a list noun names: "bullet points"/"Stichpunkte" → bullet, "numbered list"/"nummerierte
   // Liste" → numbered (rank 2: it names the marker itself), other nouns → none.
   void noun_marker(const Noun &nn, std::size_t i, std::size_t end) {
-    if (nn.fmt != kFmtList || tk[i].example) return;
+    if (nn.fmt != kFmtList || token_info[i].example) return;
     const std::string_view p = i > 0 && same_clause(i - 1, i) ? tok(i - 1) : std::string_view{};
     if (p == "numbered" || starts(p, "nummeriert") || starts(p, "durchnummeriert"))
       add_cue(ListMarker::Numbered, false, 2, phrase(i - 1, end));
@@ -934,8 +685,8 @@ struct Scanner {
   bool introducer_before(std::size_t c) const {  // an example introducer among the 8 tokens up to c
     for (std::size_t k = 0; k <= 8 && k <= c; ++k) {
       const std::size_t j = c - k;
-      if (k > 0 && tk[j].sentence != tk[c].sentence) break;
-      if (!(fl(j) & W_EXAMPLE)) continue;
+      if (k > 0 && token_info[j].sentence != token_info[c].sentence) break;
+      if (!(word_classes(j) & W_EXAMPLE)) continue;
       const std::string_view w = tok(j);
       if (w == "such" && tok(j + 1) != "as") continue;
       if (w == "e" && tok(j + 1) != "g") continue;
@@ -1002,215 +753,270 @@ struct Scanner {
           ls = le;
         }
       }
-      for (std::size_t k = token_at_or_after(q); k < n && t.tokens[k].off < stop; ++k) tk[k].example = true;
+      for (std::size_t k = token_at_or_after(q); k < n && t.tokens[k].off < stop; ++k) token_info[k].example = true;
       done = stop;
       // the phrase: the introducer's words up to the colon, then the example's first line
       std::size_t a = c;
-      while (a > 0 && c - a < 4 && !tk[a - 1].newline_after && !tk[a - 1].example &&
+      while (a > 0 && c - a < 4 && !token_info[a - 1].newline_after && !token_info[a - 1].example &&
              text::trim(gap(a - 1, a)).find_first_of(",;:!?") == std::string_view::npos)
         --a;
       std::string ph = phrase(a, c) + ": " + std::string(text::utf8_prefix(first_line, 40));
       const ListMarker m = kind == 2 ? ListMarker::Numbered : ListMarker::Bullet;
-      cues.push_back({m, false, kind == 1 && md, 3, static_cast<std::size_t>(tk[c].sentence), ph});
+      cues.push_back({m, false, kind == 1 && md, 3, static_cast<std::size_t>(token_info[c].sentence), ph});
     }
   }
 
   void run() {
     prepare();
+    for (std::size_t i = 0; i < t.size(); ++i) scan_token(i);
+    count_pending_nouns();
+    count_framed_lists();
+    for (const auto &[f, s] : raised_in)
+      if (f == kFmtList) sent_listnoun[s] = true;
+    apply_cues();
+  }
+
+  // One token: the marker phrases and cues it starts, a list verb, "top N", or a form noun asked for by the words
+  // around it; advances i past the tokens it read.
+  void scan_token(std::size_t &i) {
+    const std::string_view w = tok(i);
+    const std::uint32_t f = word_classes(i);
+    read_marker_phrase(i, w);
+    read_marker_glyph(i, w);
+    if (read_cues(i, w, f)) return;
+    if (read_list_verb(i, f)) return;
+    if (read_german_list_verb(i, w)) return;
+    if (read_auflisten(i, w)) return;
+    if (read_top(i, w)) return;
+    read_form_noun(i);
+  }
+
+  // Marker phrases: count where the sentence is about a list ("in markdown", "marked by an asterisk").
+  void read_marker_phrase(std::size_t i, std::string_view w) {
     const std::size_t n = t.size();
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::string_view w = tok(i);
-      const std::uint32_t f = fl(i);
-      // -- marker phrases: count where the sentence is about a list ("in markdown", "marked by an asterisk") --
-      if ((w == "markdown" || marker_word(w)) && !negated(i) && !tk[i].example) {
-        // the phrase: "marked by an asterisk", "with dashes", "in markdown format", "markdown bullet points"
-        std::size_t a = i, b = i;
-        const Noun after = i + 1 < n ? form_noun(t, i + 1) : Noun{};
-        if (w == "markdown" && after.fmt == kFmtList) {
-          b = i + after.span;
-        } else {
-          while (a > 0 && i - a < 3 && same_clause(a - 1, i) && !tk[a - 1].example &&
-                 !(fl(a - 1) & (W_DET | W_STRONG | W_STRONG_INDEF)) && form_noun(t, a - 1).fmt < 0 && number_word(tok(a - 1), nm_unused) < 0)
-            --a;
-          if (w == "markdown" && (tok(i + 1) == "format" || tok(i + 1) == "formatting")) b = i + 1;
-        }
-        if (w == "markdown")
-          sent_cues.push_back({ListMarker::Bullet, true, true, 2, static_cast<std::size_t>(tk[i].sentence), phrase(a, b)});
-        else
-          sent_cues.push_back({ListMarker::Bullet, false, markdown_glyph_word(w), 2, static_cast<std::size_t>(tk[i].sentence), phrase(a, b)});
+    if ((w == "markdown" || marker_word(w)) && !negated(i) && !token_info[i].example) {
+      // the phrase: "marked by an asterisk", "with dashes", "in markdown format", "markdown bullet points"
+      std::size_t a = i, b = i;
+      const Noun after = i + 1 < n ? form_noun(t, i + 1) : Noun{};
+      if (w == "markdown" && after.fmt == kFmtList) {
+        b = i + after.span;
+      } else {
+        while (a > 0 && i - a < 3 && same_clause(a - 1, i) && !token_info[a - 1].example &&
+               !(word_classes(a - 1) & (W_DET | W_STRONG | W_STRONG_INDEF)) && form_noun(t, a - 1).fmt < 0 && number_word(tok(a - 1), needs_modifier_ignored) < 0)
+          --a;
+        if (w == "markdown" && (tok(i + 1) == "format" || tok(i + 1) == "formatting")) b = i + 1;
       }
-      // "markiert mit *", "marked with -", "using •": a glyph right after with/mit/by/using
-      if ((w == "with" || w == "mit" || w == "by" || w == "using" || w == "durch") && !negated(i) && !tk[i].example) {
-        const std::size_t ge = i + 1 < n ? t.tokens[i + 1].off : t.lowered.size();
-        std::string_view g = std::string_view(t.lowered).substr(t.tokens[i].off + t.tokens[i].len);
-        g = g.substr(0, ge - (t.tokens[i].off + t.tokens[i].len));
-        std::size_t q = 0;
-        while (q < g.size() && (g[q] == ' ' || g[q] == '\t' || g[q] == '"' || g[q] == '\'' || g[q] == '`')) ++q;
-        if (q < g.size() && (g[q] == '*' || g[q] == '-' || g[q] == '+') &&
-            (q + 1 == g.size() || g[q + 1] == ' ' || g[q + 1] == '.' || g[q + 1] == ',' || g[q + 1] == ')' || g[q + 1] == '"' ||
-             g[q + 1] == '\'' || g[q + 1] == '`' || g[q + 1] == ';' || g[q + 1] == '\n')) {
-          std::size_t a = i;
-          while (a > 0 && i - a < 2 && same_clause(a - 1, i) && form_noun(t, a - 1).fmt < 0 && !(fl(a - 1) & (W_DET | W_STRONG))) --a;
-          sent_cues.push_back({ListMarker::Bullet, false, true, 2, static_cast<std::size_t>(tk[i].sentence),
-                               phrase(a, i) + " " + std::string(1, g[q])});
-        }
+      if (w == "markdown")
+        sent_cues.push_back({ListMarker::Bullet, true, true, 2, static_cast<std::size_t>(token_info[i].sentence), phrase(a, b)});
+      else
+        sent_cues.push_back({ListMarker::Bullet, false, markdown_glyph_word(w), 2, static_cast<std::size_t>(token_info[i].sentence), phrase(a, b)});
+    }
+  }
+
+  // "markiert mit *", "marked with -", "using •": a glyph right after with/mit/by/using
+  void read_marker_glyph(std::size_t i, std::string_view w) {
+    const std::size_t n = t.size();
+    if ((w == "with" || w == "mit" || w == "by" || w == "using" || w == "durch") && !negated(i) && !token_info[i].example) {
+      const std::size_t ge = i + 1 < n ? t.tokens[i + 1].off : t.lowered.size();
+      std::string_view g = std::string_view(t.lowered).substr(t.tokens[i].off + t.tokens[i].len);
+      g = g.substr(0, ge - (t.tokens[i].off + t.tokens[i].len));
+      std::size_t q = 0;
+      while (q < g.size() && (g[q] == ' ' || g[q] == '\t' || g[q] == '"' || g[q] == '\'' || g[q] == '`')) ++q;
+      if (q < g.size() && (g[q] == '*' || g[q] == '-' || g[q] == '+') &&
+          (q + 1 == g.size() || g[q + 1] == ' ' || g[q + 1] == '.' || g[q + 1] == ',' || g[q + 1] == ')' || g[q + 1] == '"' ||
+           g[q + 1] == '\'' || g[q + 1] == '`' || g[q + 1] == ';' || g[q + 1] == '\n')) {
+        std::size_t a = i;
+        while (a > 0 && i - a < 2 && same_clause(a - 1, i) && form_noun(t, a - 1).fmt < 0 && !(word_classes(a - 1) & (W_DET | W_STRONG))) --a;
+        sent_cues.push_back({ListMarker::Bullet, false, true, 2, static_cast<std::size_t>(token_info[i].sentence),
+                             phrase(a, i) + " " + std::string(1, g[q])});
       }
-      // -- cues that ask by themselves --
-      // step by step / Schritt für Schritt / schrittweise (not in "I learned it step by step")
-      if ((w == "step" && tok(i + 1) == "by" && tok(i + 2) == "step") ||
-          (w == "schritt" && tok(i + 1) == "f\xc3\xbcr" && tok(i + 2) == "schritt")) {
-        if (!negated(i) && !declarative_statement(i)) {
-          raise(kFmtSteps, i, i + 2);
-          count_near_noun(kFmtSteps, i, i + 2);
-        }
-        i += 2;
-        continue;
+    }
+  }
+
+  // Cues that ask by themselves; true for "step by step" (i then on its last token).
+  bool read_cues(std::size_t &i, std::string_view w, std::uint32_t f) {
+    // step by step / Schritt für Schritt / schrittweise (not in "I learned it step by step")
+    if ((w == "step" && tok(i + 1) == "by" && tok(i + 2) == "step") ||
+        (w == "schritt" && tok(i + 1) == "f\xc3\xbcr" && tok(i + 2) == "schritt")) {
+      if (!negated(i) && !declarative_statement(i)) {
+        raise(kFmtSteps, i, i + 2);
+        count_near_noun(kFmtSteps, i, i + 2);
       }
-      if (w == "schrittweise" && !negated(i) && !declarative_statement(i)) raise(kFmtSteps, i, i);
-      if ((starts(w, "tabellarisch") || w == "tabular") && !negated(i) && !declarative_statement(i)) raise(kFmtTable, i, i);
-      if (w == "stichpunktartig" && !negated(i) && !declarative_statement(i)) raise(kFmtList, i, i);
-      // python / bash: a code cue of the seed where the sentence names a code artifact ("a Python function",
-      // "der Bash-Befehl"); the language alone ("Is Python hard to learn?") asks for no code block.
-      if ((f & W_LANG) && sent_codeart[static_cast<std::size_t>(tk[i].sentence)] && !negated(i)) raise(kFmtCode, i, i);
-      // -- list verbs --
-      if (f & W_LISTVERB) {
-        std::string_view nx = tok(i + 1);
-        bool clause_first = i == 0 || !same_clause(i - 1, i);
-        bool after_req = i > 0 && same_clause(i - 1, i) &&
-                         ((fl(i - 1) & (W_PLEASE | W_COORD)) || tok(i - 1) == "also" || tok(i - 1) == "just" ||
-                          tok(i - 1) == "now" || tok(i - 1) == "briefly" || tok(i - 1) == "then");
-        bool modal_you = false;  // can you list / could you please list / I want you to list
-        for (std::size_t q = i; q-- > 0 && i - q <= 3 && same_clause(q, i);)
-          if ((fl(q) & W_YOU) && (tok(i - 1) == "to" || (q > 0 && (fl(q - 1) & W_MODALQ)) || (fl(i - 1) & W_PLEASE))) modal_you = true;
-        bool noun_next = nx == "of" || nx == "is" || nx == "was" || nx == "are" || nx == "were" || nx == "has" ||
-                         nx == "had" || nx == "goes" || nx == "price" || nx.empty() || (i + 1 < n && !same_clause(i, i + 1));
-        if ((clause_first || after_req || modal_you) && !noun_next && !negated(i)) {
-          std::size_t e = i;
-          while (e + 1 < n && e < i + 3 && same_clause(i, e + 1)) ++e;
-          raise(kFmtList, i, e, true);
+      i += 2;
+      return true;
+    }
+    if (w == "schrittweise" && !negated(i) && !declarative_statement(i)) raise(kFmtSteps, i, i);
+    if ((starts(w, "tabellarisch") || w == "tabular") && !negated(i) && !declarative_statement(i)) raise(kFmtTable, i, i);
+    if (w == "stichpunktartig" && !negated(i) && !declarative_statement(i)) raise(kFmtList, i, i);
+    // python / bash: a code cue of the seed where the sentence names a code artifact ("a Python function",
+    // "der Bash-Befehl"); the language alone ("Is Python hard to learn?") asks for no code block.
+    if ((f & W_LANG) && sent_codeart[static_cast<std::size_t>(token_info[i].sentence)] && !negated(i)) raise(kFmtCode, i, i);
+    return false;
+  }
+
+  // A list verb in request position ("list three reasons", "can you list …"); true when it asks.
+  bool read_list_verb(std::size_t i, std::uint32_t f) {
+    const std::size_t n = t.size();
+    if (f & W_LISTVERB) {
+      std::string_view nx = tok(i + 1);
+      bool clause_first = i == 0 || !same_clause(i - 1, i);
+      bool after_req = i > 0 && same_clause(i - 1, i) &&
+                       ((word_classes(i - 1) & (W_PLEASE | W_COORD)) || tok(i - 1) == "also" || tok(i - 1) == "just" ||
+                        tok(i - 1) == "now" || tok(i - 1) == "briefly" || tok(i - 1) == "then");
+      bool modal_you = false;  // can you list / could you please list / I want you to list
+      for (std::size_t q = i; q-- > 0 && i - q <= 3 && same_clause(q, i);)
+        if ((word_classes(q) & W_YOU) && (tok(i - 1) == "to" || (q > 0 && (word_classes(q - 1) & W_MODALQ)) || (word_classes(i - 1) & W_PLEASE))) modal_you = true;
+      bool noun_next = nx == "of" || nx == "is" || nx == "was" || nx == "are" || nx == "were" || nx == "has" ||
+                       nx == "had" || nx == "goes" || nx == "price" || nx.empty() || (i + 1 < n && !same_clause(i, i + 1));
+      if ((clause_first || after_req || modal_you) && !noun_next && !negated(i)) {
+        std::size_t e = i;
+        while (e + 1 < n && e < i + 3 && same_clause(i, e + 1)) ++e;
+        raise(kFmtList, i, e, true);
+        matched_noun[i] = true;
+        count_after_verb(kFmtList, i);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // German "Liste … auf" / "Zähle … auf" (imperative with the particle later in the sentence), and, in
+  // read_auflisten, "auflisten"/"aufzählen" in a request ("Kannst du die Tarife auflisten?", "Bitte alle
+  // aufzählen"); true when it asks.
+  bool read_german_list_verb(std::size_t i, std::string_view w) {
+    const std::size_t n = t.size();
+    if (w == "liste" || w == "zähle" || w == "zähl" || w == "listet") {
+      bool clause_first = i == 0 || !same_clause(i - 1, i) ||
+                          (word_classes(i - 1) & (W_PLEASE | W_COORD)) || tok(i - 1) == "du" || tok(i - 1) == "nun" || tok(i - 1) == "jetzt";
+      std::string_view nx = tok(i + 1);
+      bool noun_next = nx == "der" || nx == "des" || nx == "von" || nx == "ist" || nx == "war" || nx == "wird" ||
+                       nx == "enthält" || nx == "mit" || nx == "für";
+      if (clause_first && !noun_next && !negated(i)) {
+        std::size_t auf = 0;
+        for (std::size_t q = i + 1; q < n && token_info[q].sentence == token_info[i].sentence; ++q)
+          if (tok(q) == "auf") auf = q;
+        if (auf != 0) {
+          raise(kFmtList, i, auf, true);
           matched_noun[i] = true;
           count_after_verb(kFmtList, i);
-          continue;
+          return true;
         }
       }
-      // German "Liste … auf" / "Zähle … auf" (imperative with the particle later in the sentence), and
-      // "auflisten"/"aufzählen" in a request ("Kannst du die Tarife auflisten?", "Bitte alle aufzählen").
-      if (w == "liste" || w == "zähle" || w == "zähl" || w == "listet") {
-        bool clause_first = i == 0 || !same_clause(i - 1, i) ||
-                            (fl(i - 1) & (W_PLEASE | W_COORD)) || tok(i - 1) == "du" || tok(i - 1) == "nun" || tok(i - 1) == "jetzt";
-        std::string_view nx = tok(i + 1);
-        bool noun_next = nx == "der" || nx == "des" || nx == "von" || nx == "ist" || nx == "war" || nx == "wird" ||
-                         nx == "enthält" || nx == "mit" || nx == "für";
-        if (clause_first && !noun_next && !negated(i)) {
-          std::size_t auf = 0;
-          for (std::size_t q = i + 1; q < n && tk[q].sentence == tk[i].sentence; ++q)
-            if (tok(q) == "auf") auf = q;
-          if (auf != 0) {
-            raise(kFmtList, i, auf, true);
-            matched_noun[i] = true;
-            count_after_verb(kFmtList, i);
-            continue;
-          }
-        }
-      }
-      if ((w == "auflisten" || w == "aufzählen" || w == "aufzulisten" || w == "aufzuzählen") && !negated(i) &&
-          sent_request[static_cast<std::size_t>(tk[i].sentence)]) {
-        std::size_t from = static_cast<std::size_t>(clause_start[static_cast<std::size_t>(tk[i].clause)]);
-        raise(kFmtList, from, i, true);
-        for (std::size_t q = from; q < i; ++q) {
-          int cn = 0;
-          CountRel rel;
-          std::size_t cf = q;
-          if (number_at(q, cn, rel, cf)) {
-            add_count(kFmtList, rel, cn, cf, q + 1 < i ? q + 1 : q, q);
-            break;
-          }
-        }
-        continue;
-      }
-      // "top 3" in a request: a ranked list of that many items.
-      if (w == "top" && i + 1 < n && same_clause(i, i + 1)) {
-        bool nm = false;
-        int cnt = number_word(tok(i + 1), nm);
-        if (cnt >= 2) {
-          Noun pseudo{kFmtList, 0, 1};
-          std::size_t from = request_for(kFmtList, pseudo, i, i + 1);
-          bool question = sent_question[static_cast<std::size_t>(tk[i].sentence)];
-          bool qword = false;  // "what are the top 5 …?", "welche sind die Top 3 …?"
-          for (std::size_t q = static_cast<std::size_t>(clause_start[static_cast<std::size_t>(tk[i].clause)]); q + 1 < i; ++q)
-            qword = qword || ((fl(q) & W_QWORD) && (tok(q + 1) == "are" || tok(q + 1) == "were" || tok(q + 1) == "sind"));
-          if (from == static_cast<std::size_t>(-1) && question && qword) from = i;  // "what are the top 5 …?"
-          if (from != static_cast<std::size_t>(-1)) {
-            raise(kFmtList, from, i + 1, true);
-            add_count(kFmtList, CountRel::Exact, cnt, i, i + 1, i + 1);
-            matched_noun[i] = true;
-          }
-          ++i;
-          continue;
-        }
-      }
-      // -- form nouns asked for by the words around them --
-      Noun nn = form_noun(t, i);
-      if (nn.fmt < 0) continue;
-      const std::size_t end = i + nn.span - 1;
-      if (modifier_use(nn.fmt, tok(end + 1), tok(end + 2), tok(end + 3))) {
-        i = end;
-        continue;
-      }
-      if (nn.fmt == kFmtTable && sent_db[static_cast<std::size_t>(tk[i].sentence)] && tok(i) != "spalten" && tok(i) != "columns") {
-        i = end;  // "create a table in Postgres": a database table
-        continue;
-      }
-      if (nn.fmt == kFmtList && !negated(i)) sent_listnoun[static_cast<std::size_t>(tk[i].sentence)] = true;
-      std::size_t from = request_for(nn.fmt, nn, i, end);
-      std::size_t last = end;
-      // A counted item noun in an instruction sentence ("… and must contain exactly 4 bullet points").
-      if (from == static_cast<std::size_t>(-1) && nn.fmt == kFmtList) from = counted_request(nn, i, end, last);
-      // Nouns such as "Punkte"/"points"/"items" name a list only when counted ("genau drei Punkte").
-      if (from != static_cast<std::size_t>(-1) && (count_near_noun(nn.fmt, i, end) || !(nn.flags & N_COUNTED_ONLY))) {
-        raise(nn.fmt, std::min(from, i), std::max(from, last));
-        matched_noun[i] = true;
-        noun_marker(nn, i, end);
-      } else if (from == static_cast<std::size_t>(-1) && (nn.fmt == kFmtList || nn.fmt == kFmtSteps) && !negated(i)) {
-        pending.push_back({nn.fmt, i, end});
-      }
-      i = end;
     }
-    // A counted noun in a sentence that asks for the format elsewhere: "Nenne mindestens 5 Punkte als Liste",
-    // "Give 3 examples, as a bulleted list" — the count belongs to that list.
+    return false;
+  }
+
+  // "auflisten"/"aufzählen" in a request sentence (see read_german_list_verb); true when it asks.
+  bool read_auflisten(std::size_t i, std::string_view w) {
+    if ((w == "auflisten" || w == "aufzählen" || w == "aufzulisten" || w == "aufzuzählen") && !negated(i) &&
+        sent_request[static_cast<std::size_t>(token_info[i].sentence)]) {
+      std::size_t from = static_cast<std::size_t>(clause_start[static_cast<std::size_t>(token_info[i].clause)]);
+      raise(kFmtList, from, i, true);
+      for (std::size_t q = from; q < i; ++q) {
+        int cn = 0;
+        CountRel rel;
+        std::size_t cf = q;
+        if (number_at(q, cn, rel, cf)) {
+          add_count(kFmtList, rel, cn, cf, q + 1 < i ? q + 1 : q, q);
+          break;
+        }
+      }
+      return true;
+    }
+    return false;
+  }
+
+  // "top 3" in a request: a ranked list of that many items; true when a count follows (i then on it).
+  bool read_top(std::size_t &i, std::string_view w) {
+    const std::size_t n = t.size();
+    if (w == "top" && i + 1 < n && same_clause(i, i + 1)) {
+      bool nm = false;
+      int cnt = number_word(tok(i + 1), nm);
+      if (cnt >= 2) {
+        Noun pseudo{kFmtList, 0, 1};
+        std::size_t from = request_for(kFmtList, pseudo, i, i + 1);
+        bool question = sent_question[static_cast<std::size_t>(token_info[i].sentence)];
+        bool qword = false;  // "what are the top 5 …?", "welche sind die Top 3 …?"
+        for (std::size_t q = static_cast<std::size_t>(clause_start[static_cast<std::size_t>(token_info[i].clause)]); q + 1 < i; ++q)
+          qword = qword || ((word_classes(q) & W_QWORD) && (tok(q + 1) == "are" || tok(q + 1) == "were" || tok(q + 1) == "sind"));
+        if (from == static_cast<std::size_t>(-1) && question && qword) from = i;  // "what are the top 5 …?"
+        if (from != static_cast<std::size_t>(-1)) {
+          raise(kFmtList, from, i + 1, true);
+          add_count(kFmtList, CountRel::Exact, cnt, i, i + 1, i + 1);
+          matched_noun[i] = true;
+        }
+        ++i;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // A form noun asked for by the words around it; i then on its last token.
+  void read_form_noun(std::size_t &i) {
+    Noun nn = form_noun(t, i);
+    if (nn.fmt < 0) return;
+    const std::size_t end = i + nn.span - 1;
+    if (modifier_use(nn.fmt, tok(end + 1), tok(end + 2), tok(end + 3))) {
+      i = end;
+      return;
+    }
+    if (nn.fmt == kFmtTable && sent_db[static_cast<std::size_t>(token_info[i].sentence)] && tok(i) != "spalten" && tok(i) != "columns") {
+      i = end;  // "create a table in Postgres": a database table
+      return;
+    }
+    if (nn.fmt == kFmtList && !negated(i)) sent_listnoun[static_cast<std::size_t>(token_info[i].sentence)] = true;
+    std::size_t from = request_for(nn.fmt, nn, i, end);
+    std::size_t last = end;
+    // A counted item noun in an instruction sentence ("… and must contain exactly 4 bullet points").
+    if (from == static_cast<std::size_t>(-1) && nn.fmt == kFmtList) from = counted_request(nn, i, end, last);
+    // Nouns such as "Punkte"/"points"/"items" name a list only when counted ("genau drei Punkte").
+    if (from != static_cast<std::size_t>(-1) && (count_near_noun(nn.fmt, i, end) || !(nn.flags & N_COUNTED_ONLY))) {
+      raise(nn.fmt, std::min(from, i), std::max(from, last));
+      matched_noun[i] = true;
+      noun_marker(nn, i, end);
+    } else if (from == static_cast<std::size_t>(-1) && (nn.fmt == kFmtList || nn.fmt == kFmtSteps) && !negated(i)) {
+      pending.push_back({nn.fmt, i, end});
+    }
+    i = end;
+  }
+
+  // A counted noun in a sentence that asks for the format elsewhere: "Nenne mindestens 5 Punkte als Liste",
+  // "Give 3 examples, as a bulleted list" — the count belongs to that list.
+  void count_pending_nouns() {
     for (const Pending &pd : pending) {
-      const auto sent = static_cast<std::size_t>(tk[pd.i].sentence);
+      const auto sent = static_cast<std::size_t>(token_info[pd.i].sentence);
       for (const auto &[f, s] : raised_in)
         if (s == sent && (f == pd.fmt || (f == kFmtList && pd.fmt == kFmtList))) {
           count_near_noun(pd.fmt, pd.i, pd.end);
           break;
         }
     }
-    // Any counted noun in a sentence that asks for a list or steps by its frame alone: "Nenne genau drei Vorteile
-    // in Stichpunkten", "Give me 5 tips as a bulleted list" — the first "N <noun>" of that sentence counts its
-    // items, unless the noun is a unit ("2 Jahre", "100 words") or the count qualifies something ("more than 2").
+  }
+
+  // Any counted noun in a sentence that asks for a list or steps by its frame alone: "Nenne genau drei Vorteile
+  // in Stichpunkten", "Give me 5 tips as a bulleted list" — the first "N <noun>" of that sentence counts its
+  // items, unless the noun is a unit ("2 Jahre", "100 words") or the count qualifies something ("more than 2").
+  void count_framed_lists() {
     for (const auto &[f, s] : raised_in) {
       if ((f != kFmtList && f != kFmtSteps) || !out[static_cast<std::size_t>(f)].counts.empty()) continue;
       for (std::size_t q = 0; q + 1 < t.size(); ++q) {
-        if (static_cast<std::size_t>(tk[q].sentence) != s) continue;
+        if (static_cast<std::size_t>(token_info[q].sentence) != s) continue;
         int cn = 0;
         CountRel rel;
         std::size_t cf = q;
         if (!number_at(q, cn, rel, cf)) continue;
         bool nm = false;
         const std::string_view nx = tok(q + 1), before = q > 0 ? tok(q - 1) : std::string_view{};
-        if (static_cast<std::size_t>(tk[q + 1].sentence) != s || !same_clause(q, q + 1) || number_word(nx, nm) > 0 ||
+        if (static_cast<std::size_t>(token_info[q + 1].sentence) != s || !same_clause(q, q + 1) || number_word(nx, nm) > 0 ||
             is_unit_word(nx) || before == "than" || before == "als" || cn < 2 || cn > 100)
           break;
         // a count of a form noun was read (or dropped) with that noun; "each section … 2 points" is per section
-        if (tk[q].example || form_noun(t, q + 1).fmt >= 0 || distributive(cf, q + 1)) break;
+        if (token_info[q].example || form_noun(t, q + 1).fmt >= 0 || distributive(cf, q + 1)) break;
         add_count(f, rel, cn, cf, q + 1, q);
         break;
       }
     }
-    for (const auto &[f, s] : raised_in)
-      if (f == kFmtList) sent_listnoun[s] = true;
-    apply_cues();
   }
 };
 

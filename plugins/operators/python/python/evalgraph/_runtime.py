@@ -17,11 +17,38 @@ import evalgraph
 RESERVED = ("file", "function", "timeout_s", "interface")  # the node's own; promptfoo adds threshold
 DEFAULT_TIMEOUT_S = 30.0
 
-# Kinds of JSON value, as bits (the plugin checks outputs with them): see KIND_* in the plugin.
+# Kinds of JSON value, as bits (the plugin checks outputs with them): enum Kind in the plugin's interpreter.h, the
+# same numbers (tests/python/check_kinds.py holds them equal).
 K_NULL, K_BOOL, K_INT, K_FLOAT, K_STR, K_LIST, K_DICT = 1, 2, 4, 8, 16, 32, 64
 K_ANY = 127
 
 _modules = {}  # absolute path -> (module, sha256)
+
+
+class Resolved(typing.NamedTuple):
+    """A node's script and function, found and checked (_resolve)."""
+    path: str  # the script, absolute
+    shown: str  # the script as the pipeline names it
+    sha: str  # sha256 of the script's text
+    function: object
+    function_name: str
+    signature: object  # inspect.Signature of the function
+    hints: dict  # its type hints
+    line: int  # the line it is defined on
+    interface: str  # "evalgraph" or "promptfoo"
+
+
+class Prepared(typing.NamedTuple):
+    """What prepare() hands the plugin's create() (plugin.cpp reads it by these names)."""
+    function: object  # what each record calls
+    fixed: dict  # the keyword arguments every call gets (the node's `with:` but its own keys)
+    output_kinds: object  # {output: kinds (K_* bits)} from @evalgraph.node(outputs=...), None for promptfoo
+    interface: str  # "evalgraph" or "promptfoo"
+    timeout_s: float
+    path: str  # the script, absolute
+    shown: str  # the script as the pipeline names it
+    threshold: object  # promptfoo's threshold, or None
+    promptfoo_config: dict  # promptfoo's config: the node's `with:` but its own keys (empty for evalgraph)
 
 
 class ScriptError(Exception):
@@ -229,7 +256,7 @@ def _resolve(params):
         line = inspect.getsourcelines(fn)[1]
     except (OSError, TypeError):
         line = getattr(getattr(fn, "__code__", None), "co_firstlineno", 0)
-    return path, shown, sha, fn, fname, sig, hints, line, interface
+    return Resolved(path, shown, sha, fn, fname, sig, hints, line, interface)
 
 
 def _describe(params):
@@ -341,8 +368,7 @@ def describe(params_json):
 
 
 def prepare(params_json):
-    """The plugin's create(): (function, fixed keyword arguments, {output: kinds} or None, interface,
-    timeout_s, script path, script as written, promptfoo threshold or None, promptfoo config)."""
+    """The plugin's create(): the function to call and how (Prepared)."""
     params = json.loads(params_json)
     try:
         path, shown, sha, fn, fname, sig, hints, line, interface = _resolve(params)
@@ -352,12 +378,12 @@ def prepare(params_json):
     fixed = {k: v for k, v in params.items() if not k.startswith("_") and k not in RESERVED}
     if interface == "promptfoo":
         fixed.pop("threshold", None)
-        return fn, {}, None, interface, timeout, path, shown, params.get("threshold"), fixed
+        return Prepared(fn, {}, None, interface, timeout, path, shown, params.get("threshold"), fixed)
     decl = getattr(fn, "__evalgraph__", None)
     if decl is None:
         raise ValueError(f"{shown}: '{fname}' has no @evalgraph.node(outputs=...) declaration")
     out_kinds = {k: kinds(v) for k, v in decl["outputs"].items()}
-    return fn, fixed, out_kinds, interface, timeout, path, shown, None, {}
+    return Prepared(fn, fixed, out_kinds, interface, timeout, path, shown, None, {})
 
 
 def promptfoo_result(result, threshold):
