@@ -39,17 +39,18 @@ def _loop() -> asyncio.AbstractEventLoop:
     return loop
 
 
-def _settle(loop: asyncio.AbstractEventLoop) -> bool:
-    """Cancels the tasks a failed call left on the loop and lets them end; False when the loop is unusable."""
+def _settle(loop: asyncio.AbstractEventLoop) -> Optional[BaseException]:
+    """Cancels the tasks a failed call left on the loop and lets them end; the interruption (evalgraph.Timeout)
+    that came meanwhile, if one did (the loop is then dropped)."""
     try:
         tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
         for t in tasks:
             t.cancel()
         if tasks:
             loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-        return True
-    except BaseException:  # noqa: B036 (a second interruption: the loop is dropped)
-        return False
+        return None
+    except BaseException as e:  # noqa: B036
+        return e
 
 
 def run(coro: Awaitable[Any]) -> Any:
@@ -59,8 +60,10 @@ def run(coro: Awaitable[Any]) -> Any:
     try:
         return loop.run_until_complete(coro)
     except Exception:
-        if not _settle(loop):
+        interrupted = _settle(loop)
+        if interrupted is not None:  # the node's timeout passed while the tasks ended: that is the record's error
             _drop(loop)
+            raise interrupted from None
         raise
     except BaseException:  # evalgraph.Timeout (raised anywhere, the loop's own code too): a fresh loop next time
         _settle(loop)
