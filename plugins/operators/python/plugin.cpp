@@ -3,10 +3,13 @@
 // the engine so before any record moves (evalgraph/_runtime.py does the reading). docs/python.md.
 #include <evalgraph/plugin.hpp>
 
+#include <cstdint>
 #include <map>
 #include <vector>
 
+#include "async_host.h"
 #include "interpreter.h"
+#include "output_limit.h"
 
 namespace {
 
@@ -48,7 +51,9 @@ class PythonNode : public evalgraph::RawNode {
   // The engine hands `with:` as compact JSON with its keys sorted, which parse and dump give back unchanged.
   PythonNode(const evalgraph::Host &host, const json &params) try : host_(host.raw()) {
     pynode::ensure_started();
+    record_bytes_ = record_bytes_limit(params);
     Gil gil;
+    pynode::install_async_module();
     Ref r = call_runtime("prepare", params.dump());
     // evalgraph._runtime.Prepared, read by its field names
     auto field = [&r](const char *name) {
@@ -129,6 +134,7 @@ class PythonNode : public evalgraph::RawNode {
       if (st != EG_OK) return st;
     }
     pynode::CallScope scope(host_, call);
+    pynode::AsyncScope async_scope(host_, call);  // evalgraph.achat's requests are this record's
     Ref result;
     pynode::Deadline::Why fired = pynode::Deadline::none;
     if (promptfoo_) {
@@ -170,15 +176,30 @@ class PythonNode : public evalgraph::RawNode {
       out = exception_text(fired);
       return EG_ERROR;
     }
-    out.clear();
-    if (fast_result(result.get(), out)) return EG_OK;
-    try {
-      out = check(result.get()).dump(-1, ' ', false, json::error_handler_t::replace);
-    } catch (const std::exception &e) {
-      out = e.what();
+    // Held to limits.record_bytes before converting (a lower bound, counted without converting), and after.
+    out = pynode::record_bytes_error(pynode::json_bytes_at_least(result.get(), record_bytes_), record_bytes_, true);
+    if (!out.empty()) return EG_ERROR;
+    if (!fast_result(result.get(), out)) {
+      try {
+        out = check(result.get()).dump(-1, ' ', false, json::error_handler_t::replace);
+      } catch (const std::exception &e) {
+        out = e.what();
+        return EG_ERROR;
+      }
+    }
+    if (out.size() > record_bytes_) {
+      out = pynode::record_bytes_error(out.size(), record_bytes_, false);
       return EG_ERROR;
     }
     return EG_OK;
+  }
+
+  // limits.record_bytes, as the engine hands it (_limits); none when it does not.
+  static size_t record_bytes_limit(const json &params) {
+    const auto lim = params.find("_limits");
+    if (lim == params.end() || !lim->is_object()) return SIZE_MAX;
+    const auto rb = lim->find("record_bytes");
+    return rb != lim->end() && rb->is_number_unsigned() ? rb->get<size_t>() : SIZE_MAX;
   }
 
   // The input the fast parser declined: parsed by nlohmann (its words for what is wrong) and converted.
@@ -350,6 +371,7 @@ class PythonNode : public evalgraph::RawNode {
   bool kw_repeats_ = false;
   bool promptfoo_ = false;
   double timeout_s_ = 30;
+  size_t record_bytes_ = SIZE_MAX;  // limits.record_bytes: a result over it fails its record
 };
 
 // What the node reads, writes and takes, from its script. EG_THREAD_SAFE always (calls share the GIL);

@@ -376,6 +376,9 @@ def prepare(params_json):
         raise ValueError(e.message) from None
     timeout = float(params.get("timeout_s", DEFAULT_TIMEOUT_S))
     fixed = {k: v for k, v in params.items() if not k.startswith("_") and k not in RESERVED}
+    if inspect.iscoroutinefunction(fn):  # an `async def`: run to completion on the worker's event loop
+        from evalgraph import _aio
+        fn = _aio.sync(fn)
     if interface == "promptfoo":
         fixed.pop("threshold", None)
         return Prepared(fn, {}, None, interface, timeout, path, shown, params.get("threshold"), fixed)

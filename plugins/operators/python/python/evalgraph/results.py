@@ -1,7 +1,13 @@
 """Reading a results folder (what `evalgraph run` wrote) from a plain python3: evalgraph.read_run(path)."""
 
+from __future__ import annotations
+
 import json
 import os
+from typing import TYPE_CHECKING, Any, Dict, List, Union
+
+if TYPE_CHECKING:  # pandas is imported only by to_pandas
+    import pandas
 
 __all__ = ["Run", "read_run"]
 
@@ -17,19 +23,24 @@ class Run:
     path:    the folder.
     records_file: the file the records came from."""
 
-    def __init__(self, path, info, records, records_file):
+    path: str
+    info: Dict[str, Any]
+    records: List[Dict[str, Any]]
+    records_file: str
+
+    def __init__(self, path: str, info: Dict[str, Any], records: List[Dict[str, Any]], records_file: str) -> None:
         self.path = path
         self.info = info
         self.records = records
         self.records_file = records_file
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.records)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<evalgraph.Run {self.info.get('pipeline', '?')!r}: {len(self.records)} records from {self.path}>"
 
-    def to_pandas(self, sep="."):
+    def to_pandas(self, sep: str = ".") -> "pandas.DataFrame":
         """The records as a pandas DataFrame, nested fields flattened to columns ("s0.score", "_errors.j").
         Imports pandas only now; raises ImportError saying what to install when it is missing."""
         try:
@@ -40,7 +51,7 @@ class Run:
         return pandas.json_normalize(self.records, sep=sep)
 
 
-def read_run(path):
+def read_run(path: Union[str, "os.PathLike[str]"]) -> Run:
     """Reads a results folder: its run.json and the records its sink.jsonl wrote.
 
     path: the run's folder (the path `evalgraph run` prints), or its run.json.
