@@ -9,6 +9,7 @@
 #include "entry/agree_entry.h"
 #include "expect/expectations.h"
 #include "util/atomic_file.h"
+#include "util/exit_codes.h"
 
 namespace evalgraph::agree_cli {
 namespace fs = std::filesystem;
@@ -19,7 +20,7 @@ int run_command(const std::vector<std::string> &args, const Options &o) {
     std::fprintf(stderr,
                  "evalgraph agree: give exactly one results folder\n\nusage:\n  evalgraph agree RUN_DIR "
                  "[--labels FILE] [--agreement METRIC~LABEL ...] [--json] [-o DIR]\n");
-    return 2;  // usage
+    return exit_code::usage;
   }
   AgreeRequest req{args[0], o.labels_file, o.entries};
   AgreeResult r = agree_run(req);

@@ -11,10 +11,11 @@
 
 #include "config/pipeline.h"
 #include "plugin/registry.h"
+#include "util/exit_codes.h"
 
 namespace evalgraph {
 
-constexpr int kExitExpectationFailed = 4;
+constexpr int kExitExpectationFailed = exit_code::check_failed;
 
 // Checks every `expect:` entry against the pipeline's nodes, their declared outputs (NodeTypeInfo::outputs,
 // writes) and the dataset's columns; adds a diagnostic at the entry's line for each problem. `types` is

@@ -29,7 +29,8 @@ json labels_json(const LabelsDecl &l) {
   return {{"key", l.key},
           {"annotator", l.annotator.empty() ? json(nullptr) : json(l.annotator)},
           {"path", l.path_text.empty() ? json(nullptr) : json(l.path_text)},
-          {"fields", fields}};
+          {"fields", fields},
+          {"field_order", l.field_names()}};  // as declared (an object's keys come out sorted)
 }
 
 json report_run_info(const Pipeline &p, const Plan &plan) {

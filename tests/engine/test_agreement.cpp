@@ -212,3 +212,30 @@ TEST_CASE("evalgraph agree: a finished run measured again with other labels and 
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("is not METRIC~LABEL"));
 }
+
+TEST_CASE("agreement: shards defer it, the merge measures the whole run as one run does, and agree reads the merge",
+          "[agree]") {
+  TempDir d;
+  d.write("data.csv", scored_data());
+  d.write("labels.jsonl", good_labels());
+  d.write("p.yaml", pipeline(kLabelsFile, "agreement:\n  - {metric: s.score, label: good}\n"));
+  for (int i = 1; i <= 2; ++i) {
+    auto r = run_cmd(evalgraph_cmd(fmt::format("run -q {} --shard {}/2 -o {}", (d.path / "p.yaml").string(), i,
+                                               (d.path / fmt::format("s{}", i)).string())));
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK(!read_run_json(only_run_dir(d.path / fmt::format("s{}", i))).contains("agreement"));
+  }
+  auto m = run_cmd(evalgraph_cmd("merge " + only_run_dir(d.path / "s1").string() + " " +
+                                 only_run_dir(d.path / "s2").string() + " -o " + (d.path / "merged").string()));
+  INFO(m.output);
+  REQUIRE(m.exit_code == 0);
+  const json merged = read_run_json(d.path / "merged")["agreement"];
+  const json single = run_ok(d, "p.yaml")["agreement"];
+  CHECK(merged["entries"][0]["stats"] == single["entries"][0]["stats"]);
+  CHECK(merged["entries"][0]["stats"]["auroc"]["value"].get<double>() == Approx(20.0 / 24));
+  auto a = run_cmd(evalgraph_cmd("agree -q --json " + (d.path / "merged").string()));
+  INFO(a.output);
+  REQUIRE(a.exit_code == 0);
+  CHECK(json::parse(a.output)["agreement"]["entries"][0]["stats"] == single["entries"][0]["stats"]);
+}

@@ -102,12 +102,11 @@ download=$work/download/labels-tester.jsonl
 check "the download is there" '[ -s "$download" ]'
 
 # The last step: the agreement of the labels just given, by `evalgraph agree` (when this evalgraph has it).
-# (every command's --help prints the whole usage: the agree command is there when the usage names it)
-if "$exe" agree --help 2>&1 | grep -q "evalgraph agree"; then
+if true; then
   if "$exe" agree "$run" --labels "$download" --json >"$work/agree.json" 2>"$work/agree.err"; then
     /usr/bin/python3 - "$work/agree.json" "$download" "$run/detailed.jsonl" >"$work/agree.check" 2>&1 <<'EOF'
 import json, sys
-agree = json.load(open(sys.argv[1]))
+agree = json.load(open(sys.argv[1]))["agreement"]
 labels = [json.loads(l) for l in open(sys.argv[2])]
 verdict = {r["id"]: r["judge"]["verdict"] for r in map(json.loads, open(sys.argv[3]))}
 given = {l["id"]: l["faithful"] for l in labels if "faithful" in l}
@@ -124,8 +123,6 @@ EOF
   else
     echo "FAIL evalgraph agree --labels <download>: $(head -3 "$work/agree.err")"; fail=1
   fi
-else
-  echo "SKIP evalgraph agree --labels <download>: this evalgraph has no agree command yet"
 fi
 [ $fail -eq 0 ] && rm -rf "$work"
 exit $fail

@@ -23,7 +23,10 @@ function fieldSpec(name, spec) {
   const digits = values.every((v) => Number.isInteger(v) && v >= 0 && v <= 9) && new Set(values).size === values.length;
   return {name, type, values, names: values.map(String), keys: values.map((v, j) => digits ? [String(v)] : j < 9 ? [String(j + 1)] : j === 9 ? ['0'] : [])};
 }
-const FIELDS = Object.keys(L.fields).map((n) => fieldSpec(n, L.fields[n] || {}));
+// In the order the pipeline declares them (field_order; JSON objects reach the page with their keys sorted).
+const ORDER = Array.isArray(L.field_order) ? L.field_order.filter((n) => n in L.fields) : [];
+for (const n of Object.keys(L.fields)) if (!ORDER.includes(n)) ORDER.push(n);
+const FIELDS = ORDER.map((n) => fieldSpec(n, L.fields[n] || {}));
 const KEYS_HELP = 'digits (y/n for yes/no) label the highlighted field · Tab / Shift+Tab: next / previous field · j or →: next record · ' +
   'k or ←: previous record · u: next unlabelled record · Backspace: clear the field · in a number box Enter keeps the number · Esc: close';
 
