@@ -69,6 +69,12 @@ MetricValue AgreementSet::read_metric(Entry &e, std::string_view record, const s
   return {MetricValue::number, std::strtod(std::string(v).c_str(), nullptr)};
 }
 
+void AgreementSet::reserve(std::size_t records) {
+  rows_.reserve(records);
+  all_labels_.reserve(records * std::max<std::size_t>(1, labels_->decl().fields.size()));
+  for (auto &e : entries_) e.values.reserve(records);
+}
+
 std::string AgreementSet::observe(std::string_view record, std::size_t index) {
   inner_of_ = {};
   if (!rawjson::object_members(record, members_)) return {};

@@ -44,6 +44,8 @@ class AgreementSet {
   const LabelSet &labels() const { return *labels_; }
   // Whether observe() returns the records' `_labels` (a run's sinks want them; `evalgraph agree` does not).
   void set_annotate(bool on) { annotate_ = on; }
+  // Room for about this many records (evalgraph agree knows the records file's size): no regrowth while gathering.
+  void reserve(std::size_t records);
 
   struct Entry {
     AgreementDecl decl;
