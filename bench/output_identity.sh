@@ -86,7 +86,8 @@ PY
 # build that does not know the new names runs a copy of the pipeline with the old ones, beside the original so
 # that its relative paths hold.
 compression_ref="pipelines/compression-eval.yaml"
-if ! "$ref/evalgraph" plugins 2>/dev/null | grep -q 'compression\.anchored'; then
+ref_types=$("$ref/evalgraph" plugins 2>/dev/null || true)  # (not piped into grep -q: SIGPIPE + pipefail)
+if ! grep -q 'compression\.anchored' <<<"$ref_types"; then
   ref_compat="$repo/pipelines/.compression-eval.ref-names.yaml"
   sed -E 's/\bcompression\.(anchored|opaque|regenerative)\b/compress.\1/g' "$repo/pipelines/compression-eval.yaml" \
     >"$ref_compat"
