@@ -51,7 +51,7 @@ def check_plugin_homes(repo, bad):
     plugins = repo / "plugins"
     where = lambda f, n: f"{f.relative_to(repo)}:{n}"
     for kind in sorted(d for d in plugins.iterdir() if d.is_dir()):
-        for f in sorted(x for x in kind.iterdir() if x.is_file()):
+        for f in sorted(x for pattern in SOURCES for x in kind.glob(pattern)):
             bad.append(f"{f.relative_to(repo)}:1: a file between plugin folders; code several plugins share goes "
                        "in plugins/shared/<family>/ (a library made by evalgraph_shared_library)")
         if kind.name == "shared":
