@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The grid behind O0's calibration (plugins/operators/ksodi_o0/o0_calibration.hpp).
+"""The grid behind O0's calibration (plugins/shared/ksodi_measures/include/ksodi_measures/o0_calibration.hpp).
 
 Recomputes O0 = clip(alpha*A_ret + beta*T - gamma*U, 0, 1) exactly as ksodi.o0 does, from the per-sentence audit
 it stores (align, exact_missing, markers), for each tau and weight ratio (beta = gamma, the seed's ratio), and

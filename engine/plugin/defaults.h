@@ -20,4 +20,16 @@ inline constexpr RecordsSink kRecordsSinks[] = {
     {"chatbot.report", nullptr, "detailed_results.jsonl"},
 };
 
+// Node types that were renamed: the old name still resolves to the new type (PluginRegistry::find), with one
+// deprecation line per process. compress.* became compression.*, so the context-compression family has one prefix.
+struct RenamedType {
+  const char *old_name;
+  const char *new_name;
+};
+inline constexpr RenamedType kRenamedTypes[] = {
+    {"compress.anchored", "compression.anchored"},
+    {"compress.opaque", "compression.opaque"},
+    {"compress.regenerative", "compression.regenerative"},
+};
+
 }  // namespace evalgraph::defaults

@@ -1,5 +1,7 @@
 #include "plugin/registry.h"
 
+#include "plugin/defaults.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,7 +9,9 @@
 #include <cctype>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <set>
 
 namespace evalgraph {
@@ -25,6 +29,22 @@ const char *kind_name(eg_node_kind kind) {
 }
 
 namespace {
+// The new name of a renamed node type (engine/plugin/defaults.h), or nullptr.
+const char *renamed_to(const std::string &old_name) {
+  for (const auto &r : defaults::kRenamedTypes)
+    if (old_name == r.old_name) return r.new_name;
+  return nullptr;
+}
+
+void say_deprecated_once(const std::string &old_name, const std::string &new_name) {
+  static std::mutex mutex;
+  static std::set<std::string> said;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!said.insert(old_name).second) return;
+  std::fprintf(stderr, "evalgraph: warning: node type '%s' is deprecated, it is now '%s'; write `uses: %s`\n",
+               old_name.c_str(), new_name.c_str(), new_name.c_str());
+}
+
 std::vector<std::string> string_list(const char *const *list) {
   std::vector<std::string> out;
   if (list == nullptr) return out;
@@ -212,9 +232,15 @@ void PluginRegistry::load_directory(const fs::path &dir) {
   }
 }
 
+// The node type of that name, or of the name it was renamed to (a deprecation line once); null when none.
 const NodeTypeInfo *PluginRegistry::find(const std::string &name) const {
-  auto it = types_.find(name);
-  return it == types_.end() ? nullptr : &it->second;
+  if (auto it = types_.find(name); it != types_.end()) return &it->second;
+  const char *new_name = renamed_to(name);
+  if (new_name == nullptr) return nullptr;
+  auto it = types_.find(new_name);
+  if (it == types_.end()) return nullptr;
+  say_deprecated_once(name, new_name);
+  return &it->second;
 }
 
 std::vector<std::string> PluginRegistry::names() const {

@@ -35,3 +35,23 @@ function(evalgraph_add_plugin name)
     install(TARGETS ${name} LIBRARY DESTINATION ${EVALGRAPH_PLUGIN_INSTALL_DIR})
   endif()
 endfunction()
+
+# evalgraph_plugin_core(<target> <sources>... [LIBRARIES <libs>...])
+#
+# A plugin's computation as a static library of its own folder (PIC, the folder as its include dir, linked to
+# evalgraph::sdk), so that tests link it without the plugin ABI while plugin.cpp keeps the glue:
+#   evalgraph_plugin_core(shouting_core shout.cpp)
+#   evalgraph_add_plugin(shouting SOURCES plugin.cpp LIBRARIES shouting_core)
+function(evalgraph_plugin_core name)
+  cmake_parse_arguments(PC "" "" "LIBRARIES" ${ARGN})
+  if(NOT PC_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "evalgraph_plugin_core(${name}): no sources given")
+  endif()
+  add_library(${name} STATIC ${PC_UNPARSED_ARGUMENTS})
+  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  target_include_directories(${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+  target_link_libraries(${name} PUBLIC evalgraph::sdk ${PC_LIBRARIES})
+  if(DEFINED EVALGRAPH_WARNINGS)
+    target_compile_options(${name} PRIVATE ${EVALGRAPH_WARNINGS})
+  endif()
+endfunction()

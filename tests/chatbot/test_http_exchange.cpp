@@ -1,4 +1,4 @@
-// Unit tests of transform.http's request / answer mapping (plugins/transforms/http/exchange.hpp): the body
+// Unit tests of transform.http's request / answer mapping (plugins/transforms/transform_http/exchange.hpp): the body
 // template, the answer by JSON pointer and its errors, the statuses worth a retry.
 #include <catch2/catch.hpp>
 

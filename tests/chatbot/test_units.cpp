@@ -15,7 +15,7 @@
 #include "evalgraph/input.hpp"
 #include "node_run.h"
 #include "test_support.h"
-#include "verdict.hpp"
+#include "judge/verdict.hpp"
 
 using namespace chatbot_judge;
 using nlohmann::json;

@@ -1,4 +1,4 @@
-// Unit tests of compression.judge's logic (plugins/judges/compression_rubric/judging.hpp): the criteria a
+// Unit tests of compression.judge's logic (plugins/judges/compression_judge/judging.hpp): the criteria a
 // probe is graded on, the criterion check and the per-checkpoint seed.
 #include <catch2/catch.hpp>
 

@@ -6,7 +6,7 @@
 #include "compression/rubric.hpp"
 #include "compression/summary.hpp"
 #include "fuzz_support.h"
-#include "verdict.hpp"
+#include "judge/verdict.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
   static const std::vector<std::string> all = [] {

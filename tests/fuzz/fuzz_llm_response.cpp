@@ -2,7 +2,7 @@
 // process sends the input as the raw HTTP response (status line, headers, body); the engine's LLM client
 // (lib/llm: libcurl callbacks, Retry-After, content type, body validation, error bodies) reads it through
 // the host's eg_host.chat and eg_host.embed, as a plugin calls them; a chat answer then goes through the
-// judges' and the compression plugins' readers (plugins/judges/task_comparison/verdict.hpp,
+// judges' and the compression plugins' readers (plugins/shared/judge/include/judge/verdict.hpp,
 // compression::chat_content, parse_json_answer, parse_sections, parse_judgement).
 #include <memory>
 
@@ -13,7 +13,7 @@
 #include "fuzz_support.h"
 #include "llm/llm_service.h"
 #include "raw_http_server.h"
-#include "verdict.hpp"
+#include "judge/verdict.hpp"
 
 namespace {
 

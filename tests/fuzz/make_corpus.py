@@ -274,7 +274,7 @@ def plugin_params():
         ("chatbot.score", {"weights": {"a": 2, "b": 1}}),
         ("ksodi.o0", {"alignment": "cosine", "tau": 0.5}),
         ("ksodi.s0", {"alpha": 1e308, "beta": -0.0, "gamma": 4.9e-324}),
-        ("compress.anchored", {"provider": "m", "keep_recent": 9007199254740993, "trigger": {"every": 3}}),
+        ("compression.anchored", {"provider": "m", "keep_recent": 9007199254740993, "trigger": {"every": 3}}),
         ("compression.probes", {"provider": "m", "decision_probes": 1e300}),
         ("sink.jsonl", {"file": "../x.jsonl"}),
         ("agent.trajectory", {"order": "any_order", "match": "subset", "forbidden": ["delete"], "max_steps": 9,

@@ -1,7 +1,7 @@
 #pragma once
 #include "embed/tfidf.h"
 #include "ksodi/embed.hpp"
-#include "o0.hpp"
+#include "ksodi_measures/o0.hpp"
 
 // The EmbedFn the tests use: the engine's offline TF-IDF embedder, called directly.
 inline ksodi::EmbedFn tfidf_fn(int *calls = nullptr) {

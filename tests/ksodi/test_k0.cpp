@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "k0.hpp"
+#include "ksodi_measures/k0.hpp"
 #include "ksodi/detect.hpp"
 
 

@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "helpers.hpp"
-#include "o0.hpp"
+#include "ksodi_measures/o0.hpp"
 
 using nlohmann::json;
 

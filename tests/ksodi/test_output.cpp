@@ -4,12 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include "helpers.hpp"
-#include "k0.hpp"
-#include "k0_output.hpp"
-#include "o0.hpp"
-#include "o0_output.hpp"
-#include "s0.hpp"
-#include "s0_output.hpp"
+#include "ksodi_measures/k0.hpp"
+#include "ksodi_measures/k0_output.hpp"
+#include "ksodi_measures/o0.hpp"
+#include "ksodi_measures/o0_output.hpp"
+#include "ksodi_measures/s0.hpp"
+#include "ksodi_measures/s0_output.hpp"
 
 using nlohmann::json;
 

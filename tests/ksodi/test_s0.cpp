@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "helpers.hpp"
-#include "s0.hpp"
-#include "s0_params.hpp"
+#include "ksodi_measures/s0.hpp"
+#include "ksodi_measures/s0_params.hpp"
 
 using ksodi::S0Input;
 using ksodi::S0Params;

@@ -7,8 +7,8 @@
 #include "helpers.hpp"
 #include "ksodi/support.hpp"
 #include "ksodi/text.hpp"
-#include "o0.hpp"
-#include "o0_calibration.hpp"
+#include "ksodi_measures/o0.hpp"
+#include "ksodi_measures/o0_calibration.hpp"
 
 using namespace ksodi::support;
 

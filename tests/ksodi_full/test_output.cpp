@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "../ksodi/helpers.hpp"  // tfidf_fn(), shared with the KSODI-Standard tests
-#include "cues.hpp"
+#include "ksodi_measures/cues.hpp"
 #include "k_t_output.hpp"
 #include "o_t_output.hpp"
 #include "s_t_output.hpp"

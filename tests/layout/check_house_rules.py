@@ -5,6 +5,9 @@
   engine/    includes nothing from frontends/ or cli/, and its rooms (engine/<room>/) include each other
              without a cycle, so each room can be read knowing only the rooms below it;
   plugins/   include no engine or lib header (only the SDK and their own files);
+             code several plugins share lives only in plugins/shared/<family>/: a plugin includes, links or
+             points its include path at nothing of a sibling plugin (no "../", no other plugin's _core), and a
+             folder plugins/<kind>/<name>/ is one plugin named after its node type ('.' written '_');
   the host   (engine/, lib/, cli/) calls a node type's create/process/finish/destroy only in
              engine/exec/node_runner.cpp, and names a bundled plugin's node type ("sink.csv", ...) only in
              engine/plugin/defaults.h: what it needs to know of a plugin comes from the plugin's declaration.
@@ -38,6 +41,68 @@ def lines(folder):
                 yield f, n, line
 
 
+TYPE_NAME = re.compile(r'\.name\s*=\s*"([a-z0-9_]+(?:\.[a-z0-9_]+)*)"')
+CORE_TARGET = re.compile(r"\b([A-Za-z0-9_]+_core)\b")
+DEFINES_CORE = re.compile(r"(?:evalgraph_plugin_core|add_library)\(\s*([A-Za-z0-9_]+)")
+
+
+def check_plugin_homes(repo, bad):
+    """Shared plugin code only in plugins/shared/, no plugin reaching into a sibling, folder = node type."""
+    plugins = repo / "plugins"
+    where = lambda f, n: f"{f.relative_to(repo)}:{n}"
+    for kind in sorted(d for d in plugins.iterdir() if d.is_dir()):
+        for f in sorted(x for pattern in SOURCES for x in kind.glob(pattern)):
+            bad.append(f"{f.relative_to(repo)}:1: a file between plugin folders; code several plugins share goes "
+                       "in plugins/shared/<family>/ (a library made by evalgraph_shared_library)")
+        if kind.name == "shared":
+            continue
+        for folder in sorted(d for d in kind.iterdir() if d.is_dir()):
+            check_plugin_folder(repo, folder, bad, where)
+    # Shared code stands below the plugins: it includes no plugin's files either.
+    for f, n, inc in includes(plugins / "shared"):
+        if inc.startswith("../") or "/../" in inc:
+            bad.append(f"{where(f, n)}: shared plugin code includes \"{inc}\" by a relative path out of its folder; "
+                       "include what another family offers by its include/ path")
+
+
+def check_plugin_folder(repo, folder, bad, where):
+    types = sorted({t for f, n, line in lines(folder) for t in TYPE_NAME.findall(line.split("//", 1)[0])})
+    rel = folder.relative_to(repo)
+    if not types:
+        bad.append(f"{rel}/CMakeLists.txt:1: {rel} declares no node type (.name = \"...\"); a folder in "
+                   f"plugins/<kind>/ is a plugin, shared code goes in plugins/shared/<family>/")
+    for t in types:
+        if t.replace(".", "_") != folder.name:
+            bad.append(f"{rel}/CMakeLists.txt:1: the folder of node type '{t}' is named '{folder.name}'; name it "
+                       f"'{t.replace('.', '_')}' (the node type, '.' written '_')")
+    siblings = [d for kind in (repo / "plugins").iterdir() if kind.is_dir() and kind.name != "shared"
+                for d in kind.iterdir() if d.is_dir() and d != folder]
+    for f, n, inc in includes(folder):
+        beside = f.parent / inc
+        if beside.exists():
+            if not beside.resolve().is_relative_to(folder.resolve()):
+                bad.append(f"{where(f, n)}: a plugin includes \"{inc}\", a file outside its folder; shared code goes "
+                           "in plugins/shared/<family>/ and is included by its include/ path")
+            continue
+        owner = next((d for d in siblings if (d / inc).exists()), None)
+        if owner is not None and not (folder / inc).exists():
+            bad.append(f"{where(f, n)}: a plugin includes \"{inc}\" from the sibling plugin "
+                       f"{owner.relative_to(repo)}; move what both need to plugins/shared/<family>/")
+    cmake = folder / "CMakeLists.txt"
+    if cmake.exists():
+        text = cmake.read_text(encoding="utf-8").splitlines()
+        own_cores = {m for line in text for m in DEFINES_CORE.findall(line)}
+        for n, line in enumerate(text, 1):
+            code = line.split("#", 1)[0]
+            if re.search(r"CMAKE_CURRENT_(SOURCE|LIST)_DIR\}?/\.\.", code) or "../" in code:
+                bad.append(f"{where(cmake, n)}: a plugin's CMakeLists.txt reaches out of its folder; link a "
+                           "plugins/shared/ library (eg_shared_<family>) instead")
+            for core in CORE_TARGET.findall(code):
+                if core not in own_cores and core != "evalgraph_plugin_core":
+                    bad.append(f"{where(cmake, n)}: a plugin links {core}, another plugin's library; move what both "
+                               "need to plugins/shared/<family>/")
+
+
 def main(repo):
     repo = pathlib.Path(repo)
     bad = []
@@ -59,7 +124,7 @@ def main(repo):
     for f, n, inc in includes(repo / "engine"):
         room = f.relative_to(repo / "engine").parts[0]
         t = top(inc)
-        if t in above:
+        if t in above and not (repo / "engine" / inc).exists():  # (cli/agree beside the engine's room agree/)
             bad.append(f"{f.relative_to(repo)}:{n}: the engine includes \"{inc}\" from a layer above it")
         if t in rooms and t != room and room in graph:
             graph[room].setdefault(t, f"{f.relative_to(repo)}:{n}")
@@ -90,6 +155,8 @@ def main(repo):
             bad.append(f"{f.relative_to(repo)}:{n}: a plugin includes \"{inc}\", an engine or lib header; plugins "
                        "use the SDK only (a third party has nothing else)")
 
+    check_plugin_homes(repo, bad)
+
     abi_call = re.compile(r"->\s*(create|process|finish|destroy)\s*\(")
     node_runner = repo / "engine" / "exec" / "node_runner.cpp"
     defaults = repo / "engine" / "plugin" / "defaults.h"
@@ -112,7 +179,7 @@ def main(repo):
     for line in bad:
         print(line)
     print(f"check_house_rules: {len(bad)} problem(s)" if bad else "check_house_rules: lib/ below engine/, engine rooms acyclic, "
-          f"plugins on the SDK only, ABI calls in node_runner.cpp, the {len(type_names)} bundled node type names only in defaults.h")
+          f"plugins on the SDK only, shared plugin code in plugins/shared/, plugin folders named after their node types, ABI calls in node_runner.cpp, the {len(type_names)} bundled node type names only in defaults.h")
     return 1 if bad else 0
 
 

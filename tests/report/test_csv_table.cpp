@@ -1,4 +1,4 @@
-// sink.csv's table writer on its own (csv_sink::TableWriter, plugins/sinks/csv/table.hpp): the columns,
+// sink.csv's table writer on its own (csv_sink::TableWriter, plugins/sinks/sink_csv/table.hpp): the columns,
 // the padding of rows written before later columns appeared, and the .partial files.
 #include <catch2/catch.hpp>
 

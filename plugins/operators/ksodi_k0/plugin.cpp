@@ -1,10 +1,10 @@
 // Plugin glue of ksodi.k0: parameters, ports, JSON in. Computation in k0.cpp, output in k0_output.cpp.
 #include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
-#include "k0_params.hpp"
-#include "k0.hpp"
-#include "k0_input.hpp"
-#include "k0_output.hpp"
+#include "ksodi_measures/k0_params.hpp"
+#include "ksodi_measures/k0.hpp"
+#include "ksodi_measures/k0_input.hpp"
+#include "ksodi_measures/k0_output.hpp"
 #include "ksodi/plugin_util.hpp"
 
 namespace {

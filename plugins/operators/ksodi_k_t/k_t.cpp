@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "cues.hpp"
+#include "ksodi_measures/cues.hpp"
 #include "ksodi/text.hpp"
 
 namespace ksodi {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "k0.hpp"
+#include "ksodi_measures/k0.hpp"
 #include "ksodi/embed.hpp"
 
 namespace ksodi {

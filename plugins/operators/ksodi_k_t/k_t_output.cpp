@@ -1,7 +1,7 @@
 // ksodi.k_t's output: one object per turn, built as nlohmann::json.
 #include "k_t_output.hpp"
 
-#include "sequence_output.hpp"
+#include "ksodi_measures/sequence_output.hpp"
 
 namespace ksodi {
 

@@ -1,8 +1,8 @@
 // Plugin glue of ksodi.k_t (sequence node): parameters, ports, JSON in. Computation: k_t.cpp, output: k_t_output.cpp.
 #include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
-#include "k0_input.hpp"
-#include "k0_params.hpp"
+#include "ksodi_measures/k0_input.hpp"
+#include "ksodi_measures/k0_params.hpp"
 #include "k_t.hpp"
 #include "k_t_output.hpp"
 #include "ksodi/plugin_util.hpp"

@@ -2,11 +2,11 @@
 #include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
 #include "ksodi/plugin_util.hpp"
-#include "o0.hpp"
-#include "o0_calibration.hpp"
-#include "o0_input.hpp"
-#include "o0_output.hpp"
-#include "o0_params.hpp"
+#include "ksodi_measures/o0.hpp"
+#include "ksodi_measures/o0_calibration.hpp"
+#include "ksodi_measures/o0_input.hpp"
+#include "ksodi_measures/o0_output.hpp"
+#include "ksodi_measures/o0_params.hpp"
 
 namespace {
 

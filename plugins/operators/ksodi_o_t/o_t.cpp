@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "cues.hpp"
+#include "ksodi_measures/cues.hpp"
 #include "ksodi/text.hpp"
 
 namespace ksodi {

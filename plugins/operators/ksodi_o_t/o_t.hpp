@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "ksodi/embed.hpp"
-#include "o0.hpp"
+#include "ksodi_measures/o0.hpp"
 
 namespace ksodi {
 

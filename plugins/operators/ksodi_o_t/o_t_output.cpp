@@ -2,7 +2,7 @@
 #include "o_t_output.hpp"
 
 #include "ksodi/text.hpp"
-#include "sequence_output.hpp"
+#include "ksodi_measures/sequence_output.hpp"
 
 namespace ksodi {
 

@@ -2,9 +2,9 @@
 #include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
 #include "ksodi/plugin_util.hpp"
-#include "o0_calibration.hpp"
-#include "o0_input.hpp"
-#include "o0_params.hpp"
+#include "ksodi_measures/o0_calibration.hpp"
+#include "ksodi_measures/o0_input.hpp"
+#include "ksodi_measures/o0_params.hpp"
 #include "o_t.hpp"
 #include "o_t_output.hpp"
 

@@ -1,11 +1,11 @@
 // Plugin glue of ksodi.s0: parameters, ports, JSON in. Computation in s0.cpp, output in s0_output.cpp.
 #include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
-#include "s0_params.hpp"
+#include "ksodi_measures/s0_params.hpp"
 #include "ksodi/plugin_util.hpp"
-#include "s0.hpp"
-#include "s0_input.hpp"
-#include "s0_output.hpp"
+#include "ksodi_measures/s0.hpp"
+#include "ksodi_measures/s0_input.hpp"
+#include "ksodi_measures/s0_output.hpp"
 
 namespace {
 

@@ -1,8 +1,8 @@
 // Plugin glue of ksodi.s_t (sequence node): parameters, ports, JSON in. Computation: s_t.cpp, output: s_t_output.cpp.
 #include "evalgraph/input.hpp"
 #include "evalgraph/plugin.hpp"
-#include "s0_input.hpp"
-#include "s0_params.hpp"
+#include "ksodi_measures/s0_input.hpp"
+#include "ksodi_measures/s0_params.hpp"
 #include "ksodi/plugin_util.hpp"
 #include "s_t.hpp"
 #include "s_t_output.hpp"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ksodi/embed.hpp"
-#include "s0.hpp"
+#include "ksodi_measures/s0.hpp"
 
 namespace ksodi {
 

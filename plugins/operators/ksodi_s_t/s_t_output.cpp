@@ -1,7 +1,7 @@
 // ksodi.s_t's output: one object per turn, built as nlohmann::json.
 #include "s_t_output.hpp"
 
-#include "sequence_output.hpp"
+#include "ksodi_measures/sequence_output.hpp"
 
 namespace ksodi {
 

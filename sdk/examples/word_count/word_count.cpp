@@ -1,6 +1,7 @@
 // example.word_count: counts words (min_word_length or longer; digits only if count_numbers), sentences, characters.
 #include <evalgraph/plugin.hpp>
-#include <cctype>
+
+#include "counting.hpp"
 
 struct Config { int min_word_length = 1; bool count_numbers = true; };
 const evalgraph::Params<Config> kParams{{
@@ -15,19 +16,8 @@ class WordCount : public evalgraph::Node {
   WordCount(const evalgraph::Host &, const Config &c) : cfg_(c) {}
   evalgraph::json process(evalgraph::Call &, const evalgraph::json &in) override {
     const std::string text = in.at("text");
-    int words = 0, sentences = 0, len = 0, digits = 0;
-    for (std::size_t i = 0; i <= text.size(); ++i) {
-      const unsigned char c = i < text.size() ? static_cast<unsigned char>(text[i]) : ' ';
-      if (std::isalnum(c) || c >= 0x80) {  // inside a word
-        ++len;
-        digits += std::isdigit(c) ? 1 : 0;
-      } else {  // a word ends here
-        words += len >= cfg_.min_word_length && (cfg_.count_numbers || digits < len);
-        sentences += c == '.' || c == '!' || c == '?';
-        len = digits = 0;
-      }
-    }
-    return {{"words", words}, {"sentences", sentences}, {"characters", text.size()}, {"min_word_length", cfg_.min_word_length}};
+    const word_count::Counts n = word_count::count(text, cfg_.min_word_length, cfg_.count_numbers);
+    return {{"words", n.words}, {"sentences", n.sentences}, {"characters", text.size()}, {"min_word_length", cfg_.min_word_length}};
   }
 
  private:
