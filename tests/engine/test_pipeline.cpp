@@ -61,7 +61,7 @@ TEST_CASE("a valid pipeline passes and is ordered by its dependencies", "[pipeli
 TEST_CASE("unknown keys are reported with a did-you-mean", "[pipeline]") {
   CHECK(first(check(std::string(kHead) + "replicatoins: 2\n")) ==
         "p.yaml:3:1: error: unknown key 'replicatoins' in the pipeline (did you mean 'replications'?); allowed: name, "
-        "description, dataset, limits, replications, providers, embeddings, nodes, sinks, output, budget, expect");
+        "description, dataset, limits, replications, providers, embeddings, nodes, sinks, output, budget, expect, labels, agreement");
   CHECK(first(check(std::string(kHead) + "nodes:\n  - id: a\n    uses: test.upper\n    whith: {}\n")) ==
         "p.yaml:6:5: error: unknown key 'whith' in a node (did you mean 'with'?); allowed: id, uses, with, inputs, needs, "
         "group_by, order_by, description");
