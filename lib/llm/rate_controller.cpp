@@ -17,13 +17,13 @@ Clock::time_point after(Clock::time_point t, double s) {
 }
 
 constexpr double kInitialWindow = 16;     // the first round's window (below the ceiling)
-constexpr double kHoldRise = 0.2;         // latency 20 % over the least seen: the window holds
-constexpr double kShrinkRise = 0.5;       // 50 %: it shrinks towards 1.1x the least latency
+constexpr double kHoldRise = 0.15;        // latency 15 % over the least seen: the window holds
+constexpr double kShrinkRise = 0.3;       // 30 %: it shrinks towards 1.1x the least latency
 constexpr double kLatencyFloorS = 0.025;  // rises are measured against at least this (fast local servers' noise)
 constexpr double kMarginShare = 0.02;     // what a provider-stated bucket keeps in hand
 constexpr double kCapCut = 0.9;           // the send rate after a header-less 429: this share of the accepted rate
 constexpr double kCapGrowth = 0.03;       // per second, while that cap is what holds the calls back
-constexpr double kFirstProbeS = 3, kProbeEveryS = 20;  // when the least latency is measured again (probe_round)
+constexpr double kFirstProbeS = 1, kProbeEveryS = 20;  // when the least latency is measured again (probe_round)
 constexpr std::size_t kMaxPoints = 400;
 
 int hold_index(Hold h) { return static_cast<int>(h); }
@@ -163,8 +163,12 @@ void RateController::on_refused(Clock::time_point now, const RateLimitHeaders &h
   if (by_requests || by_tokens || now < cap_hold_until_) return;
   // Cut the rate calls were sent at over the last second (or the cap, when lower) by the share refused lately (at
   // least 10 %, at most half): AIMD on the send rate.
-  const double sending = send_rate(now);
-  const double base = std::max(1.0, cap_.on ? std::min(cap_.rate, sending) : sending);
+  double base = send_rate(now);
+  if (cap_.on)
+    base = std::min(base, cap_.rate);
+  else if (answers_ok_ >= 10)  // (a first cut: no more than what was accepted so far, the start's burst included)
+    base = std::min(base, static_cast<double>(answers_ok_) / std::max(0.5, secs(now - t0_)));
+  base = std::max(1.0, base);
   cap_.refill(now);
   cap_.on = true;
   cap_cut_from_ = base;
@@ -231,7 +235,7 @@ void RateController::latency_round(double mean_s) {
   }
 }
 
-// The least latency is measured again (at 3 s, then every 20 s, like BBR's ProbeRTT): one round at a quarter of
+// The least latency is measured again (at 1 s, then every 20 s, like BBR's ProbeRTT): one round at a quarter of
 // the window, whose mean becomes the base (a server that got slower, or a first round that already queued, leave
 // no stale base); then the window goes back. Returns true while that round is under way.
 bool RateController::probe_round(Clock::time_point now, double mean_s, bool measured) {

@@ -3,19 +3,20 @@
 //
 // * The window (calls in flight) finds itself below `max_in_flight` (the ceiling), from 16: it doubles each round
 //   while it is what holds the calls back and the answers' latency does not rise (slow start), then grows by
-//   sqrt(window)/2 a round; it holds where the median latency of a round rises 20 % over the least seen (a server
-//   that queues: Vegas/Gradient), shrinks towards 1.1x that latency (by 30 % a round at most) where it rises 50 %,
+//   sqrt(window)/2 a round; it holds where the median latency of a round rises 15 % over the least seen (a server
+//   that queues: Vegas/Gradient), shrinks towards 1.1x that latency (by 30 % a round at most) where it rises 30 %,
 //   and halves on a 503/529 (overloaded). A round is one window of answers to calls sent since the window last
-//   moved; the first round after a move (but in slow start) only lets the server's queue settle. At 3 s and every
+//   moved; the first round after a move (but in slow start) only lets the server's queue settle. At 1 s and every
 //   20 s one round runs at a quarter of the window and its latency becomes the least seen (ProbeRTT, as BBR).
 // * Rate limits the provider states (x-ratelimit-*, anthropic-ratelimit-*) become two buckets, requests and
 //   tokens: their size, refill rate and level, reconciled with every answer's headers (what the provider had
 //   left when it counted that call, plus the refill since, minus what was sent after it). A call goes only when
 //   both hold its cost plus a margin of 2 % of the bucket: the provider is not sent what it would refuse.
 // * A 429 without such headers (retry-after only) caps the send rate (AIMD on the rate, once per latency): the
-//   rate of the last second's sends (or the cap, when lower) cut by the share of answers refused lately (at least
-//   10 %, at most half); while the cap is what holds the calls back and nothing was refused for two latencies it
-//   grows, 12 % a second up to 0.97x the rate it was cut from, 3 % a second beyond.
+//   rate of the last second's sends (the first time no more than the rate accepted so far; later no more than the
+//   cap) cut by the share of answers refused lately (at least 10 %, at most half); while the cap is what holds the
+//   calls back and nothing was refused for two latencies it grows, 12 % a second up to 0.97x the rate it was cut from,
+//   3 % a second beyond.
 // * requests_per_minute / tokens_per_minute set by hand are buckets too (one request; a second of tokens).
 // * adaptive: false keeps the fixed window of max_in_flight and the hand-set limits only (no headers, no cap).
 // Everything it decided is counted (to_json): concurrency over time, what held it, 429s, time waited.
