@@ -52,6 +52,19 @@ double LlmService::Impl::estimated_cost(std::size_t i, const nlohmann::json& bod
   return cost_of(provs[i]->cfg.price, u).total();
 }
 
+// A call's tokens for the token buckets (rate_controller.h): its prompt counted as `estimate` counts it, plus its
+// max_tokens; while no token bucket is in force, its text's bytes / 4 (nothing counted: the common case costs no CPU).
+double LlmService::Impl::call_tokens(const ProviderState& ps, const nlohmann::json& body, bool embed,
+                                     std::size_t text_bytes) const {
+  double out = 0;
+  if (!embed)
+    for (const char* k : {"max_tokens", "max_completion_tokens"})
+      if (auto it = body.find(k); it != body.end() && it->is_number() && it->get<double>() > 0) out = it->get<double>();
+  if (!ps.count_tokens.load(std::memory_order_relaxed)) return out + static_cast<double>(text_bytes) / 4;
+  auto tc = tokens();
+  return out + static_cast<double>(embed ? tc->embedding_tokens(body) : tc->chat_prompt_tokens(body));
+}
+
 void LlmService::Impl::release(const Job& job, const CallResult& r) {
   if (job.gated) gate.release(job.prov, job.reserve, r.ok && !r.merged, r.cost.total());
 }
@@ -386,6 +399,7 @@ JobPtr LlmService::Impl::prepare(const std::string& provider, bool embed, const 
   job->key = std::move(key);
   job->n_inputs = n_inputs;
   job->start = t0;
+  job->tokens = call_tokens(ps, body, embed, job->body.size());
   if (cache) join_in_flight(ps, job);
   return job;
 }
@@ -422,7 +436,8 @@ LlmService::LlmService(std::vector<ProviderConfig> providers, CacheOptions cache
     if (p.name.empty()) throw std::invalid_argument("LLM provider with an empty name");
     if (im.index.count(p.name)) throw std::invalid_argument(fmt::format("duplicate LLM provider '{}'", p.name));
     if (p.max_in_flight < 1 || p.max_attempts < 1 || p.max_malformed_attempts < 1 || !(p.timeout_s > 0) ||
-        !(p.connect_timeout_s > 0) || p.requests_per_minute < 0 || p.backoff_initial_s < 0 || p.backoff_max_s < 0)
+        !(p.connect_timeout_s > 0) || p.requests_per_minute < 0 || p.tokens_per_minute < 0 || p.backoff_initial_s < 0 ||
+        p.backoff_max_s < 0)
       throw std::invalid_argument(fmt::format("LLM provider '{}': invalid limits", p.name));
     while (!p.base_url.empty() && p.base_url.back() == '/') p.base_url.pop_back();
     if (p.api_key.size() >= 4) im.secrets.push_back(p.api_key);
@@ -435,6 +450,9 @@ LlmService::LlmService(std::vector<ProviderConfig> providers, CacheOptions cache
     im.index[p.name] = im.provs.size();
     auto ps = std::make_unique<ProviderState>();
     ps->cfg = std::move(p);
+    ps->rate = std::make_unique<RateController>(
+        RateSettings{ps->cfg.adaptive, ps->cfg.max_in_flight, ps->cfg.requests_per_minute, ps->cfg.tokens_per_minute});
+    ps->count_tokens = ps->rate->counts_tokens();
     im.provs.push_back(std::move(ps));
   }
   // Longest first so that a key containing another key is redacted whole.
@@ -531,7 +549,7 @@ bool LlmService::cancelled() const { return impl_->cancel_flag.load(); }
 
 nlohmann::json LlmService::stats_json() const {
   nlohmann::json out = nlohmann::json::object();
-  std::lock_guard lk(impl_->stats_mu);
+  std::unique_lock lk(impl_->stats_mu);
   for (auto& ps : impl_->provs) {
     const auto& s = ps->stats;
     out[ps->cfg.name] = {{"calls", s.calls},
@@ -554,6 +572,22 @@ nlohmann::json LlmService::stats_json() const {
                          {"cache_hit_prompt_tokens", s.hit_prompt_tokens},
                          {"cache_hit_completion_tokens", s.hit_completion_tokens},
                          {"cost_usd", s.cost.total()}};
+  }
+  lk.unlock();  // (the loop takes stats_mu while it holds rate_mu: never the other way round)
+  for (auto& ps : impl_->provs) {
+    std::lock_guard rl(ps->rate_mu);
+    nlohmann::json rate = ps->rate->to_json();
+    rate.erase("timeline");
+    out[ps->cfg.name]["rate"] = std::move(rate);
+  }
+  return out;
+}
+
+nlohmann::json LlmService::rate_timelines_json() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (auto& ps : impl_->provs) {
+    std::lock_guard rl(ps->rate_mu);
+    out[ps->cfg.name] = ps->rate->to_json()["timeline"];
   }
   return out;
 }

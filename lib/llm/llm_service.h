@@ -52,8 +52,13 @@ struct ProviderConfig {
   std::map<std::string, std::string> headers;  // extra request headers
   double timeout_s = 120;        // whole-request timeout of one HTTP attempt
   double connect_timeout_s = 10;
-  int max_in_flight = 8;             // HTTP requests of this provider in flight at once
+  // HTTP requests of this provider in flight at once: the ceiling of the adaptive window (rate_controller.h), or
+  // the fixed window with adaptive = false
+  int max_in_flight = 256;
+  bool adaptive = true;              // the window finds itself; the provider's rate-limit headers pace the calls
   double requests_per_minute = 0;    // 0: unlimited; else sends are spaced >= 60/rpm seconds apart
+  double tokens_per_minute = 0;      // 0: unlimited; else a call's tokens (prompt + max_tokens) wait for the
+                                     // tokens/minute refill (a second's worth may go at once)
   int max_attempts = 6;              // HTTP attempts per call, first one included
   double backoff_initial_s = 0.5;    // full jitter: delay ~ U(0, min(backoff_max_s, initial * 2^(retry-1)))
   double backoff_max_s = 30;
@@ -68,7 +73,8 @@ struct ProviderConfig {
 };
 
 // Loads one provider from the pipeline's JSON/YAML object. Keys: base_url, model, embedding_model,
-// api_key_env, api_key_file, headers, timeout_s, connect_timeout_s, max_in_flight, requests_per_minute,
+// api_key_env, api_key_file, headers, timeout_s, connect_timeout_s, max_in_flight, adaptive, requests_per_minute,
+// tokens_per_minute,
 // max_attempts, backoff_initial_s, backoff_max_s, max_malformed_attempts, retry_after_max_s, retry_total_max_s,
 // max_response_bytes, max_response_bytes_in_flight (sizes: bytes, or "8 MiB"), price. Throws std::invalid_argument on
 // an unknown key, a wrong type or value, or a secret that cannot be resolved (the message names the
@@ -153,7 +159,11 @@ class LlmService {
   void cancel();
   bool cancelled() const;
 
-  nlohmann::json stats_json() const;  // {"<provider>": {calls, cache_hits, ...}, ...}
+  // {"<provider>": {calls, cache_hits, ..., "rate": {the window and pacing: RateController::to_json without its
+  // timeline}}, ...}
+  nlohmann::json stats_json() const;
+  // {"<provider>": {"interval_s", "columns", "rows"}}: each provider's concurrency and answers over the run.
+  nlohmann::json rate_timelines_json() const;
   std::string redact(std::string s) const;  // replaces every configured API key with "***"
 
   // Receives retry / give-up messages (already redacted). Thread-safe to set; called from the event loop.

@@ -30,6 +30,8 @@
 
 #include "llm/budget_gate.h"
 #include "llm/llm_service.h"
+#include "llm/rate_controller.h"
+#include "llm/rate_limit_headers.h"
 #include "llm/response_cache.h"
 #include "util/raw_json.h"
 
@@ -79,6 +81,7 @@ struct Job {
   std::vector<std::shared_ptr<Job>> followers;  // guarded by Impl::flight_mu
   bool gated = false;  // admitted by the budget with `reserve` held until it finishes
   double reserve = 0;
+  double tokens = -1;  // prompt + max_tokens, for the token buckets (rate_controller.h); -1: not counted
 };
 using JobPtr = std::shared_ptr<Job>;
 
@@ -92,6 +95,8 @@ struct Transfer {
   std::size_t limit = 0, total_limit = 0;
   std::size_t* buffered = nullptr;  // the provider's bytes held by its transfers in flight (loop thread)
   bool too_large = false, over_total = false;
+  RateLimitHeaders limits;          // what the answer said of the provider's rate limits
+  RateController::Ticket ticket;    // what its send took from the provider's buckets
   char errbuf[CURL_ERROR_SIZE] = {0};
 };
 
@@ -112,7 +117,10 @@ struct ProviderState {
   int in_flight = 0;         // loop thread only
   std::size_t buffered = 0;  // loop thread only: bytes the bodies of its transfers in flight hold
   std::atomic<bool> model_warned{false};
-  Clock::time_point next_send{};
+  // The window and the pacing (rate_controller.h): used by the loop thread, read by stats_json, under rate_mu.
+  std::unique_ptr<RateController> rate;
+  mutable std::mutex rate_mu;
+  std::atomic<bool> count_tokens{false};  // a token bucket is in force: prepare() counts each call's tokens
   Stats stats;  // guarded by Impl::stats_mu
 };
 
@@ -176,6 +184,7 @@ struct LlmService::Impl {
 
   // ---- the front door (llm_service.cpp) ----
   double estimated_cost(std::size_t i, const nlohmann::json& body, bool embed) const;
+  double call_tokens(const ProviderState& ps, const nlohmann::json& body, bool embed, std::size_t text_bytes) const;
   void release(const Job& job, const CallResult& r);
   std::string redact(std::string s) const;
   void log(LogLevel lvl, const std::string& msg);
@@ -204,6 +213,7 @@ struct LlmService::Impl {
   void start_loop();
   void stop_loop();
   void start_transfer(const JobPtr& job);
+  void dispatch(detail::ProviderState& ps, Clock::time_point now, Clock::time_point& wake);
   void release_transfer(Transfer* t, bool in_multi);
   void on_done(CURLMsg* cmsg);
   void fail_active(const std::string& why, bool stopped);

@@ -142,6 +142,7 @@ void check_known_keys(const std::string& name, const nlohmann::json& j) {
   static const std::set<std::string> known = {
       "base_url",    "model",         "embedding_model",     "api_key_env",  "api_key_file",
       "headers",     "timeout_s",     "connect_timeout_s",   "max_in_flight", "requests_per_minute",
+      "tokens_per_minute", "adaptive",
       "max_attempts", "backoff_initial_s", "backoff_max_s",  "max_malformed_attempts", "retry_after_max_s",
       "retry_total_max_s", "max_response_bytes", "max_response_bytes_in_flight", "price"};
   for (const auto& [k, v] : j.items()) {
@@ -204,6 +205,12 @@ void read_limits(const std::string& name, const nlohmann::json& j, ProviderConfi
   number("connect_timeout_s", p.connect_timeout_s, false);
   whole("max_in_flight", p.max_in_flight);
   number("requests_per_minute", p.requests_per_minute, true);
+  number("tokens_per_minute", p.tokens_per_minute, true);
+  if (j.contains("adaptive")) {
+    if (!j.at("adaptive").is_boolean())
+      fail(name, "'adaptive' must be true or false (false: max_in_flight is a fixed window)", "/adaptive");
+    p.adaptive = j.at("adaptive").get<bool>();
+  }
   whole("max_attempts", p.max_attempts);
   number("backoff_initial_s", p.backoff_initial_s, true);
   number("backoff_max_s", p.backoff_max_s, true);

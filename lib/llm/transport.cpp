@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -79,6 +80,7 @@ size_t header_cb(char* ptr, size_t size, size_t nmemb, void* ud) {
     t->retry_after_ms.clear();
     t->location.clear();
     t->content_encoding.clear();
+    t->limits = RateLimitHeaders{};
     return n;
   }
   auto colon = line.find(':');
@@ -95,6 +97,8 @@ size_t header_cb(char* ptr, size_t size, size_t nmemb, void* ud) {
     t->location = value;
   else if (name == "content-encoding")
     t->content_encoding = lower(value);
+  else if (name[0] == 'x' || name[0] == 'a')  // x-ratelimit-*, anthropic-ratelimit-*
+    read_rate_limit_header(name, value, name[0] == 'a' ? std::time(nullptr) : 0, t->limits);
   else if (name == "content-length" && t->content_encoding.empty()) {
     // An announced length over the limit: refused before a byte of the body is read.
     char* end = nullptr;
@@ -219,6 +223,7 @@ void LlmService::Impl::start_transfer(const JobPtr& job) {
   }
   ++ps.in_flight;
   active.insert(t);
+  t->ticket = ps.rate->on_send(Clock::now(), job->tokens);  // (the loop holds ps.rate_mu)
   CURLMcode mc = curl_multi_add_handle(multi, e);
   if (mc != CURLM_OK) {
     active.erase(t);
@@ -259,6 +264,18 @@ void LlmService::Impl::on_done(CURLMsg* cmsg) {
   else read_http_failure(*t, status, o);
   std::string retry_after_text = !t->retry_after.empty() ? t->retry_after : t->retry_after_ms + " ms";
   bool ok = code == CURLE_OK && status >= 200 && status < 300 && !o.malformed;
+  {
+    using Answer = RateController::Answer;
+    const Answer a = ok ? Answer::ok
+                     : code != CURLE_OK ? Answer::failed
+                     : status == 429 ? Answer::refused
+                     : status == 503 || status == 529 ? Answer::overloaded
+                                                      : Answer::failed;
+    const auto now = Clock::now();
+    std::lock_guard rl(ps.rate_mu);
+    ps.rate->on_answer(now, t->ticket, a, seconds_since(t->ticket.sent), t->limits);
+    if (!ps.count_tokens.load(std::memory_order_relaxed) && ps.rate->counts_tokens()) ps.count_tokens.store(true);
+  }
   release_transfer(t, true);
   if (ok && !job->embed) check_model(ps, o.resp);
   if (ok) answer(job, ps.cfg, std::move(o.resp));
@@ -338,6 +355,23 @@ int LlmService::Impl::timer_cb(CURLM*, long timeout_ms, void* userp) {
   return 0;
 }
 
+// Starts the provider's waiting calls while its controller lets them go (window, buckets; rate_controller.h);
+// `wake`: when a bucket will have room for the next.
+void LlmService::Impl::dispatch(ProviderState& ps, Clock::time_point now, Clock::time_point& wake) {
+  std::lock_guard rl(ps.rate_mu);
+  while (!ps.ready.empty()) {
+    Clock::time_point at;
+    if (!ps.rate->may_send(now, ps.in_flight, ps.ready.front()->tokens, at)) {
+      wake = std::min(wake, at);
+      break;
+    }
+    auto job = std::move(ps.ready.front());
+    ps.ready.pop_front();
+    start_transfer(job);
+  }
+  ps.rate->observe(now, ps.in_flight, ps.ready.size());
+}
+
 void LlmService::Impl::run() {
   for (;;) {
     {
@@ -359,22 +393,7 @@ void LlmService::Impl::run() {
     }
     Clock::time_point wake = std::min(now + std::chrono::seconds(1), stop_wake);
     if (!delayed.empty()) wake = std::min(wake, delayed.begin()->first);
-    for (auto& psp : provs) {
-      auto& ps = *psp;
-      while (ps.in_flight < ps.cfg.max_in_flight && !ps.ready.empty()) {
-        if (ps.cfg.requests_per_minute > 0) {
-          if (now < ps.next_send) {
-            wake = std::min(wake, ps.next_send);
-            break;
-          }
-          ps.next_send = std::max(now, ps.next_send) + std::chrono::duration_cast<Clock::duration>(
-                                                             std::chrono::duration<double>(60.0 / ps.cfg.requests_per_minute));
-        }
-        auto job = std::move(ps.ready.front());
-        ps.ready.pop_front();
-        start_transfer(job);
-      }
-    }
+    for (auto& psp : provs) dispatch(*psp, now, wake);
     int running = 0;
     if (timer_set && timer_at <= Clock::now()) {
       timer_set = false;

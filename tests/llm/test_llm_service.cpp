@@ -363,6 +363,7 @@ TEST_CASE("500 calls with 30% deterministic faults: every call accounted for, ex
 
   auto p = provider_for(server);
   p.max_in_flight = 32;
+  p.adaptive = false;  // (a fixed window: the 503s and 429s scripted here are not the server's load or limits)
   p.max_attempts = max_attempts;
   p.max_malformed_attempts = 2;
   p.timeout_s = 0.4;

@@ -7,6 +7,9 @@
 // (trickle, slow_headers, endless, gzip_bomb, deflate_bomb, brotli_bomb, big_content, reset, bad_chunking, invalid_utf8,
 // empty_choices, many_choices, redirect, redirect_loop, other_model); --fault-rate 1 applies them to every request.
 // --latency-sigma S: log-normal latency with that sigma and the mean --latency-ms, seeded by --seed.
+// Provider-like limits (provider_limits.h): --rpm N --tpm N [--burst-s S] token buckets with 429 and x-ratelimit-*
+// headers (--no-limit-headers: 429 with retry-after only); --capacity K: K answers at once, the rest queue; --cut-at-s
+// T --cut-for-s D [--cut-factor F]: the limits times F from T to T+D (seconds from the first request).
 // --request-log FILE: on exit, one JSON line per request: its arrival (t_s), the latency drawn (delay_ms) and
 // the body (bench/pipeline_bench.sh computes the schedule those draws allow).
 // Prints "listening on http://127.0.0.1:PORT/v1" on stdout, runs until SIGINT/SIGTERM.
@@ -47,6 +50,14 @@ int main(int argc, char** argv) {
     else if (a == "--bomb-bytes") o.bomb_bytes = std::stoull(args.value());
     else if (a == "--big-content-bytes") o.big_content_bytes = std::stoull(args.value());
     else if (a == "--retry-after") o.random_retry_after = args.value();
+    else if (a == "--rpm") o.limits.requests_per_minute = std::stod(args.value());
+    else if (a == "--tpm") o.limits.tokens_per_minute = std::stod(args.value());
+    else if (a == "--burst-s") o.limits.burst_s = std::stod(args.value());
+    else if (a == "--no-limit-headers") o.limits.headers = false;
+    else if (a == "--capacity") o.limits.capacity = std::stoi(args.value());
+    else if (a == "--cut-at-s") o.limits.cut_at_s = std::stod(args.value());
+    else if (a == "--cut-for-s") o.limits.cut_for_s = std::stod(args.value());
+    else if (a == "--cut-factor") o.limits.cut_factor = std::stod(args.value());
     else if (a == "--faults") {
       std::stringstream ss(args.value());
       for (std::string f; std::getline(ss, f, ',');) {
@@ -83,12 +94,12 @@ int main(int argc, char** argv) {
   if (!request_log.empty()) {
     std::ofstream log(request_log, std::ios::binary);
     for (const auto& r : server.requests())
-      log << nlohmann::json{{"t_s", r.t_s}, {"delay_ms", r.delay_ms}, {"target", r.target}, {"body", r.body}}.dump(
+      log << nlohmann::json{{"t_s", r.t_s}, {"delay_ms", r.delay_ms}, {"target", r.target}, {"fault", r.fault}, {"body", r.body}}.dump(
                  -1, ' ', false, nlohmann::json::error_handler_t::replace)
           << "\n";
     if (!log) std::cerr << "eg-test-llm-server: could not write " << request_log << "\n";
   }
   std::cerr << "eg-test-llm-server: " << server.request_count() << " requests, max concurrency "
-            << server.max_concurrency() << "\n";
+            << server.max_concurrency() << ", refused by the limits " << server.refused_by_limits() << "\n";
   return 0;
 }

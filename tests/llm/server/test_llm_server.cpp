@@ -100,6 +100,15 @@ std::string fmt_hex(std::size_t n) {
   return buf;
 }
 
+// A request's tokens as the limits count them (provider_limits.h).
+double limit_tokens(const Json& body, const std::vector<std::string>& texts) {
+  double n = 0;
+  for (const auto& t : texts) n += std::ceil(static_cast<double>(t.size()) / 4.0) + 4;
+  for (const char* k : {"max_tokens", "max_completion_tokens"})
+    if (auto it = body.find(k); it != body.end() && it->is_number()) n += it->get<double>();
+  return n;
+}
+
 std::size_t word_count(const std::string& s) {
   std::istringstream in(s);
   std::string w;
@@ -119,6 +128,8 @@ struct Stream {
 
 struct Action {
   int delay_ms = 0;
+  bool queued = false;  // waits for one of the capacity's places (ProviderLimits::capacity)
+  std::map<std::string, std::string> headers;  // the rate-limit headers (ProviderLimits), set on the answer
   bool raw = false;
   bool reset = false;  // close with a TCP reset once the request is read
   std::string raw_bytes;
@@ -214,6 +225,8 @@ struct TestLlmServer::Impl {
   std::atomic<bool> stopped{false};
   std::once_flag gzip_once, deflate_once, brotli_once;
   std::string gzip_body, deflate_body, brotli_body;
+  std::unique_ptr<LimitState> limits;
+  std::vector<double> answer_ms;  // guarded by mu
 
   void enter() {
     int now = ++in_flight;
@@ -313,6 +326,22 @@ struct TestLlmServer::Impl {
       last_user = all_text;
     }
 
+    // The provider-like limits: a request that does not fit the buckets is refused here (429).
+    if (limits) {
+      std::vector<std::string> texts = inputs;
+      if (chat)
+        for (const auto& m : body["messages"])
+          if (m.is_object()) texts.push_back(m.contains("content") ? content_text(m["content"]) : "");
+      LimitState::Verdict verdict = limits->admit(limit_tokens(body, texts));
+      act.headers = std::move(verdict.headers);
+      if (verdict.refused) {
+        record(Fault::http_429);
+        act.res = json_response(429, error_body("Rate limit reached for requests or tokens (test server limits)",
+                                                "rate_limit_exceeded"), v);
+        return act;
+      }
+      act.queued = opts.limits.capacity > 0;
+    }
     // Pick the rule and the fault.
     std::optional<Rule> rule;
     Fault fault = Fault::none;
@@ -555,7 +584,17 @@ struct TestLlmServer::Impl {
       if (ec) return close();
       req_ = parser_->release();
       srv_->enter();
+      arrived_ = std::chrono::steady_clock::now();
       act_ = srv_->handle(req_);
+      if (act_.queued) {  // one of the capacity's places first (at once, or when one is freed)
+        srv_->limits->acquire([self = shared_from_this()] {
+          asio::post(self->stream_.get_executor(), [self] { self->start_answer(); });
+        });
+        return;
+      }
+      start_answer();
+    }
+    void start_answer() {
       if (act_.delay_ms > 0) {
         timer_.expires_after(std::chrono::milliseconds(act_.delay_ms));
         timer_.async_wait([self = shared_from_this()](beast::error_code) { self->send(); });
@@ -564,6 +603,10 @@ struct TestLlmServer::Impl {
       }
     }
     void send() {
+      if (act_.queued) {  // the answer is done: its place goes to the next request waiting
+        act_.queued = false;
+        srv_->limits->release();
+      }
       if (act_.reset) {
         srv_->leave();
         beast::error_code ec;
@@ -586,9 +629,14 @@ struct TestLlmServer::Impl {
                           [self = shared_from_this()](beast::error_code, std::size_t) { self->close(); });
         return;
       }
+      if (srv_->limits && act_.res.result_int() != 429) {
+        std::lock_guard lk(srv_->mu);
+        srv_->answer_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - arrived_).count());
+      }
       keep_alive_ = req_.keep_alive();
+      for (const auto& [k, val] : act_.headers) act_.res.set(k, val);
       act_.res.keep_alive(keep_alive_);
-      act_.res.prepare_payload();
+      act_.res.prepare_payload();  // (the head and the body then go out in one write)
       // Leave before writing: once the answer is on its way the client may start its next request, and it
       // must not be counted as concurrent with this one.
       srv_->leave();
@@ -628,7 +676,7 @@ struct TestLlmServer::Impl {
     bool keep_alive_ = true;
     std::string piece_;
     std::uint64_t sent_ = 0;
-    std::chrono::steady_clock::time_point started_{};
+    std::chrono::steady_clock::time_point started_{}, arrived_{};
   };
 
   void do_accept() {
@@ -657,6 +705,7 @@ TestLlmServer::TestLlmServer(ServerOptions opts, unsigned short port) : impl_(st
   auto& im = *impl_;
   im.opts = std::move(opts);
   im.default_latency = im.opts.latency_ms;
+  if (im.opts.limits.any()) im.limits = std::make_unique<LimitState>(im.opts.limits);
   tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), port);
   im.acceptor.open(ep.protocol());
   im.acceptor.set_option(asio::socket_base::reuse_address(true));
@@ -692,12 +741,18 @@ std::vector<RecordedRequest> TestLlmServer::requests() const {
   return impl_->recorded;
 }
 int TestLlmServer::max_concurrency() const { return impl_->max_conc.load(); }
+std::uint64_t TestLlmServer::refused_by_limits() const { return impl_->limits ? impl_->limits->refused() : 0; }
+std::vector<double> TestLlmServer::answer_latencies_ms() const {
+  std::lock_guard lk(impl_->mu);
+  return impl_->answer_ms;
+}
 void TestLlmServer::reset_counters() {
   std::lock_guard lk(impl_->mu);
   impl_->recorded.clear();
   impl_->fault_counts.clear();
   impl_->count = 0;
   impl_->max_conc = 0;
+  impl_->answer_ms.clear();
 }
 void TestLlmServer::stop() { impl_->stop(); }
 

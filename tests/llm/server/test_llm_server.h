@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "provider_limits.h"
+
 namespace evalgraph::testing {
 
 enum class Fault {
@@ -92,6 +94,9 @@ struct ServerOptions {
   // cached_tokens > 0 adds usage.prompt_tokens_details.cached_tokens (at most the prompt tokens).
   bool send_usage = true;
   int cached_tokens = 0;
+  // Provider-like limits (provider_limits.h): token buckets with 429s and x-ratelimit-* headers, or 429 with
+  // retry-after only, a capacity beyond which requests queue, limits cut mid-run.
+  ProviderLimits limits;
 };
 
 // Parses a fault name (fault_name's words, plus "429", "500", "503"); false if unknown.
@@ -122,6 +127,10 @@ class TestLlmServer {
   std::size_t request_count() const;
   std::vector<RecordedRequest> requests() const;
   int max_concurrency() const;  // most requests being answered at once (read, not yet fully written)
+  std::uint64_t refused_by_limits() const;  // 429s of ServerOptions::limits
+  // Per answered request (not refused by the limits), the milliseconds from its arrival until its answer went
+  // out: its latency as the client sees it, the capacity's queue included.
+  std::vector<double> answer_latencies_ms() const;
   void reset_counters();        // clears recorded requests, counts, fault counters and max concurrency
   void stop();
 
