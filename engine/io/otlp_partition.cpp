@@ -81,7 +81,10 @@ class Lines {
   Got next(std::string_view &line, std::size_t &lineno, std::size_t &length) {
     std::size_t scanned = pos_;
     for (;;) {
-      const auto *nl = static_cast<const char *>(std::memchr(buf_.data() + scanned, '\n', end_ - scanned));
+      // memchr on an empty (possibly null) buffer is undefined: nothing to scan before the first fill.
+      const auto *nl = end_ > scanned
+                           ? static_cast<const char *>(std::memchr(buf_.data() + scanned, '\n', end_ - scanned))
+                           : nullptr;
       if (nl != nullptr) {
         line = std::string_view(buf_.data() + pos_, static_cast<std::size_t>(nl - buf_.data()) - pos_);
         pos_ = static_cast<std::size_t>(nl - buf_.data()) + 1;
