@@ -1,5 +1,7 @@
 #include "io/otlp_scan.h"
 
+#include <evalgraph/utf8.hpp>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -27,49 +29,11 @@ const char *string_end(const char *p, const char *e) {
   }
 }
 
-void append_utf8(std::string &out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
 const char kReplacement[] = "\xEF\xBF\xBD";
 
 // Length of the well-formed UTF-8 sequence at s[i] (1..4), or 0 when the bytes there are not one.
 std::size_t utf8_length(std::string_view s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  if (c < 0x80) return 1;
-  std::size_t n = 0;
-  std::uint32_t min = 0;
-  if ((c & 0xE0) == 0xC0)
-    n = 2, min = 0x80;
-  else if ((c & 0xF0) == 0xE0)
-    n = 3, min = 0x800;
-  else if ((c & 0xF8) == 0xF0)
-    n = 4, min = 0x10000;
-  else
-    return 0;
-  if (i + n > s.size()) return 0;
-  std::uint32_t cp = c & (0x7F >> n);
-  for (std::size_t k = 1; k < n; ++k) {
-    const auto d = static_cast<unsigned char>(s[i + k]);
-    if ((d & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (d & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
+  return static_cast<unsigned char>(s[i]) < 0x80 ? 1 : evalgraph::utf8::sequence_length(s, i);
 }
 
 // Appends raw bytes, replacing what is not UTF-8.
@@ -93,65 +57,24 @@ void append_checked(std::string &out, std::string_view s, bool &bad) {
   }
 }
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-bool read_u4(std::string_view raw, std::size_t i, std::uint32_t &out) {
-  if (i + 4 > raw.size()) return false;
-  out = 0;
-  for (std::size_t k = 0; k < 4; ++k) {
-    int d = hex_digit(raw[i + k]);
-    if (d < 0) return false;
-    out = (out << 4) | static_cast<std::uint32_t>(d);
-  }
-  return true;
-}
-
 // One escape at raw[i] == '\\'; returns the index after it.
 std::size_t decode_escape(std::string_view raw, std::size_t i, std::string &out, bool &bad) {
   if (i + 1 >= raw.size()) {
     bad = true;
     return raw.size();
   }
-  const char c = raw[i + 1];
-  switch (c) {
-    case '"':
-      out.push_back('"');
-      return i + 2;
-    case '\\':
-      out.push_back('\\');
-      return i + 2;
-    case '/':
-      out.push_back('/');
-      return i + 2;
-    case 'b':
-      out.push_back('\b');
-      return i + 2;
-    case 'f':
-      out.push_back('\f');
-      return i + 2;
-    case 'n':
-      out.push_back('\n');
-      return i + 2;
-    case 'r':
-      out.push_back('\r');
-      return i + 2;
-    case 't':
-      out.push_back('\t');
-      return i + 2;
-    case 'u':
-      break;
-    default:
-      bad = true;
-      out.append(kReplacement);
-      return i + 2;
+  const char r = evalgraph::utf8::json_unescape(raw[i + 1]);
+  if (r == 0) {
+    bad = true;
+    out.append(kReplacement);
+    return i + 2;
+  }
+  if (r != 'u') {
+    out.push_back(r);
+    return i + 2;
   }
   std::uint32_t cp = 0;
-  if (!read_u4(raw, i + 2, cp)) {
+  if (!evalgraph::utf8::read_hex4(raw, i + 2, cp)) {
     bad = true;
     out.append(kReplacement);
     return std::min(raw.size(), i + 2);
@@ -159,9 +82,9 @@ std::size_t decode_escape(std::string_view raw, std::size_t i, std::string &out,
   std::size_t next = i + 6;
   if (cp >= 0xD800 && cp <= 0xDBFF) {
     std::uint32_t lo = 0;
-    if (next + 1 < raw.size() && raw[next] == '\\' && raw[next + 1] == 'u' && read_u4(raw, next + 2, lo) &&
+    if (next + 1 < raw.size() && raw[next] == '\\' && raw[next + 1] == 'u' && evalgraph::utf8::read_hex4(raw, next + 2, lo) &&
         lo >= 0xDC00 && lo <= 0xDFFF) {
-      append_utf8(out, 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00));
+      evalgraph::utf8::append(out, 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00));
       return next + 6;
     }
     bad = true;
@@ -173,7 +96,7 @@ std::size_t decode_escape(std::string_view raw, std::size_t i, std::string &out,
     out.append(kReplacement);
     return next;
   }
-  append_utf8(out, cp);
+  evalgraph::utf8::append(out, cp);
   return next;
 }
 
@@ -438,7 +361,7 @@ std::string normalise_id(std::string_view raw, std::size_t bytes) {
   if (raw.size() == 2 * bytes) {
     out.reserve(raw.size());
     for (char ch : raw) {
-      int d = hex_digit(ch);
+      int d = evalgraph::utf8::hex_digit(ch);
       if (d < 0) return "";
       out.push_back(kHex[d]);
     }

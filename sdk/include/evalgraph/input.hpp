@@ -196,20 +196,7 @@ class Scanner {
   }
 
  private:
-  bool hex4(std::size_t i, std::uint32_t &cp) const {
-    if (i + 4 > s_.size()) return false;
-    cp = 0;
-    for (std::size_t k = i; k < i + 4; ++k) {
-      const char h = s_[k];
-      const int d = (h >= '0' && h <= '9')   ? h - '0'
-                    : (h >= 'a' && h <= 'f') ? h - 'a' + 10
-                    : (h >= 'A' && h <= 'F') ? h - 'A' + 10
-                                             : -1;
-      if (d < 0) return false;
-      cp = (cp << 4) | static_cast<std::uint32_t>(d);
-    }
-    return true;
-  }
+  bool hex4(std::size_t i, std::uint32_t &cp) const { return utf8::read_hex4(s_, i, cp); }
 
   // The escape at p_ (a backslash) into v.decoded; `run` is where the not yet copied text starts.
   bool escape(Value &v, std::size_t &run) {

@@ -57,6 +57,26 @@ inline std::uint64_t json_special8(const char *p) {
   return (((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w) & high;
 }
 
+// The value of one hex digit, -1 when c is none.
+inline int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The four hex digits of a \uXXXX escape at s[i..i+4) into cp; false when they are not there.
+inline bool read_hex4(std::string_view s, std::size_t i, std::uint32_t &cp) {
+  if (i + 4 > s.size()) return false;
+  cp = 0;
+  for (std::size_t k = i; k < i + 4; ++k) {
+    const int d = hex_digit(s[k]);
+    if (d < 0) return false;
+    cp = (cp << 4) | static_cast<std::uint32_t>(d);
+  }
+  return true;
+}
+
 // What a JSON escape \c in a string stands for: the character of \" \\ \/ \b \f \n \r \t, 'u' for \uXXXX
 // (the caller reads the four hex digits and any low surrogate after them), 0 where \c is no JSON escape.
 inline char json_unescape(char c) {
