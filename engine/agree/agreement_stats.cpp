@@ -142,7 +142,7 @@ class MetricCoder {
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
     std::string why;
-    return cache_[key] = code_label(f_, metric_text(e_, v), false, why);
+    return cache_[key] = code_label(f_, metric_text(e_, v), why);
   }
 
  private:
@@ -225,7 +225,7 @@ std::vector<int> as_ints(const std::vector<double> &v) {
 int positive_code(const AgreementDecl &d, const LabelFieldDecl &f) {
   if (d.positive.is_null()) return f.type == "binary" ? 1 : -1;
   std::string why;
-  auto c = code_label(f, d.positive.dump(), false, why);
+  auto c = code_label(f, d.positive.dump(), why);
   return c ? static_cast<int>(*c) : -1;
 }
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "io/dataset.h"
+#include "run_folder/run_folder.h"
 #include "util/raw_json.h"
 
 namespace evalgraph::agree {
@@ -58,10 +59,10 @@ std::string key_text(std::string_view t) {
   return std::string(t);
 }
 
-std::optional<double> code_label(const LabelFieldDecl &f, std::string_view text, bool csv_cell, std::string &why) {
+std::optional<double> code_label(const LabelFieldDecl &f, std::string_view text, std::string &why) {
   why.clear();
   // The common spellings without a JSON parse (a labels file of a million rows is mostly these).
-  if (!csv_cell && !text.empty()) {
+  if (!text.empty()) {
     const char c = text.front();
     if (text == "null") return std::nullopt;
     if (f.type == "binary" && (text == "true" || text == "false")) return text == "true" ? 1.0 : 0.0;
@@ -80,16 +81,10 @@ std::optional<double> code_label(const LabelFieldDecl &f, std::string_view text,
         if (f.values[i].is_string() && f.values[i].get_ref<const std::string &>() == inner) return static_cast<double>(i);
     }
   }
-  json v;
-  if (csv_cell) {
-    if (text.empty()) return std::nullopt;
-    v = std::string(text);
-  } else {
-    v = json::parse(text, nullptr, false);
-    if (v.is_discarded()) {
-      why = "is not JSON";
-      return std::nullopt;
-    }
+  const json v = json::parse(text, nullptr, false);
+  if (v.is_discarded()) {
+    why = "is not JSON";
+    return std::nullopt;
   }
   if (v.is_null()) return std::nullopt;
   if (v.is_string() && v.get<std::string>().empty()) return std::nullopt;
@@ -141,15 +136,12 @@ std::uint32_t LabelSet::annotator_id(const std::string &name) {
 
 void LabelSet::add_row(std::string_view text, const std::vector<rawjson::Member> &members, std::size_t line,
                        const fs::path &file, std::vector<Diagnostic> &diags) {
-  const bool csv =
-      !file.empty() && file.extension() != ".jsonl" && file.extension() != ".ndjson" && file.extension() != ".json";
   auto at = [&](const rawjson::Member *m) {
     int col = 0;
-    if (m != nullptr && !csv) col = static_cast<int>(rawjson::column_of(text, m->value.off));
+    if (m != nullptr && jsonl_) col = static_cast<int>(rawjson::column_of(text, m->value.off));
     return Location{file.string(), static_cast<int>(line), col};
   };
   auto value = [&](const rawjson::Member &m) { return text.substr(m.value.off, m.value.len); };
-  auto cell = [&](const rawjson::Member &m) { return csv ? key_text(value(m)) : std::string(value(m)); };
   const rawjson::Member *key = nullptr, *who = nullptr;
   for (const auto &m : members) {
     if (m.key == decl_.key)
@@ -178,7 +170,7 @@ void LabelSet::add_row(std::string_view text, const std::vector<rawjson::Member>
     const LabelFieldDecl *f = decl_.field(m.key);
     if (f == nullptr) continue;
     std::string why;
-    auto code = code_label(*f, csv ? std::string_view(cell(m)) : value(m), csv, why);
+    auto code = code_label(*f, value(m), why);  // (a CSV cell reaches here as a JSON string)
     if (code)
       read_.push_back({row, {static_cast<std::uint32_t>(f - decl_.fields.data()), a, *code}});
     else if (!why.empty())
@@ -223,6 +215,7 @@ void LabelSet::read_file(const fs::path &file) {
   }
   std::error_code ec;
   if (auto size = fs::file_size(file, ec); !ec) index_.reserve(static_cast<std::size_t>(size / 48));  // ~ rows
+  jsonl_ = run_folder::data_format(file, "") == "jsonl";  // a CSV row is handed over re-written: no columns
   const auto &cols = reader->columns();
   annotator_column_ = decl_.annotator;
   if (annotator_column_.empty() && std::find(cols.begin(), cols.end(), "annotator") != cols.end())
@@ -253,8 +246,7 @@ void LabelSet::read_file(const fs::path &file) {
 
 void LabelSet::check_dataset(const DatasetDecl &ds, const io::RecordLimits &limits) const {
   auto reader = io::open_dataset(ds.path, ds.format, ds.options, limits);
-  const bool csv = reader->columns().size() > 0 && ds.path.extension() != ".jsonl" &&
-                   ds.path.extension() != ".ndjson" && ds.path.extension() != ".json";
+  const bool jsonl = run_folder::data_format(ds.path, ds.format) == "jsonl";
   std::vector<Diagnostic> diags;
   std::string text;
   std::vector<rawjson::Member> members;
@@ -267,9 +259,9 @@ void LabelSet::check_dataset(const DatasetDecl &ds, const io::RecordLimits &limi
       std::string_view v = std::string_view(text).substr(m.value.off, m.value.len);
       std::string why;
       auto check = [&](std::string_view one) {
-        if (!code_label(*f, csv ? std::string_view(key_text(one)) : one, csv, why) && !why.empty())
+        if (!code_label(*f, one, why) && !why.empty())
           diags.push_back({{ds.path.string(), static_cast<int>(reader->line()),
-                            static_cast<int>(rawjson::column_of(text, m.value.off))},
+                            jsonl ? static_cast<int>(rawjson::column_of(text, m.value.off)) : 0},
                            fmt::format("label field '{}': {}", f->name, why)});
       };
       std::vector<rawjson::Span> spans;
@@ -315,7 +307,7 @@ bool LabelSet::labels_of(std::string_view record, const std::vector<rawjson::Mem
     std::string_view v = record.substr(m.value.off, m.value.len);
     std::string why;
     auto take = [&](std::string_view one, const std::string &who) {
-      if (auto code = code_label(*f, one, false, why))
+      if (auto code = code_label(*f, one, why))
         out.push_back({field, annotator_id(who), *code});
       else if (!why.empty() && invalid_++ == 0)
         first_invalid_ = fmt::format("label field '{}': {}", f->name, why);

@@ -25,9 +25,9 @@ struct Label {
   double code = 0;
 };
 
-// A label value as JSON text (or a CSV cell's text) coded for `f`. Missing (null, "") → nullopt with `why`
-// empty; a value that does not fit → nullopt with `why` saying what is wrong.
-std::optional<double> code_label(const LabelFieldDecl &f, std::string_view json_text, bool csv_cell, std::string &why);
+// A label value as JSON text coded for `f` (a CSV cell comes as a JSON string: "3", "yes"). Missing (null, "") →
+// nullopt with `why` empty; a value that does not fit → nullopt with `why` saying what is wrong.
+std::optional<double> code_label(const LabelFieldDecl &f, std::string_view json_text, std::string &why);
 // The value a code stands for, as the labels file writes it (true/false, the declared value, the number).
 nlohmann::json label_value(const LabelFieldDecl &f, double code);
 // A record's key as text: a JSON string's content, any other value's JSON text ("12" and 12 are one key).
@@ -85,6 +85,7 @@ class LabelSet {
   std::size_t seen_ = 0;
   std::size_t invalid_ = 0;
   std::string first_invalid_;
+  bool jsonl_ = true;  // the labels file is JSON lines (its messages can name a column)
   std::string annotator_column_;  // the file's annotator column: decl's, or "annotator" when the file has one
 };
 

@@ -119,19 +119,7 @@ void parse_label_gate(Ctx &ctx, const YAML::Node &n, ExpectDecl &d) {
 void parse_metric(Ctx &ctx, const YAML::Node &m, const char *what, std::string &metric, std::string &node,
                   std::vector<std::string> &path) {
   metric = scalar(ctx, m, what);
-  std::size_t start = 0;
-  for (;;) {
-    std::size_t dot = metric.find('.', start);
-    std::string part = metric.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (start == 0)
-      node = part;
-    else
-      path.push_back(part);
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  bool empty_part = node.empty() || std::any_of(path.begin(), path.end(), [](const auto &x) { return x.empty(); });
-  if (path.empty() || empty_part)
+  if (!split_metric(metric, node, path))
     ctx.error(m, fmt::format("{} '{}' must name a node's output as node.field, e.g. o0.O0", what, metric));
 }
 
@@ -160,3 +148,23 @@ void parse_expect(Ctx &ctx, const YAML::Node &n, std::vector<ExpectDecl> &out) {
 }
 
 }  // namespace evalgraph::config_detail
+
+namespace evalgraph {
+
+bool split_metric(const std::string &metric, std::string &node, std::vector<std::string> &path) {
+  node.clear();
+  path.clear();
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t dot = metric.find('.', start);
+    std::string part = metric.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (start == 0) node = part;
+    else path.push_back(part);
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return !node.empty() && !path.empty() &&
+         std::none_of(path.begin(), path.end(), [](const std::string &x) { return x.empty(); });
+}
+
+}  // namespace evalgraph

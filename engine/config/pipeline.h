@@ -141,6 +141,10 @@ struct Pipeline {
   Location where;
 };
 
+// `node.field[.key...]` into the node and the path inside its output; false when a part is empty or there is no
+// field (what expect:, agreement: and `evalgraph agree --agreement` name).
+bool split_metric(const std::string &metric, std::string &node, std::vector<std::string> &path);
+
 // Parses and shape-checks a pipeline file. Throws ConfigError with every problem found.
 Pipeline load_pipeline(const std::filesystem::path &file);
 Pipeline parse_pipeline(const std::string &yaml_text, const std::filesystem::path &file_for_messages);

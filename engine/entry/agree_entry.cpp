@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <fstream>
-#include <sstream>
 
 #include "agree/agreement.h"
 #include "config/pipeline.h"
@@ -12,6 +11,7 @@
 #include "graph/plan.h"
 #include "report/default_report.h"
 #include "run_folder/run_folder.h"
+#include "util/json_file.h"
 #include "util/raw_json.h"
 
 namespace evalgraph {
@@ -20,18 +20,10 @@ using nlohmann::json;
 
 namespace {
 
-std::string read_text(const fs::path &f) {
-  std::ifstream in(f, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot open", f.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The run's pipeline as it was run, with --agreement's entries in place of its own.
 Pipeline run_pipeline_of(const AgreeRequest &req, const json &info) {
   const fs::path original = info.value("pipeline_file", run_folder::pipeline_copy(req.run_dir).string());
-  Pipeline p = parse_pipeline(read_text(run_folder::pipeline_copy(req.run_dir)), original);
+  Pipeline p = parse_pipeline(run_folder::pipeline_text(req.run_dir), original);
   std::vector<Diagnostic> diags;
   const Location cli{"--agreement", 0, 0};
   if (!req.entries.empty()) p.agreement.clear();
@@ -40,15 +32,7 @@ Pipeline run_pipeline_of(const AgreeRequest &req, const json &info) {
     const auto tilde = e.find('~');
     d.metric = e.substr(0, tilde);
     d.label = tilde == std::string::npos ? "" : e.substr(tilde + 1);
-    const auto dot = d.metric.find('.');
-    d.node = d.metric.substr(0, dot);
-    for (std::size_t s = dot; s != std::string::npos;) {
-      const auto next = d.metric.find('.', s + 1);
-      d.path.push_back(d.metric.substr(s + 1, next == std::string::npos ? std::string::npos : next - s - 1));
-      s = next;
-    }
-    if (tilde == std::string::npos || d.label.empty() || dot == std::string::npos || d.node.empty() ||
-        d.path.back().empty())
+    if (tilde == std::string::npos || d.label.empty() || !split_metric(d.metric, d.node, d.path))
       diags.push_back({cli, fmt::format("'{}' is not METRIC~LABEL (e.g. --agreement judge.verdict~faithful)", e)});
     d.at = d.metric_at = d.label_at = cli;
     p.agreement.push_back(std::move(d));
@@ -76,8 +60,11 @@ AgreeResult agree_run(const AgreeRequest &req) {
     throw ConfigError({{{req.run_dir.string(), 0, 0},
                         "not a finished run: no run.json in it (finish it with "
                         "`evalgraph run --resume`)"}});
-  const json info = json::parse(read_text(run_folder::summary(req.run_dir)), nullptr, false);
-  if (!info.is_object()) throw std::runtime_error(run_folder::summary(req.run_dir).string() + ": not JSON; damaged");
+  json info;
+  std::string why;
+  if (!read_json_file_bounded(run_folder::summary(req.run_dir), info, 64, &why) || !info.is_object())
+    throw std::runtime_error(fmt::format("{}: {}", run_folder::summary(req.run_dir).string(),
+                                         why.empty() ? "not a JSON object; the run folder is damaged" : why));
   Pipeline p = run_pipeline_of(req, info);
   std::vector<Diagnostic> diags;
   std::shared_ptr<agree::LabelSet> labels;

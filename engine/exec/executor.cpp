@@ -185,10 +185,7 @@ RunState read_run_state(const fs::path &run_dir) {
   if (rs.state.is_discarded() || !rs.state.contains("pipeline_file"))
     throw ConfigError({{{state_file.string(), 0, 0}, "cannot resume: the state file is damaged"}});
   rs.pipeline_file = rs.state["pipeline_file"].get<std::string>();
-  std::ifstream pin(run_folder::pipeline_copy(run_dir), std::ios::binary);
-  std::stringstream ss;
-  ss << pin.rdbuf();
-  rs.pipeline_text = ss.str();
+  rs.pipeline_text = run_folder::pipeline_text(run_dir);
   return rs;
 }
 

@@ -293,7 +293,7 @@ void check_agreement(const Pipeline &p, const std::vector<const NodeTypeInfo *> 
     const LabelFieldDecl *f = a.label.empty() ? nullptr : field(a.label, a.label_at, what);
     std::string why;
     if (f != nullptr && !a.positive.is_null() &&
-        (f->type == "number" || !agree::code_label(*f, a.positive.dump(), false, why)))
+        (f->type == "number" || !agree::code_label(*f, a.positive.dump(), why)))
       diags.push_back({a.at, fmt::format("{}: positive {} is not a value of label '{}' ({}{})", what, a.positive.dump(),
                                          a.label, f->type, why.empty() ? "" : ": " + why)});
   }
@@ -490,13 +490,8 @@ json judge_label_gate(const ExpectDecl &d, const json *agreement) {
     r["interval"] = {lo, hi};
     r["interval_level"] = 0.95;
     r["interval_method"] = stat.value("method", "");
-    const bool iv = d.confidence > 0;
-    if (d.has_min && !((iv ? lo : v) >= d.min))
-      why = iv ? fmt::format("the 95 % interval's lower end {} is below the minimum {} ({} {})", num(lo), num(d.min), d.stat, num(v))
-               : fmt::format("{} {} is below the minimum {}", d.stat, num(v), num(d.min));
-    else if (d.has_max && !((iv ? hi : v) <= d.max))
-      why = iv ? fmt::format("the 95 % interval's upper end {} is above the maximum {} ({} {})", num(hi), num(d.max), d.stat, num(v))
-               : fmt::format("{} {} is above the maximum {}", d.stat, num(v), num(d.max));
+    // The bounds are judged as for any expectation: the value, or with confidence the interval's end.
+    why = failure(d, Estimate{v, {lo, hi}, stat.value("method", std::string()), 0.95}, stat.value("n", std::size_t{1}), 0, 0);
   }
   r["passed"] = why.empty();
   if (!why.empty()) r["message"] = why;

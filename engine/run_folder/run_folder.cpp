@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cctype>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 
 namespace evalgraph::run_folder {
 
@@ -49,6 +51,13 @@ void sum_cost_json(nlohmann::json &acc, const nlohmann::json &add) {
       acc[k] = acc[k].get<double>() + v.get<double>();
     }
   }
+}
+
+std::string pipeline_text(const fs::path &run) {
+  std::ifstream in(pipeline_copy(run), std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace evalgraph::run_folder

@@ -40,6 +40,8 @@ inline fs::path shard_journal(const fs::path &run) { return run / "shard" / "rec
 inline fs::path shard_cache(const fs::path &run) { return run / "llm-cache.sqlite"; }
 
 // Whether a run folder is finished (run.json is there) or was started and can be resumed (progress/ is there).
+// The pipeline as it was run (its copy in the folder), as text; "" when it cannot be read.
+std::string pipeline_text(const fs::path &run);
 inline bool finished(const fs::path &run) { return fs::exists(summary(run)); }
 inline bool resumable(const fs::path &run) { return fs::exists(progress_dir(run)); }
 

@@ -220,10 +220,7 @@ int check_one_run(std::vector<ShardFolder> &shards) {
 // The pipeline as the shards ran it, with the same sinks (the default report included when they had it),
 // planned against this machine's plugins and data set; m.fingerprint is the one computed here.
 void plan_as_shards_ran(const ShardFolder &first, const std::vector<std::string> &plugin_dirs, MergePlan &m) {
-  std::ifstream pin(run_folder::pipeline_copy(first.dir), std::ios::binary);
-  std::stringstream ss;
-  ss << pin.rdbuf();
-  m.p = parse_pipeline(ss.str(), first.shard.value("pipeline_file", std::string()));
+  m.p = parse_pipeline(run_folder::pipeline_text(first.dir), first.shard.value("pipeline_file", std::string()));
   for (const auto &d : plugin_search_path(plugin_dirs)) m.reg.load_directory(d);
   if (first.shard.value("report", false)) add_default_report(m.p, m.reg);
   m.plan = build_plan(m.p, m.reg, read_dataset_columns(m.p));

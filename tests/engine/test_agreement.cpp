@@ -239,3 +239,23 @@ TEST_CASE("agreement: shards defer it, the merge measures the whole run as one r
   REQUIRE(a.exit_code == 0);
   CHECK(json::parse(a.output)["agreement"]["entries"][0]["stats"] == single["entries"][0]["stats"]);
 }
+
+TEST_CASE("agreement: a CSV labels file — cells are text: yes/no, a scale's numbers, an empty cell is no label", "[agree]") {
+  TempDir d;
+  d.write("data.csv", scored_data());
+  std::string csv = "id,good,q\n";
+  const char *good[] = {"no", "No", "yes", "0", "1", "TRUE", "false", "yes", "yes", ""};
+  for (int i = 1; i <= 10; ++i) csv += fmt::format("r{},{},{}\n", i, good[i - 1], 1 + i / 3);
+  d.write("labels.csv", csv);
+  d.write("p.yaml", pipeline("labels: {path: labels.csv, key: id, fields: {good: {type: binary}, q: {type: ordinal, "
+                             "values: [1, 2, 3, 4]}}}\n",
+                             "agreement:\n  - {metric: s.ok, label: good}\n"));
+  json run = run_ok(d, "p.yaml");
+  const json &e = entry(run["agreement"], "s.ok~good");
+  CHECK(e["n"] == 9);  // r10's empty cell: no label
+  CHECK(e["left_out"]["unlabelled"] == 1);
+  CHECK(e["confusion"] == json::parse("[[3, 1], [1, 4]]"));
+  // A value off the scale names the file and the line (a CSV row has no column of its own here).
+  d.write("labels.csv", csv + "r11,yes,7\n");
+  check_refused(d, "p.yaml", {"labels.csv:12:", "label 'q' of record 'r11': \"7\" is not one of its values [1, 2, 3, 4]"});
+}
