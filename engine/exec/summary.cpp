@@ -87,6 +87,7 @@ void Engine::summarise(RunResult &res, bool stopped, int workers, const json &si
                  {"sinks", sinks}};
   if (host_.llm() != nullptr) {
     res.summary["llm"] = host_.llm()->stats_json();
+    res.summary["llm_rate_timeline"] = host_.llm()->rate_timelines_json();  // docs/llm-providers.md (#39)
     res.summary["cost"] = host_.cost_json();
   }
   for (const auto &[k, v] : opt_.extra_summary.items()) res.summary[k] = v;
