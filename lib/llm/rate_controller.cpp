@@ -16,7 +16,7 @@ Clock::time_point after(Clock::time_point t, double s) {
   return t + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
-constexpr double kInitialWindow = 16;     // the first round's window (below the ceiling)
+constexpr double kInitialWindow = 32;     // the first round's window (below the ceiling)
 constexpr double kHoldRise = 0.15;        // latency 15 % over the least seen: the window holds
 constexpr double kShrinkRise = 0.3;       // 30 %: it shrinks towards 1.1x the least latency
 constexpr double kLatencyFloorS = 0.025;  // rises are measured against at least this (fast local servers' noise)
@@ -246,7 +246,8 @@ bool RateController::probe_round(Clock::time_point now, double mean_s, bool meas
     next_probe_ = after(now, kProbeEveryS);
     return false;
   }
-  if (now < next_probe_ || window_ < 8 || !round_limited_) return false;
+  // (only once the latency rose or a call was refused: a window still in slow start has seen no queue)
+  if (now < next_probe_ || window_ < 8 || !round_limited_ || slow_start_) return false;
   probe_from_window_ = window_;
   window_ = std::max(2.0, window_ / 4);
   return true;
