@@ -224,6 +224,7 @@ void RateController::on_answer(Clock::time_point now, const Ticket &t, Answer a,
 void RateController::latency_round(double mean_s) {
   if (base_latency_s_ < 0 || mean_s < base_latency_s_) base_latency_s_ = mean_s;
   const double rise = (mean_s - base_latency_s_) / std::max(base_latency_s_, kLatencyFloorS);
+  if (rise > kHoldRise && slow_start_) next_probe_ = Clock::time_point{};  // the first rise: measure the base now
   if (rise > kShrinkRise) {
     window_ = std::max(1.0, window_ * std::max(0.7, 1.1 / (1.0 + rise)));
     slow_start_ = false;
