@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "agree/agreement.h"
+#include "exec/record_budget.h"
 #include "exec/executor.h"
 #include "exec/node_runner.h"
 #include "io/dataset.h"
@@ -198,5 +199,6 @@ class Engine {
   Clock::time_point last_sync_ = Clock::now();
   std::size_t next_index_ = 0;  // dataset index after the last chunk written
   bool cut_ = false;  // writer: a chunk held a record the stop interrupted; it and the later chunks are not journaled
+  std::unique_ptr<RecordBudget> record_budget_;  // under a budget: records admitted as far as it finishes them
 };
 }  // namespace evalgraph::exec_detail

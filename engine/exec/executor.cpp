@@ -51,6 +51,10 @@ void Engine::setup() {
   llm_q_.assign(llm_left_[0] + 1, {});
   llm_queued_ = 0;
   finish_first_ = opt_.has_budget();  // docs/cost.md
+  if (opt_.has_budget() && host_.llm() != nullptr) {  // a budget buys finished records (#39)
+    host_.track_record_costs(true);
+    record_budget_ = std::make_unique<RecordBudget>(opt_.max_cost_usd, [this] { return host_.cost_spent_usd(); });
+  }
   if (std::find(where_.begin(), where_.end(), W_LLM) != where_.end()) {
     llm_threads_ = windows + windows / 8 + 1;
     if (opt_.llm_concurrency > 0) llm_threads_ = std::min(llm_threads_, opt_.llm_concurrency);
@@ -136,6 +140,10 @@ RunResult Engine::run() {
   for (auto &t : threads) t.join();
   writer.join();
   progress_line(true);
+  // The budget left could not finish the next record: the run stops there, resumable, every record it paid for
+  // written (#39).
+  if (record_budget_ && record_budget_->exhausted() && !stop_requested())
+    request_stop(StopReason::budget, record_budget_->why().c_str());
 
   // An interrupted run leaves the sinks' files as .partial: the journal holds what was finished, and
   // --resume writes the files whole. A finished run closes them under their final names.
@@ -265,8 +273,8 @@ RunResult run_plan(const Pipeline &p, const Plan &plan, HostServices &host, cons
   if (log != nullptr) std::fclose(log);
   {
     std::lock_guard lk(budget->first);
-    r.budget_stop = !budget->second.empty();
-    r.budget_detail = budget->second;
+    r.budget_stop = !budget->second.empty() || r.stop_reason == StopReason::budget;
+    r.budget_detail = !budget->second.empty() ? budget->second : stop_detail();
   }
   if (r.budget_stop) r.summary["budget"] = host.llm()->budget_json();
   if (r.interrupted) r.remaining_records = count_remaining(p, opt, r.records);

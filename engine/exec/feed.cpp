@@ -134,7 +134,8 @@ void Engine::feed(std::size_t skip, long long limit, bool merging) {
   const bool sharded = opt_.shard_count > 0;
   const auto shard_n = static_cast<std::size_t>(std::max(1, opt_.shard_count));
   const auto shard_i = static_cast<std::size_t>(std::max(0, opt_.shard_index));
-  while (!merging && !stop_requested() && !host_.cancelled() && (limit < 0 || static_cast<long long>(index) < limit)) {
+  while (!merging && !stop_requested() && !host_.cancelled() && (limit < 0 || static_cast<long long>(index) < limit) &&
+         !(record_budget_ && record_budget_->exhausted())) {
     if (sharded && !seq && index % shard_n != shard_i) {  // another shard's record: only passed over
       if (!reader->skip()) break;
       ++index;
@@ -172,6 +173,11 @@ void Engine::note_reader_stats(const io::RecordReader &reader) {
 // Hands a chunk read to the workers once the window has room for it (a chunk larger than the window, a big
 // group, goes alone).
 void Engine::push_chunk(std::unique_ptr<Chunk> c) {
+  if (record_budget_) {  // under a budget: only the records it can finish (record_budget.h)
+    const std::size_t fit = record_budget_->admit(c->slots.size(), !plan_.group_by.empty());
+    if (fit == 0) return;
+    c->slots.resize(fit);
+  }
   std::unique_lock lk(mu_);
   const std::size_t n = c->slots.size();
   cv_space_.wait(lk, [&] { return records_in_flight_ == 0 || records_in_flight_ + n <= window_; });

@@ -61,8 +61,11 @@ std::shared_ptr<llm::LlmService> make_llm_service(const std::vector<ProviderDecl
     c.enabled = !no_cache && std::filesystem::exists(c.path);
     return std::make_shared<llm::LlmService>(std::move(cfgs), c);
   }
+  // The run's call log holds every answered call whatever the cache setting (with --no-cache it is the cache), so a
+  // --resume with or without the cache repeats no answered call (#39).
   c.path = no_cache ? run_folder::llm_call_log(run_dir).string() : cache_path;
-  if (no_cache) std::filesystem::create_directories(run_folder::progress_dir(run_dir));
+  if (!no_cache) c.call_log_path = run_folder::llm_call_log(run_dir).string();
+  std::filesystem::create_directories(run_folder::progress_dir(run_dir));
   return std::make_shared<llm::LlmService>(std::move(cfgs), c);
 }
 
@@ -170,6 +173,16 @@ void HostServices::account(const eg_call *call, const std::string &provider, con
   const std::string &node = (call != nullptr && call->node_id != nullptr) ? *call->node_id : std::string("(host)");
   std::lock_guard lk(cost_mu_);
   cost_[node][provider].add(r);
+  if (track_record_costs_ && call != nullptr) record_cost_[{call->record_index, call->replication}] += r.cost.total();
+}
+
+double HostServices::take_record_cost(std::size_t record_index, int replication) {
+  std::lock_guard lk(cost_mu_);
+  auto it = record_cost_.find({record_index, replication});
+  if (it == record_cost_.end()) return 0;
+  const double c = it->second;
+  record_cost_.erase(it);
+  return c;
 }
 
 json HostServices::cost_json() const {

@@ -58,6 +58,10 @@ class HostServices {
   nlohmann::json cost_json() const;
   void set_earlier_cost(nlohmann::json earlier);
   double cost_spent_usd() const;  // this session's and the earlier ones'
+  // Under a budget the engine admits records by what a finished record cost (exec/record_budget.h): with this on,
+  // each record's calls are summed apart until take_record_cost() hands the sum over.
+  void track_record_costs(bool on) { track_record_costs_ = on; }
+  double take_record_cost(std::size_t record_index, int replication);
 
  private:
   // Resolves the provider a chat call names (null: the pipeline's default); else fills `out` with why not.
@@ -90,6 +94,8 @@ class HostServices {
   mutable std::mutex cost_mu_;
   std::map<std::string, std::map<std::string, CostAcc>> cost_;  // node id -> provider -> what its calls cost
   nlohmann::json earlier_cost_;
+  std::atomic<bool> track_record_costs_{false};
+  std::map<std::pair<std::size_t, int>, double> record_cost_;  // guarded by cost_mu_
   std::shared_ptr<llm::LlmService> llm_;
   std::string chat_provider_, embedding_provider_;
   std::atomic<bool> cancelled_{false};

@@ -282,6 +282,8 @@ void Engine::start_chunk(Chunk &c, int worker) {
     // Only local nodes: the chunk runs here node after node, as the chunk executor did (no per-record hand-off).
     for (size_t k = 0; k < plan_.nodes.size(); ++k)
       for (auto &s : c.slots) run_record_node(k, s, worker);
+    if (record_budget_)
+      for (auto &s : c.slots) record_budget_->done(host_.take_record_cost(s.index, s.replication));
     c.remaining = 1;
     finish_record(c);
     return;
@@ -308,6 +310,7 @@ void Engine::advance(Chunk &c, std::uint32_t i, int worker) {
     run_record_node(k, s, std::max(worker, 0));
     ++s.next;
   }
+  if (record_budget_) record_budget_->done(host_.take_record_cost(s.index, s.replication));
   finish_record(c);
 }
 

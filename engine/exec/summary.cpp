@@ -89,6 +89,7 @@ void Engine::summarise(RunResult &res, bool stopped, int workers, const json &si
                  {"sinks", sinks}};
   if (host_.llm() != nullptr) {
     res.summary["llm"] = host_.llm()->stats_json();
+    res.summary["llm_rate_timeline"] = host_.llm()->rate_timelines_json();  // docs/llm-providers.md (#39)
     res.summary["cost"] = host_.cost_json();
   }
   if (!dataset_stats_.is_null()) res.summary["dataset_reader"] = dataset_stats_;

@@ -153,10 +153,12 @@ void LlmService::Impl::fail(const JobPtr& job, std::string error, bool stopped) 
 void LlmService::Impl::answer(const JobPtr& job, const ProviderConfig& cfg, nlohmann::json resp) {
   if (cache) {
     std::string txt = dump(resp);
-    if (txt.size() < (std::size_t(64) << 20))
-      cache->put(job->key, job->embed ? "embeddings" : "chat", cfg.name,
-                 job->embed ? (cfg.embedding_model.empty() ? cfg.model : cfg.embedding_model) : cfg.model,
-                 redact(std::move(txt)), seconds_since(job->start));
+    if (txt.size() < (std::size_t(64) << 20)) {
+      const std::string model = job->embed ? (cfg.embedding_model.empty() ? cfg.model : cfg.embedding_model) : cfg.model;
+      txt = redact(std::move(txt));
+      if (call_log) call_log->put(job->key, job->embed ? "embeddings" : "chat", cfg.name, model, txt, seconds_since(job->start));
+      cache->put(job->key, job->embed ? "embeddings" : "chat", cfg.name, model, std::move(txt), seconds_since(job->start));
+    }
   }
   CallResult r;
   r.ok = true;
@@ -262,6 +264,7 @@ bool LlmService::Impl::answer_from_cache(ProviderState& ps, const std::string& k
                                          CallResult& out) {
   double fetched_latency = -1;
   auto hit = cache->get(key, &fetched_latency);
+  if (!hit && call_log) hit = call_log->get(key, &fetched_latency);  // answered in an earlier session of the run
   if (!hit) return false;
   rawjson::CheckResult chk;
   rawjson::check(*hit, response_check(), chk, nullptr);
@@ -462,12 +465,16 @@ LlmService::LlmService(std::vector<ProviderConfig> providers, CacheOptions cache
   if (cache_opts.enabled) 
     im.cache = std::make_unique<ResponseCache>(cache_opts.path.empty() ? default_cache_path() : cache_opts.path,
                                                /*snapshot=*/cache_opts.dry_run);
+  if (cache_opts.enabled && !cache_opts.dry_run && !cache_opts.call_log_path.empty() &&
+      cache_opts.call_log_path != im.cache->path())
+    im.call_log = std::make_unique<ResponseCache>(cache_opts.call_log_path);
   im.start_loop();
 }
 
 LlmService::~LlmService() {
   impl_->stop_loop();
   impl_->cache.reset();  // flushes queued writes
+  impl_->call_log.reset();
 }
 
 bool LlmService::has_provider(const std::string& name) const { return impl_->index.count(name) != 0; }

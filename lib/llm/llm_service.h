@@ -96,6 +96,10 @@ struct CacheOptions {
   // `evalgraph estimate`: nothing is sent. A call the cache does not answer gets at once the answer "-"
   // (CallResult::dry), with its prompt tokens counted; nothing is written to the cache.
   bool dry_run = false;
+  // The run's call log (engine: <run>/progress/llm-calls.sqlite): every answer fetched is written there too, and a
+  // call the cache does not answer is looked up there, so a resumed run repeats no answered call whatever the
+  // cache setting of either session. Empty: none (with the cache off the engine makes the call log the cache).
+  std::string call_log_path = {};
 };
 
 // Returns the default cache path (does not create it). Throws std::runtime_error if neither

@@ -137,6 +137,7 @@ struct LlmService::Impl {
   std::unordered_map<std::string, std::size_t> index;
   std::vector<std::string> secrets;
   std::unique_ptr<ResponseCache> cache;
+  std::unique_ptr<ResponseCache> call_log;  // CacheOptions::call_log_path: beside the cache, written through
 
   mutable std::mutex stats_mu;
   mutable std::mutex log_mu;

@@ -16,7 +16,7 @@ Clock::time_point after(Clock::time_point t, double s) {
   return t + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
-constexpr double kInitialWindow = 16;     // the first round's window (below the ceiling)
+constexpr double kInitialWindow = 32;     // the first round's window (below the ceiling)
 constexpr double kHoldRise = 0.15;        // latency 15 % over the least seen: the window holds
 constexpr double kShrinkRise = 0.3;       // 30 %: it shrinks towards 1.1x the least latency
 constexpr double kLatencyFloorS = 0.025;  // rises are measured against at least this (fast local servers' noise)
@@ -224,6 +224,7 @@ void RateController::on_answer(Clock::time_point now, const Ticket &t, Answer a,
 void RateController::latency_round(double mean_s) {
   if (base_latency_s_ < 0 || mean_s < base_latency_s_) base_latency_s_ = mean_s;
   const double rise = (mean_s - base_latency_s_) / std::max(base_latency_s_, kLatencyFloorS);
+  if (rise > kHoldRise && slow_start_) next_probe_ = Clock::time_point{};  // the first rise: measure the base now
   if (rise > kShrinkRise) {
     window_ = std::max(1.0, window_ * std::max(0.7, 1.1 / (1.0 + rise)));
     slow_start_ = false;
@@ -246,7 +247,8 @@ bool RateController::probe_round(Clock::time_point now, double mean_s, bool meas
     next_probe_ = after(now, kProbeEveryS);
     return false;
   }
-  if (now < next_probe_ || window_ < 8 || !round_limited_) return false;
+  // (only once the latency rose or a call was refused: a window still in slow start has seen no queue)
+  if (now < next_probe_ || window_ < 8 || !round_limited_ || slow_start_) return false;
   probe_from_window_ = window_;
   window_ = std::max(2.0, window_ / 4);
   return true;

@@ -1,13 +1,15 @@
 // How many calls a provider gets at once and how fast they go (docs/llm-providers.md, "How fast a provider is
 // driven"). One RateController per provider, on LlmService's event-loop thread only.
 //
-// * The window (calls in flight) finds itself below `max_in_flight` (the ceiling), from 16: it doubles each round
+// * The window (calls in flight) finds itself below `max_in_flight` (the ceiling), from 32: it doubles each round
 //   while it is what holds the calls back and the answers' latency does not rise (slow start), then grows by
 //   sqrt(window)/2 a round; it holds where the median latency of a round rises 15 % over the least seen (a server
 //   that queues: Vegas/Gradient), shrinks towards 1.1x that latency (by 30 % a round at most) where it rises 30 %,
 //   and halves on a 503/529 (overloaded). A round is one window of answers to calls sent since the window last
-//   moved; the first round after a move (but in slow start) only lets the server's queue settle. At 1 s and every
-//   20 s one round runs at a quarter of the window and its latency becomes the least seen (ProbeRTT, as BBR).
+//   moved; the first round after a move (but in slow start) only lets the server's queue settle. Once slow start
+//   is over (at its first rise of latency, then every 20 s) one round runs at a quarter of the window and its
+//   latency becomes the least seen (ProbeRTT, as BBR): a first window that already queued, or a server that got
+//   slower, leaves no stale base.
 // * Rate limits the provider states (x-ratelimit-*, anthropic-ratelimit-*) become two buckets, requests and
 //   tokens: their size, refill rate and level, reconciled with every answer's headers (what the provider had
 //   left when it counted that call, plus the refill since, minus what was sent after it). A call goes only when

@@ -97,7 +97,7 @@ TEST_CASE("rate limits with headers: paced to the token bucket, no 429", "[llm][
   so.latency_ms = 50;
   so.limits.requests_per_minute = 6000;
   so.limits.tokens_per_minute = 60000;  // 1000 tokens/s; a call is about 50: 20 calls/s
-  so.limits.burst_s = 1;
+  so.limits.burst_s = 2;                // (the first window, 32 calls, goes before any header is seen: it fits)
   TestLlmServer srv(so);
   LlmService svc({provider(srv)}, CacheOptions{false, ""});
   const auto t0 = std::chrono::steady_clock::now();
@@ -105,15 +105,15 @@ TEST_CASE("rate limits with headers: paced to the token bucket, no 429", "[llm][
   const double wall = seconds(t0);
   for (const auto &r : rs) CHECK(r.ok);
   CHECK(srv.refused_by_limits() == 0);  // nothing sent that the provider would refuse
-  // 80 calls of ~50 tokens: ~1000 tokens at once, then 1000/s: ~3 s (not 80 x 50 ms / 256)
-  CHECK(wall > 2.0);
+  // 80 calls of ~50 tokens: ~2000 tokens at once, then 1000/s: ~2 s (not 80 x 50 ms / 256)
+  CHECK(wall > 1.5);
   const Json rate = svc.stats_json()["p"]["rate"];
   INFO(rate.dump());
   CHECK(rate["limit"] == "tokens");
   CHECK(rate["rate_limits"]["tokens"]["from"] == "headers");
   CHECK(rate["rate_limits"]["tokens"]["per_second"].get<double>() == Approx(1000).epsilon(0.1));
   CHECK(rate["http_429"] == 0);
-  CHECK(rate["capacity_wait_s"].get<double>() > 1.0);
+  CHECK(rate["capacity_wait_s"].get<double>() > 0.5);
 }
 
 TEST_CASE("a server that queues: the window holds near its capacity, latency stays near unloaded", "[llm][rate]") {
