@@ -52,7 +52,7 @@ fs::path stopped_session(LlmServer &srv, TempDir &d, const std::string &cache_fl
 }
 }  // namespace
 
-TEST_CASE("budget: every record paid for is written; --no-cache --resume sends only the calls never answered",
+TEST_CASE("budget: every record paid for is written, and --no-cache --resume sends only the calls never answered",
           "[budget][llm]") {
   ServerOptions o;
   o.latency_ms = 20;

@@ -430,12 +430,6 @@ TEST_CASE("500 calls with 30% deterministic faults: every call accounted for, ex
 TEST_CASE("Retry-After is honoured (seconds and HTTP date)", "[llm][retry]") {
   TestLlmServer server;
   server.add_rule(Rule{.match = "seconds", .fault = Fault::http_429, .fault_times = 1, .retry_after = "1"});
-  char date[64];
-  std::time_t when = std::time(nullptr) + 2;
-  std::tm tm{};
-  gmtime_r(&when, &tm);
-  std::strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-  server.add_rule(Rule{.match = "date", .fault = Fault::http_503, .fault_times = 1, .retry_after = date});
   LlmService svc({provider_for(server)}, no_cache());
 
   auto r = svc.chat("p", chat_body("seconds"), 0);
@@ -450,6 +444,13 @@ TEST_CASE("Retry-After is honoured (seconds and HTTP date)", "[llm][retry]") {
   CHECK(r.latency_s < 10.0);
 
   server.reset_counters();
+  // The date is taken now, not before the first call: that call's 1 s wait would eat half of it.
+  char date[64];
+  std::time_t when = std::time(nullptr) + 2;
+  std::tm tm{};
+  gmtime_r(&when, &tm);
+  std::strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  server.add_rule(Rule{.match = "date", .fault = Fault::http_503, .fault_times = 1, .retry_after = date});
   auto r2 = svc.chat("p", chat_body("date"), 0);
   REQUIRE(r2.ok);
   CHECK(r2.attempts == 2);
