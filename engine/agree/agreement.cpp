@@ -84,7 +84,13 @@ std::string AgreementSet::observe(std::string_view record, std::size_t index) {
     current_ = index;
     scratch_.clear();
     Row row;
-    labels_->labels_of(record, members_, scratch_, &row.key);
+    if (defer_) {  // only the key now (attach_labels)
+      for (const auto &m : members_)
+        if (m.key == labels_->decl().key) row.key = key_text(record.substr(m.value.off, m.value.len));
+    } else {
+      labels_->labels_of(record, members_, scratch_, &row.key);
+    }
+    row.keyed = !row.key.empty();
     if (row.key.empty()) row.key = fmt::format("#{}", index + 1);
     row.labels_at = static_cast<std::uint32_t>(all_labels_.size());
     row.labels_n = static_cast<std::uint32_t>(scratch_.size());
@@ -95,6 +101,19 @@ std::string AgreementSet::observe(std::string_view record, std::size_t index) {
   for (std::size_t i = 0; i < entries_.size(); ++i) pending_[i].push_back(read_metric(entries_[i], record, members_));
   if (!annotate_ || !next_record || scratch_.empty()) return {};
   return labels_->labels_json(scratch_);
+}
+
+void AgreementSet::attach_labels() {
+  if (!defer_) return;
+  defer_ = false;
+  all_labels_.clear();
+  labelled_ = 0;
+  for (auto &row : rows_) {
+    row.labels_at = static_cast<std::uint32_t>(all_labels_.size());
+    if (row.keyed) labels_->labels_of_key(row.key, all_labels_);
+    row.labels_n = static_cast<std::uint32_t>(all_labels_.size() - row.labels_at);
+    if (row.labels_n > 0) ++labelled_;
+  }
 }
 
 // The replications of the record gathered so far become one value per entry.
@@ -141,6 +160,7 @@ void AgreementSet::finish_record() {
 
 json AgreementSet::evaluate() {
   finish_record();
+  attach_labels();
   current_ = static_cast<std::size_t>(-1);
   json labels = {{"source", labels_->from_records() ? json("record fields") : json(labels_->decl().path.string())},
                  {"key", labels_->decl().key},

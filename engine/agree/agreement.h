@@ -46,6 +46,10 @@ class AgreementSet {
   void set_annotate(bool on) { annotate_ = on; }
   // Room for about this many records (evalgraph agree knows the records file's size): no regrowth while gathering.
   void reserve(std::size_t records);
+  // `evalgraph agree`: the labels file is read while the records are gathered (on another thread): observe() keeps
+  // each record's key only, and attach_labels() looks the labels up once the file is read. File mode only.
+  void defer_labels() { defer_ = !labels_->from_records(); }
+  void attach_labels();
 
   struct Entry {
     AgreementDecl decl;
@@ -57,6 +61,7 @@ class AgreementSet {
   struct Row {
     std::string key;                            // the record's key (or "#index")
     std::uint32_t labels_at = 0, labels_n = 0;  // into labels_
+    bool keyed = false;                         // the key is the record's (not "#index")
   };
 
  private:
@@ -75,6 +80,7 @@ class AgreementSet {
   std::string_view inner_of_;  // the object inner_ holds the members of (this record's)
   std::vector<Label> scratch_;
   bool annotate_ = true;
+  bool defer_ = false;  // defer_labels()
 };
 
 // The statistics of one entry over the gathered rows (agreement_stats.cpp).

@@ -282,20 +282,7 @@ bool LabelSet::labels_of(std::string_view record, const std::vector<rawjson::Mem
   if (key != nullptr) *key = k == nullptr ? std::string() : key_text(record.substr(k->value.off, k->value.len));
   if (!from_records()) {
     if (k == nullptr) return false;
-    const std::string k_text = key != nullptr ? *key : key_text(record.substr(k->value.off, k->value.len));
-    // Labels are usually in the records' order: the record after the last one found is tried before the hash.
-    std::uint32_t row = next_row_;
-    if (row >= keys_.size() || *keys_[row] != k_text) {
-      auto it = index_.find(k_text);
-      if (it == index_.end()) return true;
-      row = it->second;
-    }
-    next_row_ = row + 1;
-    if (seen_flag_[row] == 0) {
-      seen_flag_[row] = 1;
-      ++seen_;
-    }
-    out.insert(out.end(), labels_.begin() + offsets_[row], labels_.begin() + offsets_[row + 1]);
+    labels_of_key(key != nullptr ? *key : key_text(record.substr(k->value.off, k->value.len)), out);
     return true;
   }
   // Record mode: the label fields of the record; a list holds one label per person (#1, #2, ...).
@@ -319,6 +306,22 @@ bool LabelSet::labels_of(std::string_view record, const std::vector<rawjson::Mem
       take(v, "");
   }
   return true;
+}
+
+void LabelSet::labels_of_key(const std::string &key, std::vector<Label> &out) {
+  // Labels are usually in the records' order: the record after the last one found is tried before the hash.
+  std::uint32_t row = next_row_;
+  if (row >= keys_.size() || *keys_[row] != key) {
+    auto it = index_.find(key);
+    if (it == index_.end()) return;
+    row = it->second;
+  }
+  next_row_ = row + 1;
+  if (seen_flag_[row] == 0) {
+    seen_flag_[row] = 1;
+    ++seen_;
+  }
+  out.insert(out.end(), labels_.begin() + offsets_[row], labels_.begin() + offsets_[row + 1]);
 }
 
 std::string LabelSet::labels_json(const std::vector<Label> &labels) const {

@@ -49,6 +49,8 @@ class LabelSet {
   // has no key (file mode).
   bool labels_of(std::string_view record, const std::vector<rawjson::Member> &members, std::vector<Label> &out,
                  std::string *key = nullptr);
+  // File mode: the labels of the record with this key (appends to `out`; a key the file lacks adds none).
+  void labels_of_key(const std::string &key, std::vector<Label> &out);
   // Marks a key as seen in the data (the rest are counted as labels for records not in the data set).
   std::size_t keys() const { return index_.size(); }
   std::size_t keys_seen() const { return seen_; }

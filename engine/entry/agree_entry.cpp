@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "agree/agreement.h"
 #include "config/pipeline.h"
@@ -66,22 +67,28 @@ AgreeResult agree_run(const AgreeRequest &req) {
     throw std::runtime_error(fmt::format("{}: {}", run_folder::summary(req.run_dir).string(),
                                          why.empty() ? "not a JSON object; the run folder is damaged" : why));
   Pipeline p = run_pipeline_of(req, info);
-  std::vector<Diagnostic> diags;
-  std::shared_ptr<agree::LabelSet> labels;
-  if (!req.labels_file.empty() || !p.labels.path.empty()) {
-    labels = load_labels(p, req.labels_file, diags);
-    if (!diags.empty()) throw ConfigError(std::move(diags));
-  } else {
-    labels = std::make_shared<agree::LabelSet>(p.labels);  // the records' own fields
-  }
   const fs::path records = records_file_of(req.run_dir, info);
   if (records.empty())
     throw std::runtime_error(
         fmt::format("{}: the run wrote no records file (detailed.jsonl); add sink.jsonl to the "
                     "pipeline's sinks",
                     req.run_dir.string()));
+  // A labels file is read on a thread of its own while this one gathers the records (the two files are read side
+  // by side; the labels are attached by key at the end): about half the wall time on a million records.
+  auto labels = std::make_shared<agree::LabelSet>(p.labels);  // without a file: the records' own fields
+  std::vector<Diagnostic> label_diags;
+  std::thread label_reader;
+  if (!req.labels_file.empty() || !p.labels.path.empty())
+    label_reader = std::thread([&] { read_labels(*labels, p, req.labels_file, label_diags); });
+  struct Join {
+    std::thread &t;
+    ~Join() {
+      if (t.joinable()) t.join();
+    }
+  } join{label_reader};
   agree::AgreementSet set(p, labels);
   set.set_annotate(false);
+  set.defer_labels();
   std::ifstream in(records, std::ios::binary);
   if (!in) throw std::runtime_error(records.string() + ": cannot open");
   std::string line;
@@ -102,6 +109,8 @@ AgreeResult agree_run(const AgreeRequest &req) {
     if (!continues && lineno > 1) ++index;
     set.observe(line, index);
   }
+  if (label_reader.joinable()) label_reader.join();
+  if (!label_diags.empty()) throw ConfigError(std::move(label_diags));
   AgreeResult r;
   r.agreement = set.evaluate();
   r.agreement["records_file"] = records.filename().string();

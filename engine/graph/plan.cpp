@@ -413,18 +413,23 @@ std::shared_ptr<agree::LabelSet> load_labels(const Pipeline &p, const fs::path &
                                              std::vector<Diagnostic> &diags) {
   if (!p.labels.declared) return nullptr;
   auto set = std::make_shared<agree::LabelSet>(p.labels);
+  return read_labels(*set, p, labels_file, diags) ? set : nullptr;
+}
+
+bool read_labels(agree::LabelSet &set, const Pipeline &p, const fs::path &labels_file,
+                 std::vector<Diagnostic> &diags) {
   try {
-    if (!labels_file.empty()) set->read_file(labels_file);
-    else if (!p.labels.path.empty()) set->read_file(p.labels.path);
-    else set->check_dataset(p.dataset, p.limits.record);
+    if (!labels_file.empty()) set.read_file(labels_file);
+    else if (!p.labels.path.empty()) set.read_file(p.labels.path);
+    else set.check_dataset(p.dataset, p.limits.record);
   } catch (const ConfigError &e) {
     diags.insert(diags.end(), e.diagnostics().begin(), e.diagnostics().end());
-    return nullptr;
+    return false;
   } catch (const io::DataError &e) {
     diags.push_back({{e.file().string(), static_cast<int>(e.line()), static_cast<int>(e.column())}, e.what()});
-    return nullptr;
+    return false;
   }
-  return set;
+  return true;
 }
 
 namespace {

@@ -49,6 +49,9 @@ struct Plan {
 // `labels_file` in place of the pipeline's path (evalgraph agree --labels). Appends every problem to `diags`.
 std::shared_ptr<agree::LabelSet> load_labels(const Pipeline &p, const std::filesystem::path &labels_file,
                                              std::vector<Diagnostic> &diags);
+// The same into a set made already (`evalgraph agree` reads it on a thread while the records are gathered).
+bool read_labels(agree::LabelSet &set, const Pipeline &p, const std::filesystem::path &labels_file,
+                 std::vector<Diagnostic> &diags);
 
 // The dataset's columns: the CSV header, or the keys of the first JSONL records. Throws ConfigError.
 std::vector<std::string> read_dataset_columns(const Pipeline &p);
