@@ -334,6 +334,7 @@ void OtlpReader::load_checked(const SpillFile &part, std::string &arena, std::ve
     std::uint64_t pieces = 0, bytes = 0;
   };
   std::map<TraceKey, Size> sizes;
+  arena.clear();
   each_entry(
       part, [](const EntryHeader &) { return false; },
       [&](const EntryHeader &h, std::string_view) {
@@ -364,8 +365,7 @@ void OtlpReader::count_oversized(std::uint64_t pieces) {
 // Step 2 for one partition: its pieces grouped by trace, each trace within the limits mapped to its records.
 void OtlpReader::assemble(const SpillFile &part) {
   std::vector<Ref> refs;
-  std::string &arena = arena_;  // kept between partitions: its pages are not faulted in again
-  arena.clear();
+  std::string &arena = arena_;  // kept between partitions: its pages are not faulted in (nor zeroed) again
   if (part.size() <= kWholePartition)
     load_whole(part, arena, refs);
   else
@@ -444,8 +444,10 @@ void OtlpReader::write_record(MappedRecord &r, std::uint64_t line) {
 bool OtlpReader::load_next_record_file() {
   items_.clear();
   item_ = 0;
-  loaded_.clear();
-  if (next_record_file_ == records_.size()) return false;
+  if (next_record_file_ == records_.size()) {
+    loaded_.clear();
+    return false;
+  }
   std::unique_ptr<SpillFile> f = std::move(records_[next_record_file_++]);
   f->read_at(0, static_cast<std::size_t>(f->size()), loaded_);
   f.reset();

@@ -36,6 +36,7 @@ class SpillFile {
   std::uint64_t size() const { return written_ + buf_.size(); }
   const std::filesystem::path &path() const { return path_; }
   // Reads bytes [off, off + n) (after a flush).
+  // `out` becomes the n bytes at `off`. Give it the buffer of the last read: only its growth is zeroed first.
   void read_at(std::uint64_t off, std::size_t n, std::string &out) const;
 
  private:
