@@ -1,4 +1,5 @@
-// The evalgraph command line: run, validate, graph, plugins.
+// The evalgraph command line: run (--resume, --shard, --config-dir), merge, cache merge, validate, graph, estimate,
+// plugins, compare, agree, combine-experiments, create-dataset (kUsage below lists them with their arguments).
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <unistd.h>
