@@ -198,16 +198,18 @@ Pairs make_pairs(const Entry &e, const LabelFieldDecl &f, MetricCoder &coder, Ki
         ++p.off_scale;
         continue;
       }
-      if (c.tie) {
-        ++p.tie;
-        continue;
-      }
       x = *code;
     } else if (v.type == MetricValue::text) {
       ++p.off_scale;
       continue;
     } else {
       x = v.num;
+    }
+    // The label as a class (a classification, or the class a score is ranked against): a majority tie, or an
+    // ordinal mean halfway between two points, has none; taking the first vote would depend on the file's order.
+    if (c.tie && (classify || kind == Kind::score_vs_binary)) {
+      ++p.tie;
+      continue;
     }
     p.x.push_back(x);
     p.y.push_back(classify ? c.code : kind == Kind::score_vs_binary ? c.code : c.mean);
@@ -363,6 +365,7 @@ json people_ceiling(const Entry &e, const LabelFieldDecl &f, const LabelSet &lab
   const Scale scale(f);
   const std::string stat = headline(kind, on_scale);
   const bool classify = kind == Kind::classification;
+  const bool as_class = classify || kind == Kind::score_vs_binary;  // the rest's majority (a tie: none)
   json per = json::array();
   double sum = 0;
   int defined = 0;
@@ -375,9 +378,9 @@ json people_ceiling(const Entry &e, const LabelFieldDecl &f, const LabelSet &lab
         if (ls[i].field == e.field && ls[i].annotator == a) mine = &ls[i];
       if (mine == nullptr) continue;
       Consensus rest = consensus(scale, e.field, ls, rows[r].labels_n, a);
-      if (!rest.labelled || (classify && rest.tie)) continue;
-      p.x.push_back(classify || kind == Kind::score_vs_binary ? mine->code : scale(mine->code));
-      p.y.push_back(classify || kind == Kind::score_vs_binary ? rest.code : rest.mean);
+      if (!rest.labelled || (as_class && rest.tie)) continue;
+      p.x.push_back(as_class ? mine->code : scale(mine->code));
+      p.y.push_back(as_class ? rest.code : rest.mean);
     }
     stats::Stat s = headline_stat(stat, p, static_cast<int>(categories(f).size()), positive);
     json j = stat_json(s);
