@@ -495,12 +495,6 @@ int dispatch(const std::string &cmd, const std::vector<std::string> &args, const
   }
   if (cmd == "create-dataset") return cmd_create_dataset(vm);
   if (cmd == "agree") {  // docs/agreement.md
-#ifdef EVALGRAPH_WITH_MIMALLOC
-    // A million records' metric values, labels and their sorts: hundreds of MB walked at random. 2 MiB pages
-    // (transparent huge pages, where the kernel allows them) cut the TLB misses and page faults: -30 % CPU
-    // (bench/agreement_bench.sh).
-    mi_option_enable(mi_option_large_os_pages);
-#endif
     agree_cli::Options ao;
     if (vm.count("labels")) ao.labels_file = vm["labels"].as<std::string>();
     if (vm.count("agreement")) ao.entries = vm["agreement"].as<std::vector<std::string>>();
@@ -554,6 +548,12 @@ int dispatch(const std::string &cmd, const std::vector<std::string> &args, const
 }  // namespace
 
 int main(int argc, char **argv) {
+#ifdef EVALGRAPH_WITH_MIMALLOC
+  // 2 MiB pages for the heap (transparent huge pages, where the kernel allows them: Debian's default "madvise"):
+  // far fewer page faults and TLB misses on the large buffers of big inputs. Measured: the trace reader -40 % CPU
+  // (bench/traces_bench.sh), `evalgraph agree` on a million records -30 % (bench/agreement_bench.sh).
+  mi_option_enable(mi_option_large_os_pages);
+#endif
   const po::options_description opts = command_line_options();
   po::options_description hidden;
   hidden.add_options()("command", po::value<std::string>())("args", po::value<std::vector<std::string>>());

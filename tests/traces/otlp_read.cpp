@@ -10,7 +10,14 @@
 
 #include "io/dataset.h"
 
+#ifdef EVALGRAPH_WITH_MIMALLOC
+#include <mimalloc.h>
+#endif
+
 int main(int argc, char **argv) {
+#ifdef EVALGRAPH_WITH_MIMALLOC
+  mi_option_enable(mi_option_large_os_pages);  // as the evalgraph executable does (cli/main.cpp)
+#endif
   if (argc < 2) {
     std::fprintf(stderr, "usage: eg-otlp-read FILE [--logs FILE] [--unit trace|llm_call] [--print]\n");
     return 2;
