@@ -34,6 +34,7 @@
 #include "report/default_report.h"
 #include "run_folder/run_folder.h"
 #include "shard/shard.h"
+#include "summary/provider_summary.h"
 #include "util/exit_codes.h"
 #include "util/version.h"
 
@@ -311,9 +312,9 @@ void print_run_summary(const Pipeline &p, const RunResult &r) {
   std::fprintf(stderr, "evalgraph: %s: %zu records in %.2f s (%.0f records/s), %zu with failures\n",
                p.name.c_str(), r.records, r.seconds, r.seconds > 0 ? r.records / r.seconds : 0.0, r.failed_records);
   print_node_lines(r);
-  if (r.summary.contains("llm")) {
+  if (r.summary.contains("llm")) {  // calls, tokens, and how fast each provider was driven (docs/llm-providers.md)
     for (const auto &[name, s] : r.summary["llm"].items())
-      std::fprintf(stderr, "  provider %s: %s\n", name.c_str(), s.dump().c_str());
+      std::fputs(summary::provider_lines(name, s).c_str(), stderr);
   }
   if (const auto c = r.summary.find("cost"); c != r.summary.end())  // docs/cost.md
     std::fprintf(stderr, "  cost: $%.4f (%s billed calls, %s answered by the cache for free)\n",

@@ -21,12 +21,17 @@ double peak_rss_mb() {
 // What eg_host.run_info answers, from any thread (a sink may ask in process() on the writer thread; in
 // finish(), once every record is written, the counts are final): the counts so far (atomics) and the LLM
 // usage as run.json reports it — a merge's shards summed (extra_summary, where run.json's "llm" comes from
-// then), else this run's LLM service (its stats are locked inside).
+// then), else this run's LLM service (its stats are locked inside) with its providers' rate timelines.
 json Engine::run_info() const {
-  json llm = json::object();
-  if (auto it = opt_.extra_summary.find("llm"); it != opt_.extra_summary.end() && it->is_object()) llm = *it;
-  else if (host_.llm() != nullptr) llm = host_.llm()->stats_json();
+  json llm = json::object(), timelines;
+  if (auto it = opt_.extra_summary.find("llm"); it != opt_.extra_summary.end() && it->is_object()) {
+    llm = *it;  // a merge: its shards' timelines stay in their own run.json
+  } else if (host_.llm() != nullptr) {
+    llm = host_.llm()->stats_json();
+    timelines = host_.llm()->rate_timelines_json();  // the report's "LLM providers" charts (#39)
+  }
   json out = {{"records", written_.load()}, {"failed_records", failed_records_.load()}, {"llm", std::move(llm)}};
+  if (!timelines.is_null()) out["llm_rate_timeline"] = std::move(timelines);
   if (auto it = opt_.extra_summary.find("cost"); it != opt_.extra_summary.end() && it->is_object()) out["cost"] = *it;
   else if (host_.llm() != nullptr) out["cost"] = host_.cost_json();
   std::lock_guard lk(verdict_mu_);

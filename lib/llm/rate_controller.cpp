@@ -363,6 +363,11 @@ nlohmann::json RateController::to_json() const {
   if (cap_.on) limits["after_refusals"] = bucket(cap_, "429 without rate-limit headers");
   nlohmann::json rows = nlohmann::json::array();
   for (const auto &p : timeline_) rows.push_back({p[0], p[1], p[2], p[3], p[4]});
+  // Points are taken every interval at most: a last one where things stood when last observed, so that the
+  // answers (and 429s) after the last point are not missing from the run's charts.
+  if (!timeline_.empty() && secs(last_observe_ - t0_) > timeline_.back()[0])
+    rows.push_back({secs(last_observe_ - t0_), static_cast<double>(prev_in_flight_), static_cast<double>(window()),
+                    static_cast<double>(answers_ok_), static_cast<double>(refused_)});
   return {{"adaptive", s_.adaptive},
           {"ceiling", s_.ceiling},
           {"window", window()},

@@ -40,6 +40,7 @@ check "report: drill-down shows s0, k0 and o0" 'grep -q "\"drill_nodes\":\[\"s0\
 check "report: K0 dimensions and S0 expectations rendered" 'grep -q "class=\"dim " "$work/report.dom" && grep -q "Format expectations" "$work/report.dom"'
 check "report: Fleiss' kappa of the worked example is 0.210" 'grep -q "\"kappa_example\":\"0.210\"" <<<"$st"'
 check "report: histograms (SVG) and the pipeline graph" 'grep -q "class=\"hist\"" "$work/report.dom" && grep -q "id=\"dag\"" "$work/report.dom"'
+check "report: a run without LLM has no LLM providers section" '! grep -q "id=\"llm-providers\"" "$work/report.dom"'
 check "report: a run without LLM says so under LLM usage" 'grep -q "<h3>LLM usage</h3><p class=\"muted\" id=\"llm-usage\">no LLM calls</p>" "$work/report.dom"'
 # A report without the eg-final element (written by an engine before plugin ABI 1.1) still works.
 sed '/<script type="application\/json" id="eg-final">/d' "$run_a/report.html" >"$work/old-report.html"
@@ -58,10 +59,17 @@ if [ -x "$server" ]; then
   printf 'original\none\ntwo\nthree\none\n' >"$work/llm.csv"
   printf 'name: llm\ndataset: {path: llm.csv}\nproviders:\n  judge:\n    base_url: %s\n    model: m\nnodes:\n  - {id: t, uses: transform.llm}\nsinks:\n  - uses: sink.jsonl\n    with: {file: detailed.jsonl}\n' "$url" >"$work/llm.yaml"
   run_l=$(CI=true "$exe" run -q -j 1 --no-cache "$work/llm.yaml" -o "$work/runs")
+  # 20 calls of 500 ms, 4 at once: 2.5 s, so the provider's timeline (a point every 0.5 s) has rows to draw
+  seq 1 20 | sed '1i original' >"$work/rate.csv"
+  sed -e 's/llm.csv/rate.csv/' -e 's/    model: m/    model: m\n    max_in_flight: 4/' "$work/llm.yaml" >"$work/rate.yaml"
+  run_r=$(CI=true "$exe" run -q --no-cache "$work/rate.yaml" -o "$work/runs")
   kill "$server_pid"; wait "$server_pid" 2>/dev/null
   dump "file://$run_l/report.html#selftest" "$work/llm.dom" "$work/llm.err"
   check "LLM run: the usage table has the provider with its 4 calls and 3 HTTP requests" 'grep -q "<tr data-provider=\"judge\"><td><b>judge</b></td><td class=\"n\" data-k=\"calls\">4</td><td class=\"n\" data-k=\"http_requests\">3</td>" "$work/llm.dom"'
   check "LLM run: token columns and no script errors" 'grep -q "data-k=\"prompt_tokens\">[1-9]" "$work/llm.dom" && grep -q "\"errors\":\[\]" "$work/llm.dom" && ! grep -q ":CONSOLE" "$work/llm.err"'
+  dump "file://$run_r/report.html#selftest" "$work/rate.dom" "$work/rate.err"
+  check "LLM run: the LLM providers section with the provider's concurrency (max 4) in its table" 'grep -q "<tr data-provider=\"judge\"><td><b>judge</b></td><td data-k=\"concurrency\">[0-4] / [0-4] / 4</td><td>adaptive, ceiling 4</td>" "$work/rate.dom"'
+  check "LLM run: two charts (concurrency, answers per second) with their titles, drawn without errors" 'grep -q "aria-labelledby=\"llm-c0-t llm-c0-d\"><title id=\"llm-c0-t\">Calls in flight and window of judge over the run</title>" "$work/rate.dom" && grep -q "aria-labelledby=\"llm-r0-t llm-r0-d\"><title id=\"llm-r0-t\">Answers per second from judge over the run</title><desc id=\"llm-r0-d\">20 answers in " "$work/rate.dom" && grep -q "<polyline class=\"inflight\" points=\"[0-9]" "$work/rate.dom" && grep -q "<rect class=\"tp\" x=\"[0-9]" "$work/rate.dom" && grep -q "\"errors\":\[\]" "$work/rate.dom" && ! grep -q ":CONSOLE" "$work/rate.err"'
 fi
 
 # A run with a failed and a skipped node, and a run without records.
