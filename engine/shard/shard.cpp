@@ -261,7 +261,13 @@ ShardTotals shard_totals(const std::vector<ShardFolder> &shards) {
     }
     if (s.run.contains("llm")) {
       e["llm"] = s.run["llm"];
-      sum_into(t.llm, s.run["llm"]);
+      // Counts add up; a provider's rate figures (concurrency, window, what held it) are each shard's own and
+      // stay in its provenance entry: summed they would mean nothing.
+      json counts = s.run["llm"];
+      if (counts.is_object())
+        for (auto &[provider, st] : counts.items())
+          if (st.is_object()) st.erase("rate");
+      sum_into(t.llm, counts);
     }
     if (s.run.contains("cost") && s.run["cost"].is_object()) {  // summed: every shard's calls, per provider and node
       e["cost_usd"] = s.run["cost"].value("cost_usd", 0.0);

@@ -65,6 +65,12 @@ TEST_CASE("shards: own LLM caches, cache merge, a rerun from the merged cache ma
   auto mj = read_run_json(d.path / "merged");
   CHECK(mj["llm"]["judge"]["calls"] == 60);  // summed over the shards
   CHECK(mj["llm"]["judge"]["http_requests"] == 60);
+  // a provider's rate figures are each shard's own: kept per shard, not summed into nonsense
+  CHECK_FALSE(mj["llm"]["judge"].contains("rate"));
+  REQUIRE(mj["merged"]["shards"].size() == 3);
+  REQUIRE(read_run_json(shards[0])["llm"]["judge"]["rate"]["concurrency"]["max"].get<int>() >= 1);
+  CHECK(mj["merged"]["shards"][0]["llm"]["judge"]["rate"]["concurrency"]["max"] ==
+        read_run_json(shards[0])["llm"]["judge"]["rate"]["concurrency"]["max"]);
   CHECK(mj["records"] == 60);
   // what the shards spent, summed (docs/cost.md); the price is the price, not a sum
   double shard_cost = 0;
