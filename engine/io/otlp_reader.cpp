@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -287,9 +286,7 @@ void OtlpReader::prepare() {
     throw DataError(file_, 0, "cannot create a temporary folder for the trace reader",
                     "set TMPDIR to a writable folder with room for about the size of the trace file");
   dir_ = pattern;
-  auto t0 = std::chrono::steady_clock::now();
   partition_inputs(settings_, dir_, parts_, counts_);
-  auto t1 = std::chrono::steady_clock::now();
   context_count_ = parts_.context_index->size() / 8;
   const std::size_t n = std::clamp<std::uint64_t>(parts_.input_bytes / (std::uint64_t{16} << 20) + 1, 1, 512);
   for (std::size_t i = 0; i < n; ++i)
@@ -300,9 +297,6 @@ void OtlpReader::prepare() {
     p.reset();  // its file goes
   }
   for (auto &r : records_) r->flush();
-  if (std::getenv("EG_OTLP_TIMING") != nullptr)
-    std::fprintf(stderr, "partition %.3f s, assemble %.3f s\n", std::chrono::duration<double>(t1 - t0).count(),
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
 }
 
 const Context &OtlpReader::context(std::uint32_t id) {
