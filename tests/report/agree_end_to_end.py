@@ -388,10 +388,7 @@ def main():
         rng = np.random.RandomState(seed)
         check_run(sys.argv[1], *make_run(rng, single=False), f"seed {seed}")
     check_run(sys.argv[1], *make_run(np.random.RandomState(7), single=True), "one class")
-    for f in failures[:40]:
-        print("FAIL:", f)
-    print(f"{checked} checks, {len(failures)} failed")
-    sys.exit(1 if failures else 0)
+    ref.report_and_exit(failures, checked)
 
 
 if __name__ == "__main__":

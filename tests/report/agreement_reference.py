@@ -406,10 +406,15 @@ def main():
         check(results == run_driver(driver, cases), f"seed {seed}: a second run gives other figures")
         for i, (case, res) in enumerate(zip(cases, results)):
             checkers[case["type"]](case, res, f"seed {seed} case {i} ({case['type']})")
-    for f in failures[:40]:
+    report_and_exit(failures, checked)
+
+
+def report_and_exit(failed, count):
+    """Prints the first 40 failures and the tally; exits 1 when anything failed (also agree_end_to_end.py's end)."""
+    for f in failed[:40]:
         print("FAIL:", f)
-    print(f"{checked} checks, {len(failures)} failed")
-    sys.exit(1 if failures else 0)
+    print(f"{count} checks, {len(failed)} failed")
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":
