@@ -4,7 +4,7 @@
 // throughput against what the limits allow, the share of requests refused (429), the median latency against the
 // unloaded one, and for the cut case how fast the throughput came back. Run through bench/ratelimit_bench.sh.
 //   eg-ratelimit-bench [--cases abcd] [--clients adaptive,fixed8,fixed64] [--latency-ms 100] [--scale 1]
-//                      [--max-s 60] [--json FILE]
+//                      [--max-s 60] [--capacity 24] [--json FILE]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -230,6 +230,7 @@ int main(int argc, char **argv) {
   std::string cases = "abcd", clients_arg = "adaptive,fixed8,fixed64", json_out;
   int latency_ms = 100;
   double scale = 1, max_s = 60;
+  int capacity = 24;  // case (c)'s K
   for (evalgraph::testing::CliArgs args(argc, argv); args.next();) {
     const std::string &a = args.flag();
     if (a == "--cases")
@@ -242,11 +243,13 @@ int main(int argc, char **argv) {
       scale = std::stod(args.value());
     else if (a == "--max-s")
       max_s = std::stod(args.value());
+    else if (a == "--capacity")
+      capacity = std::stoi(args.value());
     else if (a == "--json")
       json_out = args.value();
     else {
       std::cerr << "usage: eg-ratelimit-bench [--cases abcd] [--clients adaptive,fixed8,fixed64] [--latency-ms N] "
-                   "[--scale F] [--max-s S] [--json FILE]\n";
+                   "[--scale F] [--max-s S] [--capacity K] [--json FILE]\n";
       return 2;
     }
   }
@@ -258,7 +261,7 @@ int main(int argc, char **argv) {
   ProviderLimits b = a;
   b.headers = false;
   ProviderLimits c;
-  c.capacity = 24;
+  c.capacity = capacity;
   ProviderLimits d = a;
   d.cut_at_s = 8;
   d.cut_for_s = 8;
@@ -267,7 +270,8 @@ int main(int argc, char **argv) {
       {'a', "token buckets (3000 requests/min, 120k tokens/min, 2 s burst), 429 + x-ratelimit-* headers", a,
        int(800 * s)},
       {'b', "the same, 429 + retry-after only", b, int(800 * s)},
-      {'c', "capacity 24, queueing beyond it, never refusing", c, int(3600 * s)},
+      {'c', "capacity " + std::to_string(capacity) + ", queueing beyond it, never refusing", c,
+       int(3600 * s * capacity / 24)},
       {'d', "(a) with its limits halved from 8 s to 16 s", d, int(850 * s)}};
   std::vector<Client> clients;
   std::stringstream ss(clients_arg);
