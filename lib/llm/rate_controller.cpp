@@ -122,7 +122,7 @@ RateController::Ticket RateController::on_send(Clock::time_point now, double tok
   while (!sends_.empty() && now - sends_.front() > std::chrono::seconds(1)) sends_.pop_front();
   if (!started_) {  // the first call: the record starts
     started_ = true;
-    t0_ = last_observe_ = next_point_ = round_start_ = now;
+    t0_ = last_observe_ = next_point_ = round_start_ = round_began_ = now;
     next_probe_ = after(now, kFirstProbeS);
   }
   return {now, requests_sent_, tokens_sent_};
@@ -221,9 +221,17 @@ void RateController::on_answer(Clock::time_point now, const Ticket &t, Answer a,
 }
 
 // A round's median latency against the least seen (base): grow, hold or shrink the window.
-void RateController::latency_round(double mean_s) {
-  if (base_latency_s_ < 0 || mean_s < base_latency_s_) base_latency_s_ = mean_s;
-  const double rise = (mean_s - base_latency_s_) / std::max(base_latency_s_, kLatencyFloorS);
+void RateController::latency_round(double mean_s, double noise) {
+  if (base_latency_s_ < 0 || mean_s < base_latency_s_) {
+    base_latency_s_ = mean_s;
+    base_noise_ = noise;
+  }
+  // A rise counts only beyond what the two medians' sampling noise explains (two standard errors of their
+  // ratio): with heavy-tailed latency a round's median wanders and the least of many is low, which without this
+  // reads as a queue and shrinks the window for nothing; with steady latency the noise is ~0 and rises count.
+  const double margin = std::exp(2 * std::sqrt(noise * noise + base_noise_ * base_noise_));
+  const double rise =
+      std::max(0.0, (mean_s / margin - base_latency_s_) / std::max(base_latency_s_, kLatencyFloorS));
   if (rise > kHoldRise && slow_start_) next_probe_ = Clock::time_point{};  // the first rise: measure the base now
   if (rise > kShrinkRise) {
     window_ = std::max(1.0, window_ * std::max(0.7, 1.1 / (1.0 + rise)));
@@ -239,18 +247,28 @@ void RateController::latency_round(double mean_s) {
 // The least latency is measured again (at 1 s, then every 20 s, like BBR's ProbeRTT): one round at a quarter of
 // the window, whose mean becomes the base (a server that got slower, or a first round that already queued, leave
 // no stale base); then the window goes back. Returns true while that round is under way.
-bool RateController::probe_round(Clock::time_point now, double mean_s, bool measured) {
+bool RateController::probe_round(Clock::time_point now, double mean_s, double noise, bool measured) {
   if (probe_from_window_ > 0) {
-    if (measured) base_latency_s_ = mean_s;
-    window_ = probe_from_window_;
+    if (measured) {
+      base_latency_s_ = mean_s;
+      base_noise_ = noise;
+    }
+    // Back to the window before the probe, but to no more than twice what the best rate of answers seen keeps
+    // busy at the base latency (BBR's 2x bandwidth-delay product): a server of small capacity that the first
+    // windows queued is not queued again while the window shrinks towards it.
+    double back = probe_from_window_;
+    if (measured && best_rate_ > 0) back = std::min(back, std::max(2.0, 2 * best_rate_ * base_latency_s_));
+    window_ = back;
     probe_from_window_ = 0;
     next_probe_ = after(now, kProbeEveryS);
     return false;
   }
-  // (only once the latency rose or a call was refused: a window still in slow start has seen no queue)
-  if (now < next_probe_ || window_ < 8 || !round_limited_ || slow_start_) return false;
+  // (only once the latency rose or a call was refused: a window still in slow start has seen no queue). The probe
+  // runs at a quarter of the window, at most 4 calls: below the capacity of all but the smallest servers, so its
+  // latency is the unloaded one (its calls go once the queue before them drained).
+  if (now < next_probe_ || window_ < 4 || !round_limited_ || slow_start_) return false;
   probe_from_window_ = window_;
-  window_ = std::max(2.0, window_ / 4);
+  window_ = std::max(1.0, std::min(4.0, window_ / 4));
   return true;
 }
 
@@ -261,16 +279,29 @@ void RateController::end_round(Clock::time_point now) {
   if (round_ok_ > 0) recent_latency_s_ = recent_latency_s_ < 0 ? mean : 0.7 * recent_latency_s_ + 0.3 * mean;
   const bool measured = round_ok_ >= std::min(4, round_target_);
   double median = mean;  // (the median: a few slow answers, a stall of this machine, do not move the window)
+  double noise = 0;      // the standard error of log(median): 1.25 sd(log latency) / sqrt(n)
   if (measured) {
     auto mid = round_latencies_.begin() + static_cast<std::ptrdiff_t>(round_latencies_.size() / 2);
     std::nth_element(round_latencies_.begin(), mid, round_latencies_.end());
     median = *mid;
+    double sum = 0, sum2 = 0;
+    for (double l : round_latencies_) {
+      const double x = std::log(std::max(l, 1e-6));
+      sum += x;
+      sum2 += x * x;
+    }
+    const double n = static_cast<double>(round_latencies_.size());
+    const double var = n > 1 ? std::max(0.0, (sum2 - sum * sum / n) / (n - 1)) : 0.0;
+    noise = 1.2533 * std::sqrt(var / n);
   }
+  const double span = secs(now - round_began_);
+  if (measured && span > 0) best_rate_ = std::max(best_rate_, round_ok_ / span);  // answers a second (probe_round)
+  round_began_ = now;
   const int before = window();
   if (settling_) {
     settling_ = false;  // the first round after a move: the server's queue was still filling or draining
-  } else if (s_.adaptive && !probe_round(now, median, measured) && measured) {
-    latency_round(median);
+  } else if (s_.adaptive && !probe_round(now, median, noise, measured) && measured) {
+    latency_round(median, noise);
   }
   round_latencies_.clear();
   if (round_refused_) slow_start_ = false;

@@ -7,9 +7,10 @@
 //   that queues: Vegas/Gradient), shrinks towards 1.1x that latency (by 30 % a round at most) where it rises 30 %,
 //   and halves on a 503/529 (overloaded). A round is one window of answers to calls sent since the window last
 //   moved; the first round after a move (but in slow start) only lets the server's queue settle. Once slow start
-//   is over (at its first rise of latency, then every 20 s) one round runs at a quarter of the window and its
-//   latency becomes the least seen (ProbeRTT, as BBR): a first window that already queued, or a server that got
-//   slower, leaves no stale base.
+//   is over (at its first rise of latency, then every 20 s) one round runs at a quarter of the window, 4 calls at
+//   most, and its latency becomes the least seen (ProbeRTT, as BBR): a first window that already queued, or a
+//   server that got slower, leaves no stale base. The window then goes back, to at most twice the best rate of
+//   answers times that latency (2x the bandwidth-delay product): a small server is not queued again.
 // * Rate limits the provider states (x-ratelimit-*, anthropic-ratelimit-*) become two buckets, requests and
 //   tokens: their size, refill rate and level, reconciled with every answer's headers (what the provider had
 //   left when it counted that call, plus the refill since, minus what was sent after it). A call goes only when
@@ -86,8 +87,8 @@ class RateController {
   bool bucket_allows(Bucket &b, double need, Hold why, Clock::time_point now, Clock::time_point &at);
   void on_refused(Clock::time_point now, const RateLimitHeaders &h, double tokens_cost);
   void end_round(Clock::time_point now);
-  void latency_round(double mean_s);
-  bool probe_round(Clock::time_point now, double mean_s, bool measured);
+  void latency_round(double mean_s, double noise);  // noise: the standard error of log(median)
+  bool probe_round(Clock::time_point now, double mean_s, double noise, bool measured);
 
   void grow_cap(Clock::time_point now, double dt);
   void record(Clock::time_point now, int in_flight);
@@ -111,6 +112,9 @@ class RateController {
   std::vector<double> round_latencies_;
   bool settling_ = false;  // the window just moved: the next round is not measured
   Clock::time_point round_start_{}, next_probe_{};
+  Clock::time_point round_began_{};  // when the round under way began (its answers' rate)
+  double best_rate_ = 0;             // the most answers a second a round has had
+  double base_noise_ = 0;            // the standard error of log(base_latency_s_)
   bool round_limited_ = false, round_refused_ = false;
   Clock::time_point last_cut_{}, cap_hold_until_{}, last_refusal_{};
   double cap_cut_from_ = 0;  // the rate the send-rate cap was last cut from
