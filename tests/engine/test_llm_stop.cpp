@@ -165,8 +165,10 @@ TEST_CASE("SIGTERM while calls wait in connect, or on a trickling body: cut afte
     BlackHole hole;
     d.write("p.yaml", pipeline(hole.base_url(), "out",
                                "    connect_timeout_s: 60\n    timeout_s: 120\n"));
+    const int fillers_waiting = hole.connecting();
     Background run(d, "run", "run -q --stop-grace 1 --no-cache " + (d.path / "p.yaml").string());
-    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    // Signal only once the run's calls wait in connect (a sanitizer build may take seconds to get there).
+    REQUIRE(wait_for([&] { return hole.connecting() > fillers_waiting; }));
     auto [rc, el] = run.terminate(30);
     INFO(run.output());
     CHECK(rc == 130);
