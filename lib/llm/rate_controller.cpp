@@ -16,7 +16,7 @@ Clock::time_point after(Clock::time_point t, double s) {
   return t + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
-constexpr double kInitialWindow = 32;     // the first round's window (below the ceiling)
+constexpr double kInitialWindow = 8;      // the first round's window (below the ceiling)
 constexpr double kHoldRise = 0.15;        // latency 15 % over the least seen: the window holds
 constexpr double kShrinkRise = 0.3;       // 30 %: it shrinks towards 1.1x the least latency
 constexpr double kLatencyFloorS = 0.025;  // rises are measured against at least this (fast local servers' noise)
@@ -24,6 +24,9 @@ constexpr double kMarginShare = 0.02;     // what a provider-stated bucket keeps
 constexpr double kCapCut = 0.9;           // the send rate after a header-less 429: this share of the accepted rate
 constexpr double kCapGrowth = 0.03;       // per second, while that cap is what holds the calls back
 constexpr double kFirstProbeS = 1, kProbeEveryS = 20;  // when the least latency is measured again (probe_round)
+constexpr double kProbeFall = 0.8;     // a probe round whose latency fell below this share of the last: still queued
+constexpr double kBackToBdp = 1.2;     // after a probe: the window back to at most this x the bandwidth-delay product
+constexpr double kQueuedMemoryS = 5;   // a window that queued is not grown into again for this long
 constexpr std::size_t kMaxPoints = 400;
 
 int hold_index(Hold h) { return static_cast<int>(h); }
@@ -64,7 +67,7 @@ double RateController::Bucket::wait_for(double need) const {
 
 RateController::RateController(RateSettings s) : s_(s) {
   window_ = s_.adaptive ? std::min<double>(s_.ceiling, kInitialWindow) : s_.ceiling;
-  round_target_ = std::max(8, static_cast<int>(window_));
+  round_target_ = round_size();
   const auto now = Clock::now();
   if (s_.requests_per_minute > 0) {  // sends spaced >= 60/rpm s apart: a bucket of one request
     req_hand_ = {true, s_.requests_per_minute / 60.0, 1.0, 1.0, now};
@@ -201,7 +204,6 @@ void RateController::on_answer(Clock::time_point now, const Ticket &t, Answer a,
       round_latencies_.push_back(latency_s);
     }
     if (token_scale_ > 1) token_scale_ = std::max(1.0, token_scale_ * 0.9995);
-    round_latency_sum_ += latency_s;
   } else if (a == Answer::refused) {
     on_refused(now, h, mean_tokens_ * token_scale_);
   } else if (a == Answer::overloaded) {
@@ -221,7 +223,7 @@ void RateController::on_answer(Clock::time_point now, const Ticket &t, Answer a,
 }
 
 // A round's median latency against the least seen (base): grow, hold or shrink the window.
-void RateController::latency_round(double mean_s, double noise) {
+void RateController::latency_round(Clock::time_point now, double mean_s, double noise) {
   if (base_latency_s_ < 0 || mean_s < base_latency_s_) {
     base_latency_s_ = mean_s;
     base_noise_ = noise;
@@ -232,44 +234,69 @@ void RateController::latency_round(double mean_s, double noise) {
   const double margin = std::exp(2 * std::sqrt(noise * noise + base_noise_ * base_noise_));
   const double rise =
       std::max(0.0, (mean_s / margin - base_latency_s_) / std::max(base_latency_s_, kLatencyFloorS));
-  if (rise > kHoldRise && slow_start_) next_probe_ = Clock::time_point{};  // the first rise: measure the base now
+  if (rise > kHoldRise && slow_start_) {  // the first rise: the descent starts now, from where the latency was
+    slow_start_ = false;                  // the base (a server that queues: its capacity is about there)
+    start_probe(mean_s, noise, window_ * base_latency_s_ / mean_s);
+    return;
+  }
   if (rise > kShrinkRise) {
+    // (remembered for a while: at a small capacity one more call is a large step, and growing straight back into
+    // the queue every other round would keep half the calls queued; the same window queued again: twice as long)
+    queued_memory_s_ = window() == static_cast<int>(queued_window_) ? std::min(2 * queued_memory_s_, kProbeEveryS)
+                                                                      : kQueuedMemoryS;
+    queued_window_ = window();
+    queued_until_ = after(now, queued_memory_s_);
     window_ = std::max(1.0, window_ * std::max(0.7, 1.1 / (1.0 + rise)));
     slow_start_ = false;
   } else if (rise > kHoldRise) {
     slow_start_ = false;
   } else if (round_limited_ && !round_refused_) {
-    window_ =
-        std::min<double>(s_.ceiling, slow_start_ ? window_ * 2 : window_ + std::max(1.0, 0.5 * std::sqrt(window_)));
+    double grown = slow_start_ ? window_ * 2 : window_ + std::max(1.0, 0.5 * std::sqrt(window_));
+    if (now < queued_until_ && grown >= queued_window_) grown = std::max(window_, queued_window_ - 0.5);
+    window_ = std::min<double>(s_.ceiling, grown);
   }
 }
 
-// The least latency is measured again (at 1 s, then every 20 s, like BBR's ProbeRTT): one round at a quarter of
-// the window, whose mean becomes the base (a server that got slower, or a first round that already queued, leave
-// no stale base); then the window goes back. Returns true while that round is under way.
+// The least latency is measured again (at 1 s, then every 20 s, like BBR's ProbeRTT) by a descent: the window
+// halves round by round while each round's latency falls (below 0.8x the last, beyond the medians' noise): the calls
+// still queued at the server. The first round whose latency no longer falls ran at or below the server's capacity:
+// its median becomes the base (a server that got slower, or a first window that already queued, leave no stale
+// base). Then the window goes back to what it was, but to no more than 1.2x the best rate of answers times that
+// latency (the bandwidth-delay product): a server of small capacity that the first windows queued is not queued
+// again. A server that does not queue ends the descent at its first step. Returns true while the descent runs.
 bool RateController::probe_round(Clock::time_point now, double mean_s, double noise, bool measured) {
   if (probe_from_window_ > 0) {
+    const double margin = std::exp(2 * std::sqrt(noise * noise + probe_noise_ * probe_noise_));
+    if (measured && window() > 1 && mean_s * margin < kProbeFall * probe_latency_s_) {
+      probe_latency_s_ = mean_s;  // still queued: one more step down
+      probe_noise_ = noise;
+      window_ = std::max(1.0, std::floor(window_ / 2));
+      return true;
+    }
     if (measured) {
       base_latency_s_ = mean_s;
       base_noise_ = noise;
     }
-    // Back to the window before the probe, but to no more than twice what the best rate of answers seen keeps
-    // busy at the base latency (BBR's 2x bandwidth-delay product): a server of small capacity that the first
-    // windows queued is not queued again while the window shrinks towards it.
     double back = probe_from_window_;
-    if (measured && best_rate_ > 0) back = std::min(back, std::max(2.0, 2 * best_rate_ * base_latency_s_));
+    if (best_rate_ > 0 && base_latency_s_ > 0)
+      back = std::min(back, std::max(window_, kBackToBdp * best_rate_ * base_latency_s_));
     window_ = back;
     probe_from_window_ = 0;
     next_probe_ = after(now, kProbeEveryS);
     return false;
   }
-  // (only once the latency rose or a call was refused: a window still in slow start has seen no queue). The probe
-  // runs at a quarter of the window, at most 4 calls: below the capacity of all but the smallest servers, so its
-  // latency is the unloaded one (its calls go once the queue before them drained).
-  if (now < next_probe_ || window_ < 4 || !round_limited_ || slow_start_) return false;
-  probe_from_window_ = window_;
-  window_ = std::max(1.0, std::min(4.0, window_ / 4));
+  // (only once the latency rose or a call was refused: a window still in slow start has seen no queue)
+  if (now < next_probe_ || window_ < 2 || !round_limited_ || slow_start_ || !measured) return false;
+  start_probe(mean_s, noise, window_ / 2);
   return true;
+}
+
+// The descent's first step: to `to` (between an eighth and half of the window), from a round of `mean_s`.
+void RateController::start_probe(double mean_s, double noise, double to) {
+  probe_from_window_ = window_;
+  probe_latency_s_ = mean_s;
+  probe_noise_ = noise;
+  window_ = std::max(1.0, std::floor(std::clamp(to, window_ / 8, window_ / 2)));
 }
 
 // A round ended: the window moves (or not) by its latency; once it moved, rounds count the answers of calls sent
@@ -301,7 +328,7 @@ void RateController::end_round(Clock::time_point now) {
   if (settling_) {
     settling_ = false;  // the first round after a move: the server's queue was still filling or draining
   } else if (s_.adaptive && !probe_round(now, median, noise, measured) && measured) {
-    latency_round(median, noise);
+    latency_round(now, median, noise);
   }
   round_latencies_.clear();
   if (round_refused_) slow_start_ = false;
@@ -312,7 +339,16 @@ void RateController::end_round(Clock::time_point now) {
   round_answers_ = round_ok_ = 0;
   round_latency_sum_ = 0;
   round_limited_ = round_refused_ = false;
-  round_target_ = std::max(8, window());
+  round_target_ = round_size();
+}
+
+// A round is one window of answers (8 at least); in slow start half a window (4 at least), so that the window
+// reaches a large server's capacity about as soon as from a large first window, while a server of small capacity
+// (Ollama's default is 1-4 calls at once) is not sent a large first burst that it would queue.
+// A round of the ProbeRTT descent is 4 answers at least.
+int RateController::round_size() const {
+  if (slow_start_) return std::max(4, window() / 2);
+  return std::max(probe_from_window_ > 0 ? 4 : 8, window());
 }
 
 // The cap after header-less 429s grows while it is what holds the calls back and nothing was refused for two

@@ -1,16 +1,16 @@
 // How many calls a provider gets at once and how fast they go (docs/llm-providers.md, "How fast a provider is
 // driven"). One RateController per provider, on LlmService's event-loop thread only.
 //
-// * The window (calls in flight) finds itself below `max_in_flight` (the ceiling), from 32: it doubles each round
-//   while it is what holds the calls back and the answers' latency does not rise (slow start), then grows by
-//   sqrt(window)/2 a round; it holds where the median latency of a round rises 15 % over the least seen (a server
-//   that queues: Vegas/Gradient), shrinks towards 1.1x that latency (by 30 % a round at most) where it rises 30 %,
-//   and halves on a 503/529 (overloaded). A round is one window of answers to calls sent since the window last
-//   moved; the first round after a move (but in slow start) only lets the server's queue settle. Once slow start
-//   is over (at its first rise of latency, then every 20 s) one round runs at a quarter of the window, 4 calls at
-//   most, and its latency becomes the least seen (ProbeRTT, as BBR): a first window that already queued, or a
-//   server that got slower, leaves no stale base. The window then goes back, to at most twice the best rate of
-//   answers times that latency (2x the bandwidth-delay product): a small server is not queued again.
+// * The window (calls in flight) finds itself below `max_in_flight` (the ceiling), from 8: it doubles each round
+//   (half a window of answers) while it is what holds the calls back and the answers' latency does not rise (slow
+//   start), then grows by sqrt(window)/2 a round (a window of answers); it holds where the median latency of a round
+//   rises 15 % over the least seen (a server that queues: Vegas/Gradient), shrinks towards 1.1x that latency (by
+//   30 % a round at most) where it rises 30 %, and does not grow back into a window that queued for 5 s (doubled
+//   each time it queues again); it halves on a 503/529 (overloaded). The first round after a move (but in slow
+//   start) only lets the server's queue settle. At the first rise of latency, then every 20 s, a ProbeRTT descent
+//   (as BBR) halves the window round by round while the latency falls (calls still queued); the first round whose
+//   latency no longer falls gives the least latency, and the window goes back to at most 1.2x the best rate of
+//   answers times it (the bandwidth-delay product): a small server is not queued again.
 // * Rate limits the provider states (x-ratelimit-*, anthropic-ratelimit-*) become two buckets, requests and
 //   tokens: their size, refill rate and level, reconciled with every answer's headers (what the provider had
 //   left when it counted that call, plus the refill since, minus what was sent after it). A call goes only when
@@ -87,7 +87,9 @@ class RateController {
   bool bucket_allows(Bucket &b, double need, Hold why, Clock::time_point now, Clock::time_point &at);
   void on_refused(Clock::time_point now, const RateLimitHeaders &h, double tokens_cost);
   void end_round(Clock::time_point now);
-  void latency_round(double mean_s, double noise);  // noise: the standard error of log(median)
+  int round_size() const;
+  void start_probe(double mean_s, double noise, double to);
+  void latency_round(Clock::time_point now, double mean_s, double noise);  // noise: the standard error of log(median)
   bool probe_round(Clock::time_point now, double mean_s, double noise, bool measured);
 
   void grow_cap(Clock::time_point now, double dt);
@@ -115,6 +117,10 @@ class RateController {
   Clock::time_point round_began_{};  // when the round under way began (its answers' rate)
   double best_rate_ = 0;             // the most answers a second a round has had
   double base_noise_ = 0;            // the standard error of log(base_latency_s_)
+  double probe_latency_s_ = 0, probe_noise_ = 0;  // the last round's median in a ProbeRTT descent
+  double queued_window_ = 0;                      // the last window whose latency rose past kShrinkRise ...
+  Clock::time_point queued_until_{};              // ... not grown into again before this
+  double queued_memory_s_ = 0;                    // (5 s, twice as long each time the same window queues again)
   bool round_limited_ = false, round_refused_ = false;
   Clock::time_point last_cut_{}, cap_hold_until_{}, last_refusal_{};
   double cap_cut_from_ = 0;  // the rate the send-rate cap was last cut from

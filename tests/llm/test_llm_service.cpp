@@ -710,11 +710,13 @@ TEST_CASE("max_in_flight holds for batches and for many concurrent callers", "[l
   CHECK(ok == 36);
   CHECK(server.max_concurrency() == 4);
 
-  // Several in flight really overlap: with 16 allowed, 16 calls of 200 ms take about 200 ms.
+  // Several in flight really overlap: with a fixed window of 16, 16 calls of 200 ms take about 200 ms (the
+  // adaptive window starts at 8 and doubles: test_llm_rate.cpp).
   server.reset_counters();
   server.set_default_latency_ms(200);
   auto p2 = provider_for(server, "wide");
   p2.max_in_flight = 16;
+  p2.adaptive = false;
   LlmService svc2({p2}, no_cache());
   bodies.resize(16);
   t0 = Clock::now();
