@@ -16,7 +16,8 @@ Clock::time_point after(Clock::time_point t, double s) {
   return t + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
-constexpr double kInitialWindow = 8;      // the first round's window (below the ceiling)
+constexpr double kInitialWindow = 8;      // the first round's window (below the ceiling) ...
+constexpr double kStatedInitialWindow = 32;  // ... at most, where the ceiling was stated (half of it)
 constexpr double kHoldRise = 0.15;        // latency 15 % over the least seen: the window holds
 constexpr double kShrinkRise = 0.3;       // 30 %: it shrinks towards 1.1x the least latency
 constexpr double kLatencyFloorS = 0.025;  // rises are measured against at least this (fast local servers' noise)
@@ -24,7 +25,7 @@ constexpr double kMarginShare = 0.02;     // what a provider-stated bucket keeps
 constexpr double kCapCut = 0.9;           // the send rate after a header-less 429: this share of the accepted rate
 constexpr double kCapGrowth = 0.03;       // per second, while that cap is what holds the calls back
 constexpr double kFirstProbeS = 1, kProbeEveryS = 20;  // when the least latency is measured again (probe_round)
-constexpr double kProbeFall = 0.8;     // a probe round whose latency fell below this share of the last: still queued
+constexpr double kProbeFall = 0.85;    // a probe round whose latency fell below this share of the last: still queued
 constexpr double kBackToBdp = 1.2;     // after a probe: the window back to at most this x the bandwidth-delay product
 constexpr double kQueuedMemoryS = 5;   // a window that queued is not grown into again for this long
 constexpr std::size_t kMaxPoints = 400;
@@ -66,7 +67,9 @@ double RateController::Bucket::wait_for(double need) const {
 }
 
 RateController::RateController(RateSettings s) : s_(s) {
-  window_ = s_.adaptive ? std::min<double>(s_.ceiling, kInitialWindow) : s_.ceiling;
+  const double first = s_.ceiling_stated ? std::clamp(s_.ceiling / 2.0, kInitialWindow, kStatedInitialWindow)
+                                         : kInitialWindow;
+  window_ = s_.adaptive ? std::min<double>(s_.ceiling, first) : s_.ceiling;
   round_target_ = round_size();
   const auto now = Clock::now();
   if (s_.requests_per_minute > 0) {  // sends spaced >= 60/rpm s apart: a bucket of one request
@@ -132,7 +135,9 @@ RateController::Ticket RateController::on_send(Clock::time_point now, double tok
 }
 
 // A bucket from what the provider said when it counted the call sent at `sent`: its level then, plus the refill
-// since, minus what was sent after that call (the provider counted those too, or will).
+// since, minus what was sent after that call (the provider counted those too, or will). When it counted the call is
+// not known: at half the call's latency, not at its send (a call waits between our send and the provider's count:
+// on a loaded machine, tens of ms, which counted as refill let a call go that the provider then refused).
 void RateController::reconcile(Bucket &b, const LimitReading &r, double sent_after, Clock::time_point sent,
                                Clock::time_point now) {
   if (!r.known()) return;
@@ -145,7 +150,7 @@ void RateController::reconcile(Bucket &b, const LimitReading &r, double sent_aft
     b.rate = cap / 60.0;  // no reset time: limits are per minute at OpenAI, Azure and Anthropic
   }
   b.cap = cap;
-  b.level = std::min(cap, r.remaining + b.rate * std::max(0.0, secs(now - sent)) - sent_after);
+  b.level = std::min(cap, r.remaining + b.rate * 0.5 * std::max(0.0, secs(now - sent)) - sent_after);
   b.at = now;
   b.on = true;
 }
@@ -236,7 +241,7 @@ void RateController::latency_round(Clock::time_point now, double mean_s, double 
       std::max(0.0, (mean_s / margin - base_latency_s_) / std::max(base_latency_s_, kLatencyFloorS));
   if (rise > kHoldRise && slow_start_) {  // the first rise: the descent starts now, from where the latency was
     slow_start_ = false;                  // the base (a server that queues: its capacity is about there)
-    start_probe(mean_s, noise, window_ * base_latency_s_ / mean_s);
+    start_probe(mean_s, window_ * base_latency_s_ / mean_s);
     return;
   }
   if (rise > kShrinkRise) {
@@ -258,7 +263,7 @@ void RateController::latency_round(Clock::time_point now, double mean_s, double 
 }
 
 // The least latency is measured again (at 1 s, then every 20 s, like BBR's ProbeRTT) by a descent: the window
-// halves round by round while each round's latency falls (below 0.8x the last, beyond the medians' noise): the calls
+// halves round by round while each round's latency falls (below 0.85x the last): the calls
 // still queued at the server. The first round whose latency no longer falls ran at or below the server's capacity:
 // its median becomes the base (a server that got slower, or a first window that already queued, leave no stale
 // base). Then the window goes back to what it was, but to no more than 1.2x the best rate of answers times that
@@ -266,10 +271,10 @@ void RateController::latency_round(Clock::time_point now, double mean_s, double 
 // again. A server that does not queue ends the descent at its first step. Returns true while the descent runs.
 bool RateController::probe_round(Clock::time_point now, double mean_s, double noise, bool measured) {
   if (probe_from_window_ > 0) {
-    const double margin = std::exp(2 * std::sqrt(noise * noise + probe_noise_ * probe_noise_));
-    if (measured && window() > 1 && mean_s * margin < kProbeFall * probe_latency_s_) {
+    // (no allowance for the medians' noise here, unlike latency_round: one step too many costs a round at half
+    // the window, one too few leaves a queued base, and on a loaded machine a noisy fall would often read as none)
+    if (measured && window() > 1 && mean_s < kProbeFall * probe_latency_s_) {
       probe_latency_s_ = mean_s;  // still queued: one more step down
-      probe_noise_ = noise;
       window_ = std::max(1.0, std::floor(window_ / 2));
       return true;
     }
@@ -287,15 +292,14 @@ bool RateController::probe_round(Clock::time_point now, double mean_s, double no
   }
   // (only once the latency rose or a call was refused: a window still in slow start has seen no queue)
   if (now < next_probe_ || window_ < 2 || !round_limited_ || slow_start_ || !measured) return false;
-  start_probe(mean_s, noise, window_ / 2);
+  start_probe(mean_s, window_ / 2);
   return true;
 }
 
 // The descent's first step: to `to` (between an eighth and half of the window), from a round of `mean_s`.
-void RateController::start_probe(double mean_s, double noise, double to) {
+void RateController::start_probe(double mean_s, double to) {
   probe_from_window_ = window_;
   probe_latency_s_ = mean_s;
-  probe_noise_ = noise;
   window_ = std::max(1.0, std::floor(std::clamp(to, window_ / 8, window_ / 2)));
 }
 

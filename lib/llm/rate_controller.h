@@ -1,7 +1,8 @@
 // How many calls a provider gets at once and how fast they go (docs/llm-providers.md, "How fast a provider is
 // driven"). One RateController per provider, on LlmService's event-loop thread only.
 //
-// * The window (calls in flight) finds itself below `max_in_flight` (the ceiling), from 8: it doubles each round
+// * The window (calls in flight) finds itself below `max_in_flight` (the ceiling), from 8 (from half the ceiling, 32
+//   at most, where max_in_flight was set: the user said the server takes that many): it doubles each round
 //   (half a window of answers) while it is what holds the calls back and the answers' latency does not rise (slow
 //   start), then grows by sqrt(window)/2 a round (a window of answers); it holds where the median latency of a round
 //   rises 15 % over the least seen (a server that queues: Vegas/Gradient), shrinks towards 1.1x that latency (by
@@ -39,6 +40,7 @@ namespace evalgraph::llm {
 struct RateSettings {
   bool adaptive = true;
   int ceiling = 256;               // max_in_flight
+  bool ceiling_stated = false;     // max_in_flight was set: the server takes that many, the window starts higher
   double requests_per_minute = 0;  // 0: none set by hand
   double tokens_per_minute = 0;
 };
@@ -88,7 +90,7 @@ class RateController {
   void on_refused(Clock::time_point now, const RateLimitHeaders &h, double tokens_cost);
   void end_round(Clock::time_point now);
   int round_size() const;
-  void start_probe(double mean_s, double noise, double to);
+  void start_probe(double mean_s, double to);
   void latency_round(Clock::time_point now, double mean_s, double noise);  // noise: the standard error of log(median)
   bool probe_round(Clock::time_point now, double mean_s, double noise, bool measured);
 
@@ -117,7 +119,7 @@ class RateController {
   Clock::time_point round_began_{};  // when the round under way began (its answers' rate)
   double best_rate_ = 0;             // the most answers a second a round has had
   double base_noise_ = 0;            // the standard error of log(base_latency_s_)
-  double probe_latency_s_ = 0, probe_noise_ = 0;  // the last round's median in a ProbeRTT descent
+  double probe_latency_s_ = 0;  // the last round's median in a ProbeRTT descent
   double queued_window_ = 0;                      // the last window whose latency rose past kShrinkRise ...
   Clock::time_point queued_until_{};              // ... not grown into again before this
   double queued_memory_s_ = 0;                    // (5 s, twice as long each time the same window queues again)
