@@ -16,7 +16,7 @@ Clock::time_point after(Clock::time_point t, double s) {
   return t + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
-constexpr double kInitialWindow = 8;      // the first round's window (below the ceiling) ...
+constexpr double kInitialWindow = 8;         // the first round's window (below the ceiling) ...
 constexpr double kStatedInitialWindow = 32;  // ... at most, where the ceiling was stated (half of it)
 constexpr double kHoldRise = 0.15;        // latency 15 % over the least seen: the window holds
 constexpr double kShrinkRise = 0.3;       // 30 %: it shrinks towards 1.1x the least latency
@@ -25,9 +25,9 @@ constexpr double kMarginShare = 0.02;     // what a provider-stated bucket keeps
 constexpr double kCapCut = 0.9;           // the send rate after a header-less 429: this share of the accepted rate
 constexpr double kCapGrowth = 0.03;       // per second, while that cap is what holds the calls back
 constexpr double kFirstProbeS = 1, kProbeEveryS = 20;  // when the least latency is measured again (probe_round)
-constexpr double kProbeFall = 0.85;    // a probe round whose latency fell below this share of the last: still queued
-constexpr double kBackToBdp = 1.2;     // after a probe: the window back to at most this x the bandwidth-delay product
-constexpr double kQueuedMemoryS = 5;   // a window that queued is not grown into again for this long
+constexpr double kProbeFall = 0.85;   // a probe round whose latency fell below this share of the last: still queued
+constexpr double kBackToBdp = 1.2;    // after a probe: the window back to at most this x the bandwidth-delay product
+constexpr double kQueuedMemoryS = 5;  // a window that queued is not grown into again for this long
 constexpr std::size_t kMaxPoints = 400;
 
 int hold_index(Hold h) { return static_cast<int>(h); }
@@ -67,8 +67,8 @@ double RateController::Bucket::wait_for(double need) const {
 }
 
 RateController::RateController(RateSettings s) : s_(s) {
-  const double first = s_.ceiling_stated ? std::clamp(s_.ceiling / 2.0, kInitialWindow, kStatedInitialWindow)
-                                         : kInitialWindow;
+  const double first =
+      s_.ceiling_stated ? std::clamp(s_.ceiling / 2.0, kInitialWindow, kStatedInitialWindow) : kInitialWindow;
   window_ = s_.adaptive ? std::min<double>(s_.ceiling, first) : s_.ceiling;
   round_target_ = round_size();
   const auto now = Clock::now();
@@ -247,8 +247,8 @@ void RateController::latency_round(Clock::time_point now, double mean_s, double 
   if (rise > kShrinkRise) {
     // (remembered for a while: at a small capacity one more call is a large step, and growing straight back into
     // the queue every other round would keep half the calls queued; the same window queued again: twice as long)
-    queued_memory_s_ = window() == static_cast<int>(queued_window_) ? std::min(2 * queued_memory_s_, kProbeEveryS)
-                                                                      : kQueuedMemoryS;
+    queued_memory_s_ =
+        window() == static_cast<int>(queued_window_) ? std::min(2 * queued_memory_s_, kProbeEveryS) : kQueuedMemoryS;
     queued_window_ = window();
     queued_until_ = after(now, queued_memory_s_);
     window_ = std::max(1.0, window_ * std::max(0.7, 1.1 / (1.0 + rise)));

@@ -119,10 +119,10 @@ class RateController {
   Clock::time_point round_began_{};  // when the round under way began (its answers' rate)
   double best_rate_ = 0;             // the most answers a second a round has had
   double base_noise_ = 0;            // the standard error of log(base_latency_s_)
-  double probe_latency_s_ = 0;  // the last round's median in a ProbeRTT descent
-  double queued_window_ = 0;                      // the last window whose latency rose past kShrinkRise ...
-  Clock::time_point queued_until_{};              // ... not grown into again before this
-  double queued_memory_s_ = 0;                    // (5 s, twice as long each time the same window queues again)
+  double probe_latency_s_ = 0;       // the last round's median in a ProbeRTT descent
+  double queued_window_ = 0;         // the last window whose latency rose past kShrinkRise ...
+  Clock::time_point queued_until_{};  // ... not grown into again before this
+  double queued_memory_s_ = 0;        // (5 s, twice as long each time the same window queues again)
   bool round_limited_ = false, round_refused_ = false;
   Clock::time_point last_cut_{}, cap_hold_until_{}, last_refusal_{};
   double cap_cut_from_ = 0;  // the rate the send-rate cap was last cut from

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <fstream>
