@@ -1,5 +1,6 @@
-// The evalgraph command line: run (--resume, --shard, --config-dir), merge, cache merge, validate, graph, estimate,
-// plugins, compare, agree, combine-experiments, create-dataset (kUsage below lists them with their arguments).
+// The evalgraph command line: parses it, and the handlers of the commands that cli/commands.cpp's table lists
+// (run with --resume, --shard and --config-dir, merge, cache merge, validate, graph, estimate, plugins, compare,
+// agree, combine-experiments, create-dataset).
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -14,13 +15,13 @@
 #include <cstring>
 #include <iostream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 
 #include "agree/agree.h"
 #include "agree/agreement.h"
 #include "chatbot_config/experiment.h"
+#include "commands.h"
 #include "compare/compare.h"
 #include "config/pipeline.h"
 #include "estimate/estimate.h"
@@ -56,49 +57,13 @@ constexpr int kExitUsage = exit_code::usage;
 constexpr int kExitRuntime = exit_code::runtime;
 constexpr int kExitInterrupted = exit_code::interrupted;
 
-const char *kUsage =
-    "evalgraph — a plugin-based evaluation engine for LLM chatbots\n"
-    "\n"
-    "usage:\n"
-    "  evalgraph run PIPELINE.yaml [options]     run a pipeline over its dataset\n"
-    "  evalgraph run --resume RESULTS_FOLDER     finish a run that was interrupted or crashed\n"
-    "  evalgraph run PIPELINE.yaml --shard I/N   run shard I of N (also from SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX)\n"
-    "  evalgraph merge SHARD_FOLDER... -o DIR    merge the shards of a run into one results folder\n"
-    "  evalgraph cache merge -o OUT IN...        combine LLM response caches (the shards' caches)\n"
-    "  evalgraph validate PIPELINE.yaml          check a pipeline without running it\n"
-    "  evalgraph graph PIPELINE.yaml             print the pipeline's DAG as Graphviz DOT\n"
-    "  evalgraph estimate PIPELINE.yaml [--json] what a run will call and cost (docs/cost.md)\n"
-    "  evalgraph plugins [--json]                list the loaded plugins and node types\n"
-    "  evalgraph compare RUN_A RUN_B [--json] [-o DIR]   paired statistics of two results folders\n"
-    "  evalgraph compare RUN_A RUN_B --fail-if-worse NODE.FIELD [--alpha A] [--min-diff D]   the regression gate\n"
-    "  evalgraph agree RUN_DIR [--labels FILE] [--agreement METRIC~LABEL ...] [--json] [-o DIR]   agreement with people's labels\n"
-    "  evalgraph run --config-dir DIR [--only-transform]   a chatbot evaluation from seed-004 config files\n"
-    "  evalgraph combine-experiments [FOLDER...] [-o RESULTS]   merge chatbot evaluation results\n"
-    "  evalgraph create-dataset --config-dir DIR   generate a data set from create_dataset.yaml\n"
-    "  evalgraph --version | --help\n"
-    "\n"
-    "exit codes: 0 success, 1 run finished but some records failed, 2 usage or configuration error,\n"
-    "            3 runtime error (I/O, broken data), 4 an expectation (expect:) or a --fail-if-worse gate failed,\n"
-    "            5 cost budget reached (resumable), 130 stopped by a signal\n"
-    "            (resumable)\n";
-
-// The usage lines of one command ("" when `cmd` names none), for the message of a usage error.
-std::string command_usage(const std::string &cmd) {
-  const std::string prefix = "  evalgraph " + cmd + " ";
-  std::string lines;
-  std::istringstream in(kUsage);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(prefix, 0) == 0) lines += line + "\n";
-  return lines.empty() ? "" : "usage:\n" + lines + "(evalgraph --help: every command and option)\n";
-}
-
 // What an option error prints under its message: the usage of the command it was about (the first word of the
-// command line that names one), or the whole usage when none does.
+// command line that names one), or every command's usage when none does.
 std::string usage_of(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
     if (argv[i][0] != '-')
-      if (std::string u = command_usage(argv[i]); !u.empty()) return u;
-  return kUsage;
+      if (std::string u = cli::command_usage(argv[i]); !u.empty()) return u;
+  return cli::usage_text();
 }
 
 // First SIGINT/SIGTERM: the run's stop request (util/stop.h): nothing new starts, LLM calls waiting for a retry end,
@@ -186,7 +151,7 @@ int print_config_error(const ConfigError &e) {
   return kExitUsage;
 }
 
-int cmd_plugins(const std::vector<std::string> &dirs, bool as_json) {
+int list_plugins(const std::vector<std::string> &dirs, bool as_json) {
   PluginRegistry reg;
   load_plugins(reg, dirs, as_json);
   if (as_json) {
@@ -358,7 +323,7 @@ int finished_exit_code(const Pipeline &p, const RunResult &r, bool quiet) {
   return r.failed_records > 0 ? kExitRecordFailures : kExitOk;
 }
 
-int cmd_run(const std::string &file, const po::variables_map &vm, const std::vector<std::string> &dirs) {
+int run_pipeline_file(const std::string &file, const po::variables_map &vm, const std::vector<std::string> &dirs) {
   PluginRegistry reg;
   load_plugins(reg, dirs);
   RunOptions opt;
@@ -419,176 +384,26 @@ int cmd_chatbot_run(const po::variables_map &vm, const std::vector<std::string> 
   return r.failed_records > 0 ? kExitRecordFailures : kExitOk;
 }
 
-int cmd_combine(const std::vector<std::string> &args, const po::variables_map &vm, const std::vector<std::string> &dirs) {
-  PluginRegistry reg;
-  load_plugins(reg, dirs);
-  std::vector<fs::path> folders(args.begin(), args.end());
-  fs::path root = vm.count("output") ? fs::path(vm["output"].as<std::string>()) : fs::path("results");
-  std::printf("%s\n", chatbot::combine_experiments(folders, root, reg).string().c_str());
-  return kExitOk;
-}
-
-int cmd_create_dataset(const po::variables_map &vm) {
-  chatbot::CreateSettings s;
-  s.config_dir = vm.count("config-dir") ? vm["config-dir"].as<std::string>() : "config";
-  s.no_cache = true;
-  std::vector<std::string> warnings;
-  fs::path out = chatbot::create_dataset(s, warnings);
-  for (const auto &w : warnings) std::fprintf(stderr, "evalgraph: warning: %s\n", w.c_str());
-  std::printf("%s\n", out.string().c_str());
-  return kExitOk;
-}
-
-po::options_description command_line_options() {
-  po::options_description opts("options");
-  opts.add_options()("help,h", "show this help")("version", "print the version")(
-      "plugin-dir,P", po::value<std::vector<std::string>>()->composing(), "also load plugins from this folder (repeatable)")(
-      "jobs,j", po::value<int>()->default_value(0), "worker threads (0: one per core)")(
-      "limit", po::value<long long>()->default_value(-1), "run only the first N dataset records")(
-      "chunk-size", po::value<std::size_t>()->default_value(256), "records per unit of work (tuning; 16 under a budget)")(
-      "llm-concurrency", po::value<int>()->default_value(0),
-      "cap on LLM calls in flight across providers (0: none; each provider's max_in_flight is its window)")(
-      "window", po::value<std::size_t>()->default_value(0),
-      "records read and not yet written at most (0: derived from the LLM windows and -j)")(
-      "max-cost", po::value<double>(), "run: stop when the LLM calls would cost more than this many USD (docs/cost.md)")(
-      "stop-grace", po::value<double>()->default_value(5.0),
-      "run: seconds LLM calls in flight may take to finish after SIGTERM/Ctrl-C (then they are cut)")(
-      "no-journal", "run: keep no progress journal (faster; the run cannot be resumed)")(
-      "no-report", "run: write no report.html")(
-      "output,o", po::value<std::string>(), "results root folder (default: the pipeline's output.dir)")(
-      "no-cache", "do not read or write the LLM response cache")(
-      "cache", po::value<std::string>()->default_value(""), "LLM response cache file (default ~/.cache/evalgraph/llm-cache.sqlite)")(
-      "resume", po::value<std::string>(), "run: finish an interrupted run in this results folder")(
-      "shard", po::value<std::string>(), "run: only shard I of N (1-based, e.g. 2/3); default: the scheduler's array index")(
-      "shard-count", po::value<int>()->default_value(0), "run: the shard count for JOB_COMPLETION_INDEX (or EVALGRAPH_SHARD_COUNT)")(
-      "quiet,q", "no progress and no summary on stderr")("json", "plugins: print JSON")(
-      "fail-if-worse", po::value<std::vector<std::string>>()->composing(),
-      "compare: exit 4 when RUN_B is significantly worse than RUN_A on this metric (node.field; repeatable)")(
-      "alpha", po::value<double>()->default_value(0.05), "compare --fail-if-worse: the paired test's significance level")(
-      "min-diff", po::value<double>()->default_value(0.0),
-      "compare --fail-if-worse: tolerate a worsening up to this size (the metric's units)")(
-      "labels", po::value<std::string>(), "agree: this labels file in place of the pipeline's labels path")(
-      "agreement", po::value<std::vector<std::string>>()->composing(),
-      "agree: compare METRIC~LABEL (node.field~label field; repeatable; replaces the pipeline's agreement:)")(
-      "config-dir", po::value<std::string>(), "run/create-dataset: a chatbot evaluation's config folder (seed 004 format)")(
-      "only-transform", "run --config-dir: run the transformations only");
-  return opts;
-}
-
-// The command and its arguments, to the function that does it.
-int dispatch(const std::string &cmd, const std::vector<std::string> &args, const po::variables_map &vm,
-             const std::vector<std::string> &dirs) {
-  if (cmd == "plugins") return cmd_plugins(dirs, vm.count("json") != 0);
-  if (cmd == "run" && vm.count("config-dir") && args.empty()) {
-    if (vm.count("shard") || vm["shard-count"].as<int>() > 0) {
-      std::fprintf(stderr, "evalgraph run --config-dir: --shard is for pipeline runs (evalgraph run PIPELINE.yaml --shard I/N)\n");
-      return kExitUsage;
-    }
-    return cmd_chatbot_run(vm, dirs);
-  }
-  if (cmd == "combine-experiments") return cmd_combine(args, vm, dirs);
-  if (cmd == "compare") {  // docs/ci.md for the gate
-    compare::Gate g;
-    if (vm.count("fail-if-worse")) g.metrics = vm["fail-if-worse"].as<std::vector<std::string>>();
-    g.alpha = vm["alpha"].as<double>();
-    g.min_diff = vm["min-diff"].as<double>();
-    return compare::run_compare(args, vm.count("json") != 0, vm.count("output") ? vm["output"].as<std::string>() : "", g);
-  }
-  if (cmd == "create-dataset") return cmd_create_dataset(vm);
-  if (cmd == "agree") {  // docs/agreement.md
-    agree_cli::Options ao;
-    if (vm.count("labels")) ao.labels_file = vm["labels"].as<std::string>();
-    if (vm.count("agreement")) ao.entries = vm["agreement"].as<std::vector<std::string>>();
-    ao.json = vm.count("json") != 0;
-    ao.quiet = vm.count("quiet") != 0;
-    ao.output_dir = vm.count("output") ? vm["output"].as<std::string>() : "";
-    return agree_cli::run_command(args, ao);
-  }
-  if (cmd == "estimate") {  // docs/cost.md
-    if (args.size() != 1) {
-      std::fprintf(stderr, "evalgraph estimate: give exactly one pipeline file\n\n%s", command_usage("estimate").c_str());
-      return kExitUsage;
-    }
-    estimate::Options eo{vm["limit"].as<long long>(), std::max(1, vm["jobs"].as<int>()), vm["cache"].as<std::string>(),
-                         vm.count("no-cache") != 0};
-    if (vm["jobs"].as<int>() <= 0) eo.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    return estimate::run_command(args[0], vm.count("json") != 0, eo, dirs);
-  }
-  if (cmd == "merge")
-    return run_merge(args, vm.count("output") ? vm["output"].as<std::string>() : "", dirs, vm.count("quiet") != 0);
-  if (cmd == "cache") {
-    if (args.empty() || args[0] != "merge") {
-      std::fprintf(stderr, "evalgraph cache: the one subcommand is: evalgraph cache merge -o OUT.sqlite IN.sqlite...\n");
-      return kExitUsage;
-    }
-    return run_cache_merge({args.begin() + 1, args.end()}, vm.count("output") ? vm["output"].as<std::string>() : "");
-  }
-  if (cmd == "run" || cmd == "validate" || cmd == "graph") {
-    if (cmd == "run" && vm.count("resume") && args.empty()) return cmd_run("", vm, dirs);
-    if (args.size() != 1) {
-      std::fprintf(stderr, "evalgraph %s: give exactly one pipeline file\n\n%s", cmd.c_str(), command_usage(cmd).c_str());
-      return kExitUsage;
-    }
-    if (cmd == "run") return cmd_run(args[0], vm, dirs);
-    PluginRegistry reg;
-    load_plugins(reg, dirs);
-    Loaded l = load_and_plan(args[0], reg);
-    if (cmd == "graph") {
-      std::cout << to_dot(l.pipeline, l.plan);
-    } else {
-      std::printf("%s: ok (%zu nodes, %zu sinks, %zu dataset columns)\n", args[0].c_str(), l.plan.nodes.size(),
-                  l.plan.sinks.size(), l.plan.dataset_columns.size());
-    }
-    return kExitOk;
-  }
-  std::fprintf(stderr, "evalgraph: unknown command '%s'%s\n\n%s", cmd.c_str(),
-               did_you_mean(cmd, {"run", "validate", "graph", "plugins", "compare", "agree", "merge", "cache", "combine-experiments", "create-dataset", "estimate"}).c_str(), kUsage);
-  return kExitUsage;
-}
-
-}  // namespace
-
-int main(int argc, char **argv) {
-#ifdef EVALGRAPH_WITH_MIMALLOC
-  // 2 MiB pages for the heap (transparent huge pages, where the kernel allows them: Debian's default "madvise"):
-  // far fewer page faults and TLB misses on the large buffers of big inputs. Measured: the trace reader -40 % CPU
-  // (bench/traces_bench.sh), `evalgraph agree` on a million records -30 % (bench/agreement_bench.sh).
-  mi_option_enable(mi_option_large_os_pages);
-#endif
-  const po::options_description opts = command_line_options();
-  po::options_description hidden;
-  hidden.add_options()("command", po::value<std::string>())("args", po::value<std::vector<std::string>>());
+// The words of the command line: the options (long names, in command-line order) and the command with its
+// arguments. An error is the exception of Boost.Program_options.
+std::vector<std::string> parse_command_line(int argc, char **argv, po::variables_map &vm) {
   po::options_description all;
-  all.add(opts).add(hidden);
+  all.add(cli::all_options()).add(cli::hidden_options());
   po::positional_options_description pos;
   pos.add("command", 1).add("args", -1);
+  const po::parsed_options parsed = po::command_line_parser(argc, argv).options(all).positional(pos).run();
+  po::store(parsed, vm);
+  po::notify(vm);
+  std::vector<std::string> given;
+  for (const auto &o : parsed.options)
+    if (o.position_key < 0 && o.string_key != "command" && o.string_key != "args") given.push_back(o.string_key);
+  return given;
+}
 
-  po::variables_map vm;
+// A command's handler, with the errors that end any command turned into their message and exit code.
+int run_handler(const cli::Command &c, const cli::Invocation &in) {
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const std::exception &e) {
-    std::fprintf(stderr, "evalgraph: %s\n\n%s", e.what(), usage_of(argc, argv).c_str());
-    return kExitUsage;
-  }
-  if (vm.count("version")) {
-    std::printf("evalgraph %s (plugin ABI %d.%d)\n", version_string(), EG_ABI_MAJOR, EG_ABI_MINOR);
-#ifdef EVALGRAPH_WITH_MIMALLOC
-    // Also keeps the link to mimalloc, which overrides malloc without being called by name.
-    std::printf("allocator: mimalloc %d.%d.%d\n", mi_version() / 100, mi_version() / 10 % 10, mi_version() % 10);
-#endif
-    return kExitOk;
-  }
-  if (vm.count("help") || !vm.count("command")) {
-    std::cout << kUsage << "\n" << opts;
-    return vm.count("help") ? kExitOk : kExitUsage;
-  }
-  const std::string cmd = vm["command"].as<std::string>();
-  std::vector<std::string> args = vm.count("args") ? vm["args"].as<std::vector<std::string>>() : std::vector<std::string>{};
-  std::vector<std::string> dirs = vm.count("plugin-dir") ? vm["plugin-dir"].as<std::vector<std::string>>() : std::vector<std::string>{};
-
-  try {
-    return dispatch(cmd, args, vm, dirs);
+    return c.handler(in);
   } catch (const ConfigError &e) {
     return print_config_error(e);
   } catch (const io::DataError &e) {
@@ -605,4 +420,173 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "evalgraph: error: %s\n", e.what());
     return kExitRuntime;
   }
+}
+
+std::string output_folder(const po::variables_map &vm) {
+  return vm.count("output") ? vm["output"].as<std::string>() : "";
+}
+
+// validate and graph: the one pipeline file, loaded and planned.
+std::optional<Loaded> load_one_pipeline(const cli::Invocation &in) {
+  if (in.args.size() != 1) {
+    std::fprintf(stderr, "evalgraph %s: give exactly one pipeline file\n\n%s", in.command.c_str(),
+                 cli::command_usage(in.command).c_str());
+    return std::nullopt;
+  }
+  PluginRegistry reg;
+  load_plugins(reg, in.plugin_dirs);
+  return load_and_plan(in.args[0], reg);
+}
+
+}  // namespace
+
+// ---- the handlers of the command table (cli/commands.cpp) ----
+namespace evalgraph::cli {
+
+int cmd_run(const Invocation &in) {
+  const po::variables_map &vm = in.vm;
+  if (vm.count("config-dir") && in.args.empty()) {
+    if (vm.count("shard") || vm["shard-count"].as<int>() > 0) {
+      std::fprintf(stderr, "evalgraph run --config-dir: --shard is for pipeline runs (evalgraph run PIPELINE.yaml --shard I/N)\n");
+      return kExitUsage;
+    }
+    return cmd_chatbot_run(vm, in.plugin_dirs);
+  }
+  if (vm.count("resume") && in.args.empty()) return run_pipeline_file("", vm, in.plugin_dirs);
+  if (in.args.size() != 1) {
+    std::fprintf(stderr, "evalgraph run: give exactly one pipeline file\n\n%s", command_usage("run").c_str());
+    return kExitUsage;
+  }
+  return run_pipeline_file(in.args[0], vm, in.plugin_dirs);
+}
+
+int cmd_merge(const Invocation &in) {
+  return run_merge(in.args, output_folder(in.vm), in.plugin_dirs, in.vm.count("quiet") != 0);
+}
+
+int cmd_cache(const Invocation &in) {
+  if (in.args.empty() || in.args[0] != "merge") {
+    std::fprintf(stderr, "evalgraph cache: the one subcommand is: evalgraph cache merge -o OUT.sqlite IN.sqlite...\n");
+    return kExitUsage;
+  }
+  return run_cache_merge({in.args.begin() + 1, in.args.end()}, output_folder(in.vm));
+}
+
+int cmd_validate(const Invocation &in) {
+  std::optional<Loaded> l = load_one_pipeline(in);
+  if (!l) return kExitUsage;
+  std::printf("%s: ok (%zu nodes, %zu sinks, %zu dataset columns)\n", in.args[0].c_str(), l->plan.nodes.size(),
+              l->plan.sinks.size(), l->plan.dataset_columns.size());
+  return kExitOk;
+}
+
+int cmd_graph(const Invocation &in) {
+  std::optional<Loaded> l = load_one_pipeline(in);
+  if (!l) return kExitUsage;
+  std::cout << to_dot(l->pipeline, l->plan);
+  return kExitOk;
+}
+
+int cmd_estimate(const Invocation &in) {  // docs/cost.md
+  const po::variables_map &vm = in.vm;
+  if (in.args.size() != 1) {
+    std::fprintf(stderr, "evalgraph estimate: give exactly one pipeline file\n\n%s", command_usage("estimate").c_str());
+    return kExitUsage;
+  }
+  estimate::Options eo{vm["limit"].as<long long>(), std::max(1, vm["jobs"].as<int>()), vm["cache"].as<std::string>(),
+                       vm.count("no-cache") != 0};
+  if (vm["jobs"].as<int>() <= 0) eo.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return estimate::run_command(in.args[0], vm.count("json") != 0, eo, in.plugin_dirs);
+}
+
+int cmd_plugins(const Invocation &in) { return list_plugins(in.plugin_dirs, in.vm.count("json") != 0); }
+
+int cmd_compare(const Invocation &in) {  // docs/ci.md for the gate
+  const po::variables_map &vm = in.vm;
+  compare::Gate g;
+  if (vm.count("fail-if-worse")) g.metrics = vm["fail-if-worse"].as<std::vector<std::string>>();
+  g.alpha = vm["alpha"].as<double>();
+  g.min_diff = vm["min-diff"].as<double>();
+  return compare::run_compare(in.args, vm.count("json") != 0, output_folder(vm), g);
+}
+
+int cmd_agree(const Invocation &in) {  // docs/agreement.md
+  const po::variables_map &vm = in.vm;
+  agree_cli::Options ao;
+  if (vm.count("labels")) ao.labels_file = vm["labels"].as<std::string>();
+  if (vm.count("agreement")) ao.entries = vm["agreement"].as<std::vector<std::string>>();
+  ao.json = vm.count("json") != 0;
+  ao.quiet = vm.count("quiet") != 0;
+  ao.output_dir = output_folder(vm);
+  return agree_cli::run_command(in.args, ao);
+}
+
+int cmd_combine(const Invocation &in) {
+  PluginRegistry reg;
+  load_plugins(reg, in.plugin_dirs);
+  std::vector<fs::path> folders(in.args.begin(), in.args.end());
+  fs::path root = in.vm.count("output") ? fs::path(in.vm["output"].as<std::string>()) : fs::path("results");
+  std::printf("%s\n", chatbot::combine_experiments(folders, root, reg).string().c_str());
+  return kExitOk;
+}
+
+int cmd_create_dataset(const Invocation &in) {
+  chatbot::CreateSettings s;
+  s.config_dir = in.vm.count("config-dir") ? in.vm["config-dir"].as<std::string>() : "config";
+  s.no_cache = true;
+  std::vector<std::string> warnings;
+  fs::path out = chatbot::create_dataset(s, warnings);
+  for (const auto &w : warnings) std::fprintf(stderr, "evalgraph: warning: %s\n", w.c_str());
+  std::printf("%s\n", out.string().c_str());
+  return kExitOk;
+}
+
+}  // namespace evalgraph::cli
+
+int main(int argc, char **argv) {
+#ifdef EVALGRAPH_WITH_MIMALLOC
+  // 2 MiB pages for the heap (transparent huge pages, where the kernel allows them: Debian's default "madvise"):
+  // far fewer page faults and TLB misses on the large buffers of big inputs. Measured: the trace reader -40 % CPU
+  // (bench/traces_bench.sh), `evalgraph agree` on a million records -30 % (bench/agreement_bench.sh).
+  mi_option_enable(mi_option_large_os_pages);
+#endif
+  po::variables_map vm;
+  std::vector<std::string> given;
+  try {
+    given = parse_command_line(argc, argv, vm);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "evalgraph: %s\n\n%s", e.what(), usage_of(argc, argv).c_str());
+    return kExitUsage;
+  }
+  if (vm.count("version")) {
+    std::printf("evalgraph %s (plugin ABI %d.%d)\n", version_string(), EG_ABI_MAJOR, EG_ABI_MINOR);
+#ifdef EVALGRAPH_WITH_MIMALLOC
+    // Also keeps the link to mimalloc, which overrides malloc without being called by name.
+    std::printf("allocator: mimalloc %d.%d.%d\n", mi_version() / 100, mi_version() / 10 % 10, mi_version() % 10);
+#endif
+    return kExitOk;
+  }
+  if (vm.count("commands-json")) {
+    std::cout << cli::table_json().dump(2) << "\n";
+    return kExitOk;
+  }
+  const cli::Command *command = vm.count("command") ? cli::find_command(vm["command"].as<std::string>()) : nullptr;
+  if (vm.count("help") || !vm.count("command")) {
+    std::cout << (command != nullptr && vm.count("help") ? cli::command_help(*command) : cli::full_help());
+    return vm.count("help") ? kExitOk : kExitUsage;
+  }
+  const std::string cmd = vm["command"].as<std::string>();
+  if (command == nullptr) {
+    std::fprintf(stderr, "evalgraph: unknown command '%s'%s\n\n%s", cmd.c_str(),
+                 did_you_mean(cmd, cli::command_names()).c_str(), cli::usage_text().c_str());
+    return kExitUsage;
+  }
+  if (const std::string refused = cli::option_not_taken(*command, given); !refused.empty()) {
+    std::fprintf(stderr, "%s\n", refused.c_str());
+    return kExitUsage;
+  }
+  using Words = std::vector<std::string>;
+  const Words args = vm.count("args") ? vm["args"].as<Words>() : Words{};
+  const Words dirs = vm.count("plugin-dir") ? vm["plugin-dir"].as<Words>() : Words{};
+  return run_handler(*command, {cmd, args, vm, dirs});
 }
