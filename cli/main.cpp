@@ -5,15 +5,15 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <boost/program_options.hpp>
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
+#include <boost/program_options.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -24,11 +24,11 @@
 #include "commands.h"
 #include "compare/compare.h"
 #include "config/pipeline.h"
-#include "estimate/estimate.h"
 #include "entry/merge_entry.h"
 #include "entry/run_entry.h"
-#include "expect/expectations.h"
+#include "estimate/estimate.h"
 #include "exec/executor.h"
+#include "expect/expectations.h"
 #include "graph/plan.h"
 #include "io/dataset.h"
 #include "plugin/registry.h"

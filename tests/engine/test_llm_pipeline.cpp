@@ -107,11 +107,17 @@ std::string last_content(const evalgraph::testing::RecordedRequest &req) {
 std::string chain_pipeline(const TestLlmServer &srv, const std::string &out_dir, int max_in_flight,
                            const std::string &third = "") {
   return "name: chain\ndataset: {path: data.csv}\n"
-         "providers:\n  judge:\n    base_url: " + srv.base_url() + "\n    model: m\n    api_key_env: EG_TEST_SECRET_KEY\n"
-         "    max_in_flight: " + std::to_string(max_in_flight) + "\n    adaptive: false\n"
-         "nodes:\n  - {id: a, uses: test.needs_llm}\n  - {id: b, uses: test.needs_llm, inputs: {text: a.answer}}\n" + third +
+         "providers:\n  judge:\n    base_url: " +
+         srv.base_url() +
+         "\n    model: m\n    api_key_env: EG_TEST_SECRET_KEY\n"
+         "    max_in_flight: " +
+         std::to_string(max_in_flight) +
+         "\n    adaptive: false\n"
+         "nodes:\n  - {id: a, uses: test.needs_llm}\n  - {id: b, uses: test.needs_llm, inputs: {text: a.answer}}\n" +
+         third +
          "sinks:\n  - uses: sink.jsonl\n    with: {file: out.jsonl}\n"
-         "output: {dir: " + out_dir + "}\n";
+         "output: {dir: " +
+         out_dir + "}\n";
 }
 }  // namespace
 
