@@ -427,13 +427,13 @@ std::string output_folder(const po::variables_map &vm) {
 }
 
 // validate and graph: the one pipeline file, loaded and planned.
-std::optional<Loaded> load_one_pipeline(const cli::Invocation &in) {
+// The plan refers to the node types in `reg`: the registry must outlive it.
+std::optional<Loaded> load_one_pipeline(const cli::Invocation &in, PluginRegistry &reg) {
   if (in.args.size() != 1) {
     std::fprintf(stderr, "evalgraph %s: give exactly one pipeline file\n\n%s", in.command.c_str(),
                  cli::command_usage(in.command).c_str());
     return std::nullopt;
   }
-  PluginRegistry reg;
   load_plugins(reg, in.plugin_dirs);
   return load_and_plan(in.args[0], reg);
 }
@@ -473,7 +473,8 @@ int cmd_cache(const Invocation &in) {
 }
 
 int cmd_validate(const Invocation &in) {
-  std::optional<Loaded> l = load_one_pipeline(in);
+  PluginRegistry reg;
+  std::optional<Loaded> l = load_one_pipeline(in, reg);
   if (!l) return kExitUsage;
   std::printf("%s: ok (%zu nodes, %zu sinks, %zu dataset columns)\n", in.args[0].c_str(), l->plan.nodes.size(),
               l->plan.sinks.size(), l->plan.dataset_columns.size());
@@ -481,7 +482,8 @@ int cmd_validate(const Invocation &in) {
 }
 
 int cmd_graph(const Invocation &in) {
-  std::optional<Loaded> l = load_one_pipeline(in);
+  PluginRegistry reg;
+  std::optional<Loaded> l = load_one_pipeline(in, reg);
   if (!l) return kExitUsage;
   std::cout << to_dot(l->pipeline, l->plan);
   return kExitOk;
