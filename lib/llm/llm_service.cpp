@@ -453,9 +453,10 @@ LlmService::LlmService(std::vector<ProviderConfig> providers, CacheOptions cache
     im.index[p.name] = im.provs.size();
     auto ps = std::make_unique<ProviderState>();
     ps->cfg = std::move(p);
-    ps->rate = std::make_unique<RateController>(RateSettings{ps->cfg.adaptive, ps->cfg.max_in_flight,
-                                                             ps->cfg.max_in_flight_stated, ps->cfg.requests_per_minute,
-                                                             ps->cfg.tokens_per_minute});
+    // (a ceiling other than the default was stated too, where a program set it rather than a configuration)
+    const bool stated = ps->cfg.max_in_flight_stated || ps->cfg.max_in_flight != ProviderConfig{}.max_in_flight;
+    ps->rate = std::make_unique<RateController>(RateSettings{ps->cfg.adaptive, ps->cfg.max_in_flight, stated,
+                                                             ps->cfg.requests_per_minute, ps->cfg.tokens_per_minute});
     ps->count_tokens = ps->rate->counts_tokens();
     im.provs.push_back(std::move(ps));
   }
