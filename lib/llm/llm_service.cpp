@@ -453,8 +453,8 @@ LlmService::LlmService(std::vector<ProviderConfig> providers, CacheOptions cache
     im.index[p.name] = im.provs.size();
     auto ps = std::make_unique<ProviderState>();
     ps->cfg = std::move(p);
-    // (a ceiling other than the default was stated too, where a program set it rather than a configuration)
-    const bool stated = ps->cfg.max_in_flight_stated || ps->cfg.max_in_flight != ProviderConfig{}.max_in_flight;
+    // (a ceiling other than the default was stated, in a configuration or by a program: the window starts higher)
+    const bool stated = ps->cfg.max_in_flight != ProviderConfig{}.max_in_flight;
     ps->rate = std::make_unique<RateController>(RateSettings{ps->cfg.adaptive, ps->cfg.max_in_flight, stated,
                                                              ps->cfg.requests_per_minute, ps->cfg.tokens_per_minute});
     ps->count_tokens = ps->rate->counts_tokens();

@@ -55,7 +55,6 @@ struct ProviderConfig {
   // HTTP requests of this provider in flight at once: the ceiling of the adaptive window (rate_controller.h), or
   // the fixed window with adaptive = false
   int max_in_flight = 256;
-  bool max_in_flight_stated = false;  // set in the configuration: the adaptive window starts higher (rate_controller.h)
   bool adaptive = true;              // the window finds itself; the provider's rate-limit headers pace the calls
   double requests_per_minute = 0;    // 0: unlimited; else sends are spaced >= 60/rpm seconds apart
   double tokens_per_minute = 0;      // 0: unlimited; else a call's tokens (prompt + max_tokens) wait for the

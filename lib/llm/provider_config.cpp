@@ -204,7 +204,6 @@ void read_limits(const std::string& name, const nlohmann::json& j, ProviderConfi
   number("timeout_s", p.timeout_s, false);
   number("connect_timeout_s", p.connect_timeout_s, false);
   whole("max_in_flight", p.max_in_flight);
-  p.max_in_flight_stated = j.contains("max_in_flight");
   number("requests_per_minute", p.requests_per_minute, true);
   number("tokens_per_minute", p.tokens_per_minute, true);
   if (j.contains("adaptive")) {

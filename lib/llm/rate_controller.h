@@ -40,7 +40,7 @@ namespace evalgraph::llm {
 struct RateSettings {
   bool adaptive = true;
   int ceiling = 256;               // max_in_flight
-  bool ceiling_stated = false;     // max_in_flight was set: the server takes that many, the window starts higher
+  bool ceiling_stated = false;     // max_in_flight is not the default: the server takes that many, start higher
   double requests_per_minute = 0;  // 0: none set by hand
   double tokens_per_minute = 0;
 };

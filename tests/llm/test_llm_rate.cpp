@@ -173,6 +173,25 @@ TEST_CASE("a server of capacity 2 is not queued: the window descends to it, late
 #endif
 }
 
+TEST_CASE("the adaptive window starts at 8, or at half of a max_in_flight other than the default", "[llm][rate]") {
+  ServerOptions so;
+  so.latency_ms = 300;
+  TestLlmServer srv(so);
+  {  // the default ceiling: 8 at once, then 16 (slow start) for the 24 left
+    LlmService svc({provider(srv)}, CacheOptions{false, ""});
+    for (const auto &r : svc.chat_batch("p", bodies(32), 0)) CHECK(r.ok);
+    CHECK(srv.max_concurrency() <= 16);
+  }
+  srv.reset_counters();
+  {  // max_in_flight 64: the user said the server takes that many, so the first window is 32
+    auto p = provider(srv);
+    p.max_in_flight = 64;
+    LlmService svc({p}, CacheOptions{false, ""});
+    for (const auto &r : svc.chat_batch("p", bodies(32), 0)) CHECK(r.ok);
+    CHECK(srv.max_concurrency() == 32);
+  }
+}
+
 TEST_CASE("adaptive: false keeps the fixed window", "[llm][rate]") {
   ServerOptions so;
   so.latency_ms = 40;
