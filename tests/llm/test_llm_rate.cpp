@@ -3,18 +3,6 @@
 // a few seconds each).
 #include <fmt/format.h>
 
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define EG_TEST_UNDER_SANITIZER 1
-#endif
-#endif
-#if !defined(EG_TEST_UNDER_SANITIZER) && (defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__))
-#define EG_TEST_UNDER_SANITIZER 1
-#endif
-#ifndef EG_TEST_UNDER_SANITIZER
-#define EG_TEST_UNDER_SANITIZER 0
-#endif
-
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -24,6 +12,7 @@
 
 #include "llm/llm_service.h"
 #include "llm/rate_limit_headers.h"
+#include "sanitizers.h"
 #include "test_llm_server.h"
 
 using evalgraph::llm::CacheOptions;

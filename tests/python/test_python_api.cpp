@@ -2,19 +2,11 @@
 // plain python3, a TypedDict as the outputs, `async def` checks on the worker's event loop with evalgraph.achat
 // calls of one record overlapping, and results held to limits.record_bytes.
 #include <catch2/catch.hpp>
-
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define EG_TEST_UNDER_TSAN 1
-#endif
-#endif
-#ifndef EG_TEST_UNDER_TSAN
-#define EG_TEST_UNDER_TSAN 0
-#endif
 #include <regex>
 
 #include "llm_fixture.h"
 #include "python_fixture.h"
+#include "sanitizers.h"
 
 using namespace testsupport;
 using nlohmann::json;
@@ -213,7 +205,7 @@ def big(n: int, quote: bool = False):
     // The 200 MB str itself, and nothing of its size more (the output was 825 MB when it became a JSON line).
     // (Not under ThreadSanitizer: its shadow memory for the touched string adds ~600 MB of RSS; the normal and the
     // ASan builds check it.)
-#if !defined(__SANITIZE_THREAD__) && !EG_TEST_UNDER_TSAN
+#if !EG_TEST_UNDER_TSAN
     CHECK(std::stol(m[2].str()) < 500 * 1024);
 #endif
     CHECK(fs::file_size(dir / "out.jsonl") < 10000);

@@ -52,9 +52,9 @@ struct BlackHole {
     std::getline(in, line);  // header
     int n = 0;
     while (std::getline(in, line)) {
-      unsigned local_ip = 0, local_port = 0, rem_ip = 0, rem_port = 0, state = 0;
-      if (std::sscanf(line.c_str(), " %*d: %x:%x %x:%x %x", &local_ip, &local_port, &rem_ip, &rem_port, &state) == 5 &&
-          rem_port == port && state == 0x02)
+      unsigned rem_port = 0, state = 0;  // "sl: local_ip:port rem_ip:port st ..." in hex
+      if (std::sscanf(line.c_str(), " %*d: %*x:%*x %*x:%x %x", &rem_port, &state) == 2 && rem_port == port &&
+          state == 0x02)
         ++n;
     }
     return n;
