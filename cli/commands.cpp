@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <sstream>
 
 namespace evalgraph::cli {
@@ -108,11 +109,11 @@ void add(po::options_description &to, const OptionDef &d, const std::string &hel
 }
 
 // The options `keep` selects, under `caption`; with `name_takers`, each help text ends with the commands taking it.
-po::options_description describe(const std::string &caption, bool (*keep)(const std::string &, const Command *),
-                                 const Command *c, bool name_takers) {
+po::options_description describe(const std::string &caption, const std::function<bool(const std::string &)> &keep,
+                                 bool name_takers) {
   po::options_description out(caption, 120, 60);
   for (const auto &d : option_defs()) {
-    if (!keep(long_name(d), c)) continue;
+    if (!keep(long_name(d))) continue;
     add(out, d, name_takers ? fmt::format("{} [{}]", d.help, join(commands_taking(long_name(d)))) : d.help);
   }
   return out;
@@ -230,18 +231,16 @@ std::string usage_text() {
 }
 
 std::string full_help() {
-  const auto global = [](const std::string &o, const Command *) { return is_global(o); };
-  const auto other = [](const std::string &o, const Command *) { return !is_global(o); };
-  return usage_text() + "\n" + text_of(describe("global options", global, nullptr, false)) + "\n" +
-         text_of(describe("command options [the commands that take them]", other, nullptr, true));
+  const auto other = [](const std::string &o) { return !is_global(o); };
+  return usage_text() + "\n" + text_of(describe("global options", is_global, false)) + "\n" +
+         text_of(describe("command options [the commands that take them]", other, true));
 }
 
 std::string command_help(const Command &c) {
-  const auto own = [](const std::string &o, const Command *cmd) { return takes(*cmd, o); };
-  const auto global = [](const std::string &o, const Command *) { return is_global(o); };
+  const auto own = [&c](const std::string &o) { return takes(c, o); };
   std::string text = "usage:\n" + forms_of(c) + "\n";
-  if (!c.options.empty()) text += text_of(describe(fmt::format("options of {}", c.name), own, &c, false)) + "\n";
-  return text + text_of(describe("global options", global, nullptr, false));
+  if (!c.options.empty()) text += text_of(describe(fmt::format("options of {}", c.name), own, false)) + "\n";
+  return text + text_of(describe("global options", is_global, false));
 }
 
 std::string command_usage(const Command &c) {
