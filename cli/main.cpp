@@ -1,40 +1,24 @@
 // The evalgraph command line: parses it, and the handlers of the commands that cli/commands.cpp's table lists
 // (run with --resume, --shard and --config-dir, merge, cache merge, validate, graph, estimate, plugins, compare,
 // agree, combine-experiments, create-dataset).
-#include <fmt/chrono.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <boost/program_options.hpp>
-#include <chrono>
-#include <condition_variable>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "agree/agree.h"
-#include "agree/agreement.h"
 #include "chatbot_config/experiment.h"
 #include "commands.h"
 #include "compare/compare.h"
-#include "config/pipeline.h"
 #include "entry/merge_entry.h"
+#include "entry/pipeline_entry.h"
+#include "entry/results_entry.h"
 #include "entry/run_entry.h"
 #include "estimate/estimate.h"
-#include "exec/executor.h"
-#include "expect/expectations.h"
-#include "graph/plan.h"
-#include "io/dataset.h"
-#include "plugin/registry.h"
-#include "report/default_report.h"
-#include "run_folder/run_folder.h"
-#include "shard/shard.h"
 #include "summary/provider_summary.h"
 #include "util/exit_codes.h"
 #include "util/version.h"
@@ -66,82 +50,10 @@ std::string usage_of(int argc, char **argv) {
   return cli::usage_text();
 }
 
-// First SIGINT/SIGTERM: the run's stop request (util/stop.h): nothing new starts, LLM calls waiting for a retry end,
-// calls in flight get --stop-grace seconds, the finished records are journaled and the run exits 130, resumable.
-// Second: stop at once (in-flight calls cut, unjournaled records dropped; the process ends within 2 s).
-std::atomic<int> g_interrupts{0};
-HostServices *g_host = nullptr;
-void on_signal(int sig) {
-  if (g_interrupts.fetch_add(1) == 0) {
-    request_stop(StopReason::signal, sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    const char msg[] = "\nevalgraph: stopping after the records in flight: no new LLM call starts, calls in flight get "
-                       "the stop grace (--stop-grace), finished records are journaled (signal again to stop at once)\n";
-    [[maybe_unused]] auto n = write(STDERR_FILENO, msg, sizeof msg - 1);
-    return;
-  }
-  request_stop_now();
-  if (g_host != nullptr) g_host->cancel();
-}
-
-// Makes sure a stopped run ends even where something it waits for never returns (a sink's write to a blocked
-// file system, a plugin that ignores cancellation): the journal is consistent at every chunk boundary, so exiting
-// is safe. Polls; ends with the run.
-class StopWatchdog {
- public:
-  explicit StopWatchdog(std::string run_dir) : run_dir_(std::move(run_dir)) {
-    thread_ = std::thread([this] { loop(); });
-  }
-  ~StopWatchdog() {
-    {
-      std::lock_guard lk(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();  // (the run's end is not held up by the poll)
-    thread_.join();
-  }
-
- private:
-  void loop() {
-    double now_seen = -1;
-    std::unique_lock lk(mu_);
-    while (!done_) {
-      cv_.wait_for(lk, std::chrono::milliseconds(50));
-      if (done_ || !stop_requested()) continue;
-      double since = seconds_since_stop();
-      if (stop_now_requested() && now_seen < 0) now_seen = since;
-      double limit = now_seen >= 0 ? std::min(now_seen + 2.0, stop_grace_s() + 10.0) : stop_grace_s() + 10.0;
-      if (since < limit) continue;
-      std::fprintf(stderr,
-                   "evalgraph: the run did not end within %.0f s of the stop (something it waits for is blocked); "
-                   "exiting now. The journal holds every finished chunk; finish the run with:\n  evalgraph run --resume %s\n",
-                   limit, run_dir_.c_str());
-      std::fflush(stderr);
-      _exit(stop_exit_code(stop_reason()));
-    }
-  }
-  std::string run_dir_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
-void load_plugins(PluginRegistry &reg, const std::vector<std::string> &dirs, bool quiet_errors = false) {
-  for (const auto &d : plugin_search_path(dirs)) reg.load_directory(d);
-  if (!quiet_errors)
-    for (const auto &e : reg.errors()) std::fprintf(stderr, "evalgraph: warning: %s\n", e.c_str());
-}
-
-struct Loaded {
-  Pipeline pipeline;
-  Plan plan;
-};
-
-Loaded load_and_plan(const std::string &file, const PluginRegistry &reg) {
-  Loaded l{load_pipeline(file), {}};
-  auto cols = read_dataset_columns(l.pipeline);
-  l.plan = build_plan(l.pipeline, reg, cols);
-  return l;
+// The plugins of the search path; what was refused is a warning (the rest loads).
+void load_plugins_warning(PluginRegistry &reg, const std::vector<std::string> &dirs, bool quiet_errors = false) {
+  for (const auto &e : load_plugins(reg, dirs))
+    if (!quiet_errors) std::fprintf(stderr, "evalgraph: warning: %s\n", e.c_str());
 }
 
 int print_config_error(const ConfigError &e) {
@@ -153,7 +65,7 @@ int print_config_error(const ConfigError &e) {
 
 int list_plugins(const std::vector<std::string> &dirs, bool as_json) {
   PluginRegistry reg;
-  load_plugins(reg, dirs, as_json);
+  load_plugins_warning(reg, dirs, as_json);
   if (as_json) {
     json out = {{"engine_version", version_string()}, {"abi", {{"major", EG_ABI_MAJOR}, {"minor", EG_ABI_MINOR}}}};
     json plugins = json::array();
@@ -201,64 +113,31 @@ int list_plugins(const std::vector<std::string> &dirs, bool as_json) {
   return kExitOk;
 }
 
-// --resume: the pipeline as it was run (its copy in the run folder), resolved against its original location,
-// with the shard it was.
-void resume_run(const po::variables_map &vm, Loaded &l, RunOptions &opt) {
-  opt.resume = true;
-  opt.run_dir = vm["resume"].as<std::string>();
-  RunState rs = read_run_state(opt.run_dir);
-  l.pipeline = parse_pipeline(rs.pipeline_text, rs.pipeline_file);
-  if (rs.state.contains("shard")) {
-    opt.shard_index = rs.state["shard"].value("index", 0);
-    opt.shard_count = rs.state["shard"].value("count", 0);
-    opt.extra_summary = rs.state.value("extra_summary", json::object());
-  }
-}
-
-// What run.json says of a shard: which one, where and when it ran, and what the merge must run alike.
-json shard_provenance(const shard::ShardSpec &spec, const Loaded &l, const po::variables_map &vm) {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  json s = {{"index", spec.index}, {"count", spec.count}, {"label", spec.label()},
-            {"source", spec.source}, {"host", host},
-            {"started", fmt::format("{:%Y-%m-%dT%H:%M:%S}", fmt::localtime(std::time(nullptr)))},
-            {"pipeline_file", fs::absolute(l.pipeline.file).string()},
-            {"report", vm.count("no-report") == 0},
-            {"limit", vm["limit"].as<long long>() >= 0 ? vm["limit"].as<long long>() : l.pipeline.dataset.limit},
-            {"rule", "record index mod N (group_by: FNV-1a of the group key mod N)"}};
-  for (const char *e : {"SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX", "HOSTNAME"})
-    if (const char *v = std::getenv(e); v != nullptr && spec.source != "--shard") s["env"][e] = v;
-  return s;
-}
-
-// A new run: the pipeline file, its results folder, and the shard (--shard, or the scheduler's array index).
-void start_run(const std::string &file, const po::variables_map &vm, Loaded &l, RunOptions &opt) {
-  l.pipeline = load_pipeline(file);
-  shard::ShardSpec spec = shard::resolve_shard(
-      vm.count("shard") ? std::optional<std::string>(vm["shard"].as<std::string>()) : std::nullopt,
-      vm["shard-count"].as<int>(), [](const char *n) { return std::getenv(n); });
-  opt.shard_index = spec.index;
-  opt.shard_count = spec.count;
-  opt.run_dir = new_run_dir(l.pipeline, vm.count("output") ? fs::path(vm["output"].as<std::string>()) : fs::path());
-  if (spec.count == 0) return;
-  if (vm.count("no-journal"))
-    throw ConfigError({{{"--no-journal", 0, 0}, "a shard keeps its records for `evalgraph merge`; drop --no-journal"}});
-  opt.run_dir += run_folder::shard_suffix(spec.index, spec.count);
-  opt.extra_summary["shard"] = shard_provenance(spec, l, vm);
-}
-
 // The command line's settings of a run: workers, limits, chunks, windows, journal, progress display. A
 // --chunk-size left out stays 0: the engine picks the default (RunOptions::chunk_records()).
 void apply_run_flags(const po::variables_map &vm, RunOptions &opt) {
-  opt.jobs = vm["jobs"].as<int>();
-  if (opt.jobs <= 0) opt.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  opt.jobs = default_jobs(vm["jobs"].as<int>());
   opt.limit = vm["limit"].as<long long>();
   if (!vm["chunk-size"].defaulted()) opt.chunk_size = std::max<std::size_t>(1, vm["chunk-size"].as<std::size_t>());
   opt.llm_concurrency = std::max(0, vm["llm-concurrency"].as<int>());
   opt.window = vm["window"].as<std::size_t>();
   opt.journal = vm.count("no-journal") == 0;
-  const char *ci = std::getenv("CI");
-  opt.progress = vm.count("quiet") == 0 && isatty(STDERR_FILENO) && (ci == nullptr || std::string(ci).empty());
+  opt.progress = progress_wanted(vm.count("quiet") != 0);
+}
+
+// Where the run starts: the pipeline file or --resume, the shard, the results folder and the budget.
+RunStart run_start(const std::string &file, const po::variables_map &vm) {
+  RunStart s;
+  if (vm.count("resume"))
+    s.resume_dir = vm["resume"].as<std::string>();
+  else
+    s.pipeline_file = file;
+  if (vm.count("shard")) s.shard = vm["shard"].as<std::string>();
+  s.shard_count = vm["shard-count"].as<int>();
+  if (vm.count("output")) s.output_root = vm["output"].as<std::string>();
+  if (vm.count("max-cost")) s.max_cost_usd = vm["max-cost"].as<double>();
+  s.report = vm.count("no-report") == 0;
+  return s;
 }
 
 // One line per node that did not finish every record: its counts and first error. Records a stop left for
@@ -325,52 +204,44 @@ int finished_exit_code(const Pipeline &p, const RunResult &r, bool quiet) {
 
 int run_pipeline_file(const std::string &file, const po::variables_map &vm, const std::vector<std::string> &dirs) {
   PluginRegistry reg;
-  load_plugins(reg, dirs);
+  load_plugins_warning(reg, dirs);
+  StopOnSignals stop(vm["stop-grace"].as<double>());
   RunOptions opt;
-  Loaded l;
-  if (vm.count("resume")) resume_run(vm, l, opt);
-  else start_run(file, vm, l, opt);
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
-  set_stop_grace_s(vm["stop-grace"].as<double>());
-  // The budget (docs/cost.md): --max-cost, else the pipeline's, of which a shard gets its share.
-  opt.max_cost_usd = l.pipeline.budget.max_cost_usd;
-  if (opt.max_cost_usd > 0 && opt.shard_count > 0) opt.max_cost_usd /= opt.shard_count;
-  if (vm.count("max-cost")) opt.max_cost_usd = vm["max-cost"].as<double>();
-  StopWatchdog watchdog(opt.run_dir.string());
   apply_run_flags(vm, opt);
+  Pipeline p = start_run(run_start(file, vm), opt);  // engine/entry/run_entry.h: new, resumed, shard, budget
+  stop.watch(opt.run_dir);
   const bool quiet = vm.count("quiet") != 0;
-  RunRequest req{opt, vm.count("no-report") == 0, vm.count("no-cache") != 0, vm["cache"].as<std::string>(),
-                 quiet ? EG_LOG_ERROR : EG_LOG_WARN, [](HostServices *h) { g_host = h; }};
-  RunResult r = run_pipeline(l.pipeline, reg, req);  // engine/entry/run_entry.h (front ends run here too)
-  opt = req.opt;
+  RunRequest req{opt,
+                 vm.count("no-report") == 0,
+                 vm.count("no-cache") != 0,
+                 vm["cache"].as<std::string>(),
+                 quiet ? EG_LOG_ERROR : EG_LOG_WARN,
+                 StopOnSignals::host_hook};
+  RunResult r = run_pipeline(p, reg, req);  // (front ends run here too)
 
-  if (!quiet) print_run_summary(l.pipeline, r);
+  if (!quiet) print_run_summary(p, r);
   std::printf("%s\n", r.run_dir.string().c_str());
-  if (r.interrupted) return report_stop(r, opt.max_cost_usd);
-  return finished_exit_code(l.pipeline, r, quiet);
+  if (r.interrupted) return report_stop(r, req.opt.max_cost_usd);
+  return finished_exit_code(p, r, quiet);
 }
 
 // ---- the chatbot evaluation of seed 004 (frontends/chatbot_config/) ----
 int cmd_chatbot_run(const po::variables_map &vm, const std::vector<std::string> &dirs) {
   PluginRegistry reg;
-  load_plugins(reg, dirs);
+  load_plugins_warning(reg, dirs);
   chatbot::RunSettings s;
   s.config_dir = vm["config-dir"].as<std::string>();
   s.only_transform = vm.count("only-transform") != 0;
   s.report = vm.count("no-report") == 0;
-  s.jobs = vm["jobs"].as<int>() > 0 ? vm["jobs"].as<int>() : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  s.jobs = default_jobs(vm["jobs"].as<int>());
   s.no_cache = vm.count("no-cache") != 0;
   s.cache_path = vm["cache"].as<std::string>();
   if (vm.count("output")) s.results_root = vm["output"].as<std::string>();
   const bool quiet = vm.count("quiet") != 0;
-  const char *ci = std::getenv("CI");
-  s.progress = !quiet && isatty(STDERR_FILENO) && (ci == nullptr || std::string(ci).empty());
+  s.progress = progress_wanted(quiet);
   s.stderr_level = quiet ? EG_LOG_ERROR : EG_LOG_WARN;
-  s.on_host = [](HostServices *h) { g_host = h; };
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
-  set_stop_grace_s(vm["stop-grace"].as<double>());
+  s.on_host = StopOnSignals::host_hook;
+  StopOnSignals stop(vm["stop-grace"].as<double>());
   RunResult r = chatbot::run_experiment(s, reg);
   if (!quiet) {
     std::fprintf(stderr, "evalgraph: %zu records in %.2f s, %zu with failures\n", r.records, r.seconds, r.failed_records);
@@ -428,14 +299,14 @@ std::string output_folder(const po::variables_map &vm) {
 
 // validate and graph: the one pipeline file, loaded and planned.
 // The plan refers to the node types in `reg`: the registry must outlive it.
-std::optional<Loaded> load_one_pipeline(const cli::Invocation &in, PluginRegistry &reg) {
+std::optional<PlannedPipeline> load_one_pipeline(const cli::Invocation &in, PluginRegistry &reg) {
   if (in.args.size() != 1) {
     std::fprintf(stderr, "evalgraph %s: give exactly one pipeline file\n\n%s", in.command.c_str(),
                  cli::command_usage(in.command).c_str());
     return std::nullopt;
   }
-  load_plugins(reg, in.plugin_dirs);
-  return load_and_plan(in.args[0], reg);
+  load_plugins_warning(reg, in.plugin_dirs);
+  return plan_pipeline_file(in.args[0], reg);
 }
 
 }  // namespace
@@ -474,7 +345,7 @@ int cmd_cache(const Invocation &in) {
 
 int cmd_validate(const Invocation &in) {
   PluginRegistry reg;
-  std::optional<Loaded> l = load_one_pipeline(in, reg);
+  std::optional<PlannedPipeline> l = load_one_pipeline(in, reg);
   if (!l) return kExitUsage;
   std::printf("%s: ok (%zu nodes, %zu sinks, %zu dataset columns)\n", in.args[0].c_str(), l->plan.nodes.size(),
               l->plan.sinks.size(), l->plan.dataset_columns.size());
@@ -483,7 +354,7 @@ int cmd_validate(const Invocation &in) {
 
 int cmd_graph(const Invocation &in) {
   PluginRegistry reg;
-  std::optional<Loaded> l = load_one_pipeline(in, reg);
+  std::optional<PlannedPipeline> l = load_one_pipeline(in, reg);
   if (!l) return kExitUsage;
   std::cout << to_dot(l->pipeline, l->plan);
   return kExitOk;
@@ -497,7 +368,7 @@ int cmd_estimate(const Invocation &in) {  // docs/cost.md
   }
   estimate::Options eo{vm["limit"].as<long long>(), std::max(1, vm["jobs"].as<int>()), vm["cache"].as<std::string>(),
                        vm.count("no-cache") != 0};
-  if (vm["jobs"].as<int>() <= 0) eo.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  eo.jobs = default_jobs(vm["jobs"].as<int>());
   return estimate::run_command(in.args[0], vm.count("json") != 0, eo, in.plugin_dirs);
 }
 
@@ -525,7 +396,7 @@ int cmd_agree(const Invocation &in) {  // docs/agreement.md
 
 int cmd_combine(const Invocation &in) {
   PluginRegistry reg;
-  load_plugins(reg, in.plugin_dirs);
+  load_plugins_warning(reg, in.plugin_dirs);
   std::vector<fs::path> folders(in.args.begin(), in.args.end());
   fs::path root = in.vm.count("output") ? fs::path(in.vm["output"].as<std::string>()) : fs::path("results");
   std::printf("%s\n", chatbot::combine_experiments(folders, root, reg).string().c_str());

@@ -5,9 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "agree/agreement.h"
 #include "entry/agree_entry.h"
-#include "expect/expectations.h"
+#include "entry/results_entry.h"
 #include "util/atomic_file.h"
 #include "util/exit_codes.h"
 

@@ -1,7 +1,5 @@
 #include "compare/compare.h"
 
-#include "report/default_report.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,11 +13,8 @@
 #include <set>
 #include <unordered_map>
 
-#include "stats/stats.h"
 #include "compare/compare_internal.h"
-#include "config/diagnostics.h"
-#include "plugin/defaults.h"
-#include "run_folder/run_folder.h"
+#include "entry/results_entry.h"
 #include "util/atomic_file.h"
 #include "util/exit_codes.h"
 #include "util/json_file.h"

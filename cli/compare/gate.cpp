@@ -3,7 +3,7 @@
 
 #include "compare/compare.h"
 #include "compare/compare_internal.h"
-#include "config/diagnostics.h"
+#include "entry/pipeline_entry.h"
 #include "util/exit_codes.h"
 
 namespace evalgraph::compare {

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "compare/compare_internal.h"
-#include "stats/stats.h"
+#include "entry/results_entry.h"
 
 namespace evalgraph::compare::detail {
 

@@ -1,7 +1,5 @@
 #include "entry/run_entry.h"
 
-#include "graph/plan.h"
-#include "io/dataset.h"
 #include "report/default_report.h"
 #include "run_folder/run_folder.h"
 #include "shard/shard.h"
@@ -10,8 +8,9 @@ namespace evalgraph {
 
 RunResult run_pipeline(Pipeline &p, const PluginRegistry &reg, RunRequest &req) {
   RunOptions &opt = req.opt;
+  opt.jobs = default_jobs(opt.jobs);
   if (req.report) add_default_report(p, reg);
-  Plan plan = build_plan(p, reg, read_dataset_columns(p));
+  Plan plan = plan_pipeline(p, reg);
   if (opt.shard_count > 0 && !opt.resume)
     opt.extra_summary["fingerprint"] = shard::fingerprint(p, plan, opt.extra_summary["shard"]["limit"].get<long long>());
   // SQLite on a network file system is not safe to share: a shard has its own cache unless one is named.

@@ -1,17 +1,15 @@
 // combine-experiments (experiment.h).
-#include "chatbot_config/experiment.h"
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
 #include <set>
 
+#include "chatbot_config/experiment.h"
 #include "chatbot_config/experiment_internal.h"
-#include "config/pipeline.h"
+#include "entry/results_entry.h"
 #include "entry/run_entry.h"
 #include "evalgraph/json_bounded.hpp"
-#include "run_folder/run_folder.h"
 #include "util/atomic_file.h"
 #include "util/json_file.h"
 

@@ -9,8 +9,7 @@
 #include <sstream>
 
 #include "chatbot_config/xlsx_reader.h"
-#include "config/yaml_guard.h"
-#include "io/dataset.h"
+#include "entry/pipeline_entry.h"
 
 namespace evalgraph::chatbot {
 namespace fs = std::filesystem;

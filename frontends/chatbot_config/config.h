@@ -9,8 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "config/diagnostics.h"
-#include "plugin/registry.h"
+#include "entry/pipeline_entry.h"
 
 namespace evalgraph::chatbot {
 

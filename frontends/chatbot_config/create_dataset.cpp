@@ -1,6 +1,4 @@
 // create-dataset (experiment.h): examples asked of a model, written as a data file of the configuration folder.
-#include "chatbot_config/experiment.h"
-
 #include <fmt/format.h>
 #include <xlsxwriter.h>
 #include <yaml-cpp/yaml.h>
@@ -8,7 +6,8 @@
 #include <regex>
 #include <sstream>
 
-#include "config/yaml_guard.h"
+#include "chatbot_config/experiment.h"
+#include "entry/pipeline_entry.h"
 #include "evalgraph/json_bounded.hpp"
 #include "llm/llm_service.h"
 #include "util/atomic_file.h"

@@ -12,9 +12,8 @@
 #include <set>
 
 #include "chatbot_config/experiment_internal.h"
-#include "config/pipeline.h"
+#include "entry/results_entry.h"
 #include "entry/run_entry.h"
-#include "run_folder/run_folder.h"
 #include "util/atomic_file.h"
 
 namespace evalgraph::chatbot {

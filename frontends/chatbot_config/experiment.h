@@ -10,8 +10,7 @@
 #include <vector>
 
 #include "chatbot_config/config.h"
-#include "exec/executor.h"
-#include "plugin/registry.h"
+#include "entry/run_entry.h"
 
 namespace evalgraph::chatbot {
 

@@ -3,12 +3,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "plugin/registry.h"
+#include "entry/pipeline_entry.h"
 
 namespace evalgraph::chatbot::detail {
 
