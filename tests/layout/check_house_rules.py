@@ -2,6 +2,7 @@
 """The house rules of the source tree (README.md "Layout: where things go"), checked from the text:
 
   lib/       includes only lib/ and the SDK (util/ not even llm/);
+  cli/, frontends/  (above the engine) include of engine/ only its public door, engine/entry/;
   engine/    includes nothing from frontends/ or cli/, and its rooms (engine/<room>/) include each other
              without a cycle, so each room can be read knowing only the rooms below it;
   plugins/   include no engine or lib header (only the SDK and their own files);
@@ -147,6 +148,14 @@ def main(repo):
         if room not in state:
             visit(room, [room])
 
+    # Above the engine, the public door only: cli/ and frontends/ include of engine/ nothing but engine/entry/.
+    for part in ("cli", "frontends"):
+        for f, n, inc in includes(repo / part):
+            own = any((d / inc).exists() for d in (f.parent, repo / "cli", repo / "frontends"))
+            if top(inc) in rooms and top(inc) != "entry" and not own:
+                bad.append(f"{f.relative_to(repo)}:{n}: {part}/ includes \"{inc}\", a room of the engine; above the "
+                           "engine include only its public door, engine/entry/ (add what you need there)")
+
     engine_only = (rooms | lib_dirs) - {"evalgraph"}
     for f, n, inc in includes(repo / "plugins"):
         # (a plugin's own folder, or a plugin library above it, may have a folder of the same name)
@@ -179,6 +188,7 @@ def main(repo):
     for line in bad:
         print(line)
     print(f"check_house_rules: {len(bad)} problem(s)" if bad else "check_house_rules: lib/ below engine/, engine rooms acyclic, "
+          "cli/ and frontends/ through engine/entry/ only, "
           f"plugins on the SDK only, shared plugin code in plugins/shared/, plugin folders named after their node types, ABI calls in node_runner.cpp, the {len(type_names)} bundled node type names only in defaults.h")
     return 1 if bad else 0
 
