@@ -194,172 +194,215 @@ struct Claim {
   Quantity q;
   int t = 0;  // turn that stated it last
 };
+
+// An earlier claim contradicted by a new document or by the user's text.
+struct Challenge {
+  std::size_t claim;
+  Quantity evidence;
+  std::string source;
+};
+
+// What may have prompted a turn to revise earlier claims: new documents and an explicit user correction.
+struct Triggers {
+  json new_docs = json::array();  // ids of documents not seen in earlier turns
+  std::string correction_cue;     // the user's correction cue ("" none)
+  std::vector<Challenge> challenges;
+  bool any() const { return !challenges.empty() || !correction_cue.empty(); }
+};
+
+Triggers find_triggers(const OTInput &in, std::size_t i, const std::vector<Claim> &state,
+                       const std::set<std::string> &seen_docs) {
+  Triggers tr;
+  std::vector<std::pair<std::string, Quantity>> new_doc_q;  // (doc id, quantity)
+  for (const auto &d : in.o0.docs) {
+    std::string key(text::trim(d.text));
+    if (key.empty() || seen_docs.count(key) != 0) continue;
+    if (i > 0) {
+      tr.new_docs.push_back(d.id);
+      for (auto &q : extract_quantities(d.text)) new_doc_q.emplace_back(d.id, std::move(q));
+    }
+  }
+  if (i == 0) return tr;
+  tr.correction_cue = full::find_cue(full::cues_correction(), in.user_text);
+  std::vector<Quantity> user_q = extract_quantities(in.user_text);
+  for (std::size_t c = 0; c < state.size(); ++c) {
+    bool done = false;
+    for (const auto &uq : user_q)
+      if (!done && same_referent(state[c].q, uq) && !same_value(state[c].q.value, uq.value)) {
+        tr.challenges.push_back({c, uq, "user_text"});
+        done = true;
+      }
+    for (const auto &[id, dq] : new_doc_q)
+      if (!done && same_referent(state[c].q, dq) && !same_value(state[c].q.value, dq.value)) {
+        tr.challenges.push_back({c, dq, "new_doc:" + id});
+        done = true;
+      }
+  }
+  return tr;
+}
+
+// C_turn: agreement of this answer's quantities with the earlier claims on the same referent.
+void score_consistency(OTTurn &r, std::size_t i, const std::vector<Claim> &state, bool triggered) {
+  int agree = 0, conflict = 0, revised = 0;
+  json pairs = json::array();
+  std::set<std::size_t> used;
+  for (const auto &q : r.quantities) {
+    for (std::size_t c = 0; c < state.size(); ++c) {
+      if (used.count(c) != 0 || !same_referent(state[c].q, q)) continue;
+      used.insert(c);
+      bool same = same_value(state[c].q.value, q.value);
+      std::string kind = same ? "agree" : (triggered ? "revised" : "conflict");
+      if (kind == "agree")
+        ++agree;
+      else if (kind == "conflict")
+        ++conflict;
+      else
+        ++revised;
+      pairs.push_back(
+          {{"now", quantity_json(q)}, {"before", quantity_json(state[c].q)}, {"before_t", state[c].t}, {"kind", kind}});
+      break;
+    }
+  }
+  r.C_turn = agree + conflict > 0 ? static_cast<double>(agree) / (agree + conflict) : 0.0;
+  r.consistency_ev = {
+      {"agree", agree},
+      {"conflict", conflict},
+      {"revised_after_counter_evidence", revised},
+      {"pairs", pairs},
+      {"reason",
+       i == 0 ? "first turn" : (agree + conflict > 0 ? "share of agreeing quantities" : "no comparable quantities")}};
+}
+
+// R_corr in quantity mode: for each challenged claim, what this answer now states about its referent.
+void score_challenges(OTTurn &r, const std::vector<Claim> &state, const std::vector<Challenge> &challenges) {
+  double sum = 0;
+  json items = json::array();
+  for (const auto &ch : challenges) {
+    const Claim &old = state[ch.claim];
+    const Quantity *stated = nullptr;
+    for (const auto &q : r.quantities)
+      if (same_referent(old.q, q)) {
+        stated = &q;
+        break;
+      }
+    double score = 0;
+    std::string outcome = "not addressed";
+    if (stated != nullptr && same_value(stated->value, ch.evidence.value)) {
+      score = 1;
+      outcome = "adopted the evidence";
+    } else if (stated != nullptr && !same_value(stated->value, old.q.value)) {
+      score = 0.5;
+      outcome = "changed, but not to the evidence";
+    } else if (stated != nullptr) {
+      outcome = "defended the old claim";
+    }
+    sum += score;
+    items.push_back({{"claim", quantity_json(old.q)},
+                     {"claim_t", old.t},
+                     {"evidence", quantity_json(ch.evidence)},
+                     {"source", ch.source},
+                     {"answer", stated ? quantity_json(*stated) : json(nullptr)},
+                     {"outcome", outcome},
+                     {"score", score}});
+  }
+  r.R_corr = sum / static_cast<double>(challenges.size());
+  r.correction_ev["mode"] = "quantity";
+  r.correction_ev["challenges"] = items;
+}
+
+// R_corr: after counter-evidence, did this answer change the challenged claim (or, after a bare correction cue,
+// acknowledge it)?
+void score_correction(OTTurn &r, const OTInput &in, std::size_t i, const std::vector<Claim> &state,
+                      const Triggers &tr) {
+  r.correction_ev = {{"correction_cue", tr.correction_cue.empty() ? json(nullptr) : json(tr.correction_cue)},
+                     {"new_doc_ids", tr.new_docs}};
+  if (!tr.challenges.empty()) {
+    score_challenges(r, state, tr.challenges);
+  } else if (!tr.correction_cue.empty()) {
+    std::string ack = full::find_cue(full::cues_acknowledge(), in.o0.answer);
+    r.R_corr = ack.empty() ? 0.0 : 1.0;
+    r.correction_ev["mode"] = "acknowledgement";
+    r.correction_ev["acknowledge_cue"] = ack.empty() ? json(nullptr) : json(ack);
+    r.correction_ev["outcome"] = ack.empty() ? "correction not taken up" : "correction acknowledged";
+  } else {
+    r.correction_ev["mode"] = nullptr;
+    r.correction_ev["reason"] = i == 0 ? "first turn" : "no counter-evidence in this turn";
+  }
+}
+
+// V_ext: an external verifier's score, only when its weight is > 0.
+void score_verification(OTTurn &r, const OTInput &in, const OTParams &p) {
+  if (p.w_verify > 0) {
+    r.V_ext = in.verification ? clip01(*in.verification) : 0.0;
+    r.verify_ev = {{"enabled", true},
+                   {"value", in.verification ? json(*in.verification) : json(nullptr)},
+                   {"reason", in.verification ? "verifier score" : "no verifier score for this turn"}};
+  } else {
+    r.V_ext = 0;
+    r.verify_ev = {{"enabled", false}, {"reason", "w_verify = 0: no verifier configured"}};
+  }
+}
+
+// Δdrift: the fall of A_ret below the mean of the last drift_window computed turns (out[0..i) are done).
+void score_drift(std::vector<OTTurn> &out, std::size_t i, const OTParams &p) {
+  OTTurn &r = out[i];
+  std::vector<int> ref;
+  for (std::size_t u = i; u-- > 0 && static_cast<int>(ref.size()) < std::max(1, p.drift_window);)
+    if (out[u].o0.computed) ref.push_back(static_cast<int>(u));
+  if (!r.o0.computed || ref.empty()) {
+    r.drift = 0;
+    r.drift_ev = {
+        {"reason", i == 0 ? "first turn" : (!r.o0.computed ? "O0 not computed" : "no earlier turn with docs")}};
+    return;
+  }
+  double mean = 0;
+  json ts = json::array();
+  for (int u : ref) {
+    mean += out[static_cast<std::size_t>(u)].o0.A_ret;
+    ts.push_back(u + 1);
+  }
+  mean /= static_cast<double>(ref.size());
+  r.drift = clip01(mean - r.o0.A_ret - p.drift_margin);
+  r.drift_ev = {{"reference_t", ts},
+                {"A_ret_reference", mean},
+                {"A_ret", r.o0.A_ret},
+                {"margin", p.drift_margin},
+                {"reason", r.drift > 0 ? "alignment fell" : "alignment held"}};
+}
+
+// The claim state after turn t: its quantities replace the earlier claims on the same referent.
+void update_claims(std::vector<Claim> &state, const std::vector<Quantity> &quantities, int t) {
+  for (const auto &q : quantities) {
+    bool found = false;
+    for (auto &c : state)
+      if (same_referent(c.q, q)) {
+        c.q = q;
+        c.t = t;
+        found = true;
+        break;
+      }
+    if (!found) state.push_back({q, t});
+  }
+}
 }  // namespace
 
 std::vector<OTTurn> compute_o_t(const std::vector<OTInput> &turns, const OTParams &p, const EmbedFn &embed) {
   std::vector<OTTurn> out(turns.size());
-  std::vector<Claim> state;           // the latest stated value per referent
-  std::set<std::string> seen_docs;    // texts of all docs of earlier turns
+  std::vector<Claim> state;         // the latest stated value per referent
+  std::set<std::string> seen_docs;  // texts of all docs of earlier turns
   for (std::size_t i = 0; i < turns.size(); ++i) {
     OTTurn &r = out[i];
     const OTInput &in = turns[i];
-    const int t = static_cast<int>(i) + 1;
     r.o0 = compute_o0(in.o0, p.o0, embed);
     r.quantities = extract_quantities(in.o0.answer);
-
-    // --- triggers of this turn: new documents and explicit user corrections --------------------------------
-    std::vector<std::pair<std::string, Quantity>> new_doc_q;  // (doc id, quantity)
-    json new_docs = json::array();
-    for (const auto &d : in.o0.docs) {
-      std::string key(text::trim(d.text));
-      if (key.empty() || seen_docs.count(key) != 0) continue;
-      if (i > 0) {
-        new_docs.push_back(d.id);
-        for (auto &q : extract_quantities(d.text)) new_doc_q.emplace_back(d.id, std::move(q));
-      }
-    }
-    std::string corr_cue = i > 0 ? full::find_cue(full::cues_correction(), in.user_text) : std::string();
-    std::vector<Quantity> user_q = extract_quantities(in.user_text);
-
-    // Challenged claims: earlier claims contradicted by a new doc or by the user's text.
-    struct Challenge {
-      std::size_t claim;
-      Quantity evidence;
-      std::string source;
-    };
-    std::vector<Challenge> challenges;
-    if (i > 0) {
-      for (std::size_t c = 0; c < state.size(); ++c) {
-        bool done = false;
-        for (const auto &uq : user_q)
-          if (!done && same_referent(state[c].q, uq) && !same_value(state[c].q.value, uq.value)) {
-            challenges.push_back({c, uq, "user_text"});
-            done = true;
-          }
-        for (const auto &[id, dq] : new_doc_q)
-          if (!done && same_referent(state[c].q, dq) && !same_value(state[c].q.value, dq.value)) {
-            challenges.push_back({c, dq, "new_doc:" + id});
-            done = true;
-          }
-      }
-    }
-    const bool triggered = !challenges.empty() || !corr_cue.empty();
-
-    // --- C_turn: agreement of this answer's quantities with the earlier claims on the same referent ---------
-    {
-      int agree = 0, conflict = 0, revised = 0;
-      json pairs = json::array();
-      std::set<std::size_t> used;
-      for (const auto &q : r.quantities) {
-        for (std::size_t c = 0; c < state.size(); ++c) {
-          if (used.count(c) != 0 || !same_referent(state[c].q, q)) continue;
-          used.insert(c);
-          bool same = same_value(state[c].q.value, q.value);
-          std::string kind = same ? "agree" : (triggered ? "revised" : "conflict");
-          if (kind == "agree") ++agree;
-          else if (kind == "conflict") ++conflict;
-          else ++revised;
-          pairs.push_back({{"now", quantity_json(q)}, {"before", quantity_json(state[c].q)}, {"before_t", state[c].t}, {"kind", kind}});
-          break;
-        }
-      }
-      r.C_turn = agree + conflict > 0 ? static_cast<double>(agree) / (agree + conflict) : 0.0;
-      r.consistency_ev = {{"agree", agree}, {"conflict", conflict}, {"revised_after_counter_evidence", revised}, {"pairs", pairs},
-                          {"reason", i == 0 ? "first turn" : (agree + conflict > 0 ? "share of agreeing quantities" : "no comparable quantities")}};
-    }
-
-    // --- R_corr: after counter-evidence, did this answer change the challenged claim? ----------------------
-    {
-      r.correction_ev = {{"correction_cue", corr_cue.empty() ? json(nullptr) : json(corr_cue)}, {"new_doc_ids", new_docs}};
-      if (!challenges.empty()) {
-        double sum = 0;
-        json items = json::array();
-        for (const auto &ch : challenges) {
-          const Claim &old = state[ch.claim];
-          const Quantity *stated = nullptr;
-          for (const auto &q : r.quantities)
-            if (same_referent(old.q, q)) {
-              stated = &q;
-              break;
-            }
-          double score = 0;
-          std::string outcome = "not addressed";
-          if (stated != nullptr && same_value(stated->value, ch.evidence.value)) {
-            score = 1;
-            outcome = "adopted the evidence";
-          } else if (stated != nullptr && !same_value(stated->value, old.q.value)) {
-            score = 0.5;
-            outcome = "changed, but not to the evidence";
-          } else if (stated != nullptr) {
-            outcome = "defended the old claim";
-          }
-          sum += score;
-          items.push_back({{"claim", quantity_json(old.q)}, {"claim_t", old.t}, {"evidence", quantity_json(ch.evidence)},
-                           {"source", ch.source}, {"answer", stated ? quantity_json(*stated) : json(nullptr)},
-                           {"outcome", outcome}, {"score", score}});
-        }
-        r.R_corr = sum / static_cast<double>(challenges.size());
-        r.correction_ev["mode"] = "quantity";
-        r.correction_ev["challenges"] = items;
-      } else if (!corr_cue.empty()) {
-        std::string ack = full::find_cue(full::cues_acknowledge(), in.o0.answer);
-        r.R_corr = ack.empty() ? 0.0 : 1.0;
-        r.correction_ev["mode"] = "acknowledgement";
-        r.correction_ev["acknowledge_cue"] = ack.empty() ? json(nullptr) : json(ack);
-        r.correction_ev["outcome"] = ack.empty() ? "correction not taken up" : "correction acknowledged";
-      } else {
-        r.correction_ev["mode"] = nullptr;
-        r.correction_ev["reason"] = i == 0 ? "first turn" : "no counter-evidence in this turn";
-      }
-    }
-
-    // --- V_ext: an external verifier's score, only when its weight is > 0 ----------------------------------
-    if (p.w_verify > 0) {
-      r.V_ext = in.verification ? clip01(*in.verification) : 0.0;
-      r.verify_ev = {{"enabled", true}, {"value", in.verification ? json(*in.verification) : json(nullptr)},
-                     {"reason", in.verification ? "verifier score" : "no verifier score for this turn"}};
-    } else {
-      r.V_ext = 0;
-      r.verify_ev = {{"enabled", false}, {"reason", "w_verify = 0: no verifier configured"}};
-    }
-
-    // --- Δdrift: the fall of A_ret below the mean of the last drift_window computed turns ------------------
-    {
-      std::vector<int> ref;
-      for (std::size_t u = i; u-- > 0 && static_cast<int>(ref.size()) < std::max(1, p.drift_window);)
-        if (out[u].o0.computed) ref.push_back(static_cast<int>(u));
-      if (!r.o0.computed || ref.empty()) {
-        r.drift = 0;
-        r.drift_ev = {{"reason", i == 0 ? "first turn" : (!r.o0.computed ? "O0 not computed" : "no earlier turn with docs")}};
-      } else {
-        double mean = 0;
-        json ts = json::array();
-        for (int u : ref) {
-          mean += out[static_cast<std::size_t>(u)].o0.A_ret;
-          ts.push_back(u + 1);
-        }
-        mean /= static_cast<double>(ref.size());
-        r.drift = clip01(mean - r.o0.A_ret - p.drift_margin);
-        r.drift_ev = {{"reference_t", ts}, {"A_ret_reference", mean}, {"A_ret", r.o0.A_ret}, {"margin", p.drift_margin},
-                      {"reason", r.drift > 0 ? "alignment fell" : "alignment held"}};
-      }
-    }
-
+    const Triggers tr = find_triggers(in, i, state, seen_docs);
+    score_consistency(r, i, state, tr.any());
+    score_correction(r, in, i, state, tr);
+    score_verification(r, in, p);
+    score_drift(out, i, p);
     if (r.o0.computed)
       r.O = clip01(r.o0.O0 + p.w_consistency * r.C_turn + p.w_correction * r.R_corr + p.w_verify * r.V_ext - p.lambda_drift * r.drift);
-
-    // --- update the claim state and the seen documents -----------------------------------------------------
-    for (const auto &q : r.quantities) {
-      bool found = false;
-      for (auto &c : state)
-        if (same_referent(c.q, q)) {
-          c.q = q;
-          c.t = t;
-          found = true;
-          break;
-        }
-      if (!found) state.push_back({q, t});
-    }
+    update_claims(state, r.quantities, static_cast<int>(i) + 1);
     for (const auto &d : in.o0.docs) seen_docs.insert(std::string(text::trim(d.text)));
   }
   return out;

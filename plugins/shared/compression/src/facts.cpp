@@ -137,118 +137,148 @@ void merge_file_facts(std::vector<FileFacts> &files, const std::vector<FileFacts
   }
 }
 
-Facts extract_facts(const std::vector<Message> &msgs, std::size_t from, std::size_t to) {
+namespace {
+
+// The facts of a conversation, message by message: its tool calls (file changes, commands, todos) and the tool
+// results that answer them (paired by tool_call_id, else in order).
+class FactCollector {
+ public:
   Facts f;
-  to = std::min(to, msgs.size());
-  std::map<std::string, std::size_t> pending;  // tool_call_id -> index into f.commands
-  std::vector<std::size_t> unpaired;           // commands waiting for a result without ids
-  std::map<std::string, std::string> call_label;  // tool_call_id -> "tool path" (for non-command errors)
-  std::string last_label;
-  for (std::size_t i = from; i < to; ++i) {
-    const Message &m = msgs[i];
-    if (m.role == "user" && f.first_user_request.empty() && !trim(m.content).empty()) f.first_user_request = trim(m.content);
-    for (const auto &c : m.tool_calls) {
-      Op op = op_of(c.name);
-      std::string path = arg(c.args, {"path", "file_path", "filename"});
-      std::string label = c.name + (path.empty() ? "" : " " + path);
-      switch (op) {
-        case Op::read:
-          if (!path.empty()) file(f.files, path).read = true;
-          break;
-        case Op::create: {
-          if (path.empty()) break;
-          FileFacts &ff = file(f.files, path);
-          ff.created = true;
-          ff.deleted = false;
-          add_change(ff, "created (" + std::to_string(count_lines(arg(c.args, {"content", "file_text"}))) + " lines)");
-          break;
-        }
-        case Op::write: {
-          if (path.empty()) break;
-          bool seen = std::any_of(f.files.begin(), f.files.end(), [&](const FileFacts &x) { return x.path == path; });
-          FileFacts &ff = file(f.files, path);
-          std::size_t n = count_lines(arg(c.args, {"content", "file_text"}));
-          if (!seen) {
-            ff.created = true;
-            add_change(ff, "created (" + std::to_string(n) + " lines)");
-          } else {
-            if (!ff.created) ff.modified = true;
-            add_change(ff, "rewritten (" + std::to_string(n) + " lines)");
-          }
-          break;
-        }
-        case Op::edit: {
-          if (path.empty()) break;
-          FileFacts &ff = file(f.files, path);
-          if (!ff.created) ff.modified = true;
-          std::string o = first_line(arg(c.args, {"old_str", "old_string", "old"}));
-          std::string n = first_line(arg(c.args, {"new_str", "new_string", "new"}));
-          std::string d = arg(c.args, {"description", "summary"});
-          if (!d.empty()) add_change(ff, trim(d));
-          else if (!o.empty() || !n.empty())
-            add_change(ff, "replaced `" + truncate_utf8(o, 60) + "` with `" + truncate_utf8(n, 60) + "`");
-          else add_change(ff, "edited");
-          break;
-        }
-        case Op::del:
-          if (!path.empty()) file(f.files, path).deleted = true;
-          break;
-        case Op::command: {
-          CommandRun r;
-          r.call_index = i;
-          r.command = arg(c.args, {"command", "cmd"});
-          r.is_test = is_test_command(r.command);
-          label = r.command;
-          f.commands.push_back(r);
-          if (!c.id.empty()) pending[c.id] = f.commands.size() - 1;
-          else unpaired.push_back(f.commands.size() - 1);
-          break;
-        }
-        case Op::todo: {
-          auto it = c.args.find("todos");
-          if (it != c.args.end() && it->is_array()) {
-            f.has_todos = true;
-            f.todos.clear();
-            for (const auto &t : *it)
-              if (t.is_object()) f.todos.push_back({t.value("content", ""), t.value("status", "pending")});
-          }
-          break;
-        }
-        case Op::none:
-          break;
+
+  void tool_call(const ToolCall &c, std::size_t i) {
+    const Op op = op_of(c.name);
+    const std::string path = arg(c.args, {"path", "file_path", "filename"});
+    std::string label = c.name + (path.empty() ? "" : " " + path);
+    if (op == Op::command)
+      label = command(c, i);
+    else if (op == Op::todo)
+      todos(c);
+    else if (!path.empty())
+      file_change(op, c, path);
+    if (!c.id.empty()) call_label_[c.id] = label;
+    last_label_ = label;
+  }
+
+  void tool_result(const Message &m) {
+    CommandRun *run = answered_command(m);
+    if (run != nullptr) {
+      run->has_result = true;
+      run->failed = m.failed();
+      run->exit_code = m.exit_code;
+      run->output = m.content;
+      if (run->is_test) {
+        f.last_test = static_cast<std::size_t>(run - f.commands.data());
+        f.last_test_failures = run->failed ? failing_test_lines(m.content) : std::vector<std::string>{};
       }
-      if (!c.id.empty()) call_label[c.id] = label;
-      last_label = label;
     }
-    if (m.role == "tool") {
-      CommandRun *run = nullptr;
-      if (auto it = pending.find(m.tool_call_id); !m.tool_call_id.empty() && it != pending.end()) {
-        run = &f.commands[it->second];
-        pending.erase(it);
-      } else if (m.tool_call_id.empty() && !unpaired.empty()) {
-        run = &f.commands[unpaired.front()];
-        unpaired.erase(unpaired.begin());
-      }
-      if (run != nullptr) {
-        run->has_result = true;
-        run->failed = m.failed();
-        run->exit_code = m.exit_code;
-        run->output = m.content;
-        if (run->is_test) {
-          f.last_test = static_cast<std::size_t>(run - f.commands.data());
-          f.last_test_failures = run->failed ? failing_test_lines(m.content) : std::vector<std::string>{};
-        }
-      }
-      if (m.failed() && !f.has_error) {
-        f.has_error = true;
-        f.first_error_line = error_line(m.content);
-        if (run != nullptr) f.first_error_command = run->command;
-        else if (auto it = call_label.find(m.tool_call_id); it != call_label.end()) f.first_error_command = it->second;
-        else f.first_error_command = last_label;
-      }
+    if (m.failed() && !f.has_error) {
+      f.has_error = true;
+      f.first_error_line = error_line(m.content);
+      if (run != nullptr)
+        f.first_error_command = run->command;
+      else if (auto it = call_label_.find(m.tool_call_id); it != call_label_.end())
+        f.first_error_command = it->second;
+      else
+        f.first_error_command = last_label_;
     }
   }
-  return f;
+
+ private:
+  // read, create, write, edit, delete of a file.
+  void file_change(Op op, const ToolCall &c, const std::string &path) {
+    if (op == Op::read) {
+      file(f.files, path).read = true;
+    } else if (op == Op::del) {
+      file(f.files, path).deleted = true;
+    } else if (op == Op::create) {
+      FileFacts &ff = file(f.files, path);
+      ff.created = true;
+      ff.deleted = false;
+      add_change(ff, "created (" + std::to_string(count_lines(arg(c.args, {"content", "file_text"}))) + " lines)");
+    } else if (op == Op::write) {
+      bool seen = std::any_of(f.files.begin(), f.files.end(), [&](const FileFacts &x) { return x.path == path; });
+      FileFacts &ff = file(f.files, path);
+      std::size_t n = count_lines(arg(c.args, {"content", "file_text"}));
+      if (!seen) {
+        ff.created = true;
+        add_change(ff, "created (" + std::to_string(n) + " lines)");
+      } else {
+        if (!ff.created) ff.modified = true;
+        add_change(ff, "rewritten (" + std::to_string(n) + " lines)");
+      }
+    } else if (op == Op::edit) {
+      FileFacts &ff = file(f.files, path);
+      if (!ff.created) ff.modified = true;
+      std::string o = first_line(arg(c.args, {"old_str", "old_string", "old"}));
+      std::string n = first_line(arg(c.args, {"new_str", "new_string", "new"}));
+      std::string d = arg(c.args, {"description", "summary"});
+      if (!d.empty())
+        add_change(ff, trim(d));
+      else if (!o.empty() || !n.empty())
+        add_change(ff, "replaced `" + truncate_utf8(o, 60) + "` with `" + truncate_utf8(n, 60) + "`");
+      else
+        add_change(ff, "edited");
+    }
+  }
+
+  // A command run, waiting for its result; returns its label (the command).
+  std::string command(const ToolCall &c, std::size_t i) {
+    CommandRun r;
+    r.call_index = i;
+    r.command = arg(c.args, {"command", "cmd"});
+    r.is_test = is_test_command(r.command);
+    f.commands.push_back(r);
+    if (!c.id.empty())
+      pending_[c.id] = f.commands.size() - 1;
+    else
+      unpaired_.push_back(f.commands.size() - 1);
+    return r.command;
+  }
+
+  // The todo list, as the last call that wrote it left it.
+  void todos(const ToolCall &c) {
+    auto it = c.args.find("todos");
+    if (it == c.args.end() || !it->is_array()) return;
+    f.has_todos = true;
+    f.todos.clear();
+    for (const auto &t : *it)
+      if (t.is_object()) f.todos.push_back({t.value("content", ""), t.value("status", "pending")});
+  }
+
+  // The command a tool result answers: by its tool_call_id, or without ids the oldest one waiting.
+  CommandRun *answered_command(const Message &m) {
+    if (auto it = pending_.find(m.tool_call_id); !m.tool_call_id.empty() && it != pending_.end()) {
+      CommandRun *run = &f.commands[it->second];
+      pending_.erase(it);
+      return run;
+    }
+    if (m.tool_call_id.empty() && !unpaired_.empty()) {
+      CommandRun *run = &f.commands[unpaired_.front()];
+      unpaired_.erase(unpaired_.begin());
+      return run;
+    }
+    return nullptr;
+  }
+
+  std::map<std::string, std::size_t> pending_;     // tool_call_id -> index into f.commands
+  std::vector<std::size_t> unpaired_;              // commands waiting for a result without ids
+  std::map<std::string, std::string> call_label_;  // tool_call_id -> "tool path" (for non-command errors)
+  std::string last_label_;
+};
+
+}  // namespace
+
+Facts extract_facts(const std::vector<Message> &msgs, std::size_t from, std::size_t to) {
+  FactCollector fc;
+  to = std::min(to, msgs.size());
+  for (std::size_t i = from; i < to; ++i) {
+    const Message &m = msgs[i];
+    if (m.role == "user" && fc.f.first_user_request.empty() && !trim(m.content).empty())
+      fc.f.first_user_request = trim(m.content);
+    for (const auto &c : m.tool_calls) fc.tool_call(c, i);
+    if (m.role == "tool") fc.tool_result(m);
+  }
+  return std::move(fc.f);
 }
 
 }  // namespace compression

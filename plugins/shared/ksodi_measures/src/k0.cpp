@@ -200,92 +200,106 @@ bool tool_profile_given(const std::string &tp) {
 
 }  // namespace
 
+namespace {
+
+// One source of K0's components (system prompt, tool profile, user text), tokenized once.
+struct Src {
+  const char *name;
+  std::string_view raw;
+  text::TokenizedText t;
+};
+
+// The first source in which a keyword of `kw` occurs; `ev` says which and where.
+bool first_hit(const KeywordSet &kw, std::initializer_list<const Src *> srcs, bool skip_neg, std::string &ev) {
+  for (const Src *s : srcs) {
+    if (const char *hit = kw.find(s->t, skip_neg)) {
+      ev = std::string(s->name) + ": '" + hit + "'";
+      return true;
+    }
+  }
+  return false;
+}
+
+// R by "als"/"as" followed by a role noun within three tokens.
+bool role_by_as(std::initializer_list<const Src *> srcs, std::string &ev) {
+  for (const Src *s : srcs) {
+    const text::TokenizedText &t = s->t;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      std::string_view w = t.token(i);
+      if (w != "als" && w != "as") continue;
+      for (std::size_t k = i + 1; k < t.size() && k <= i + 3; ++k) {
+        std::string_view tok = t.token(k);
+        for (std::string_view noun : role_nouns()) {
+          if (tok.find(noun) != std::string_view::npos) {
+            ev = std::string(s->name) + ": '" + std::string(w) + " … " + std::string(tok) + "'";
+            return true;
+          }
+        }
+      }
+    }
+  }
+  return false;
+}
+
+// D: retrieved docs, or explicit inputs/examples (keywords, a quoted "> " block) in the user text or system prompt.
+bool has_data(const K0Input &in, const Src &user, const Src &sys, std::string &ev) {
+  if (in.n_docs > 0) {
+    ev = "retrieved_docs: " + std::to_string(in.n_docs);
+    return true;
+  }
+  if (first_hit(kw_data(), {&user, &sys}, false, ev)) return true;
+  for (const Src *s : {&user, &sys}) {
+    const std::string &low = s->t.lowered;
+    if (low.rfind("> ", 0) == 0 || low.find("\n> ") != std::string::npos) {
+      ev = std::string(s->name) + ": quoted input block";
+      return true;
+    }
+  }
+  ev = "no retrieved docs and no explicit input/example";
+  return false;
+}
+
+// E: a format the context asks for (JSON, list, steps, table, code block, headings — the detector of S0's
+// expectations: "als Tabelle", "in Stichpunkten", "answer in JSON", not "the list was long"), or a phrase or
+// label that states the output ("Output:", "Antwortformat", "in one sentence", "respond with").
+bool has_expected_form(std::initializer_list<const Src *> srcs, std::string &ev) {
+  for (const Src *s : srcs) {
+    if (s->raw.empty()) continue;
+    FormatRequests req;
+    detect_format_requests(s->name, s->raw, s->t, req);
+    for (const FormatRequest &f : req) {
+      if (!f.raised) continue;
+      ev = f.evidence;
+      return true;
+    }
+  }
+  return first_hit(kw_expected(), srcs, false, ev);
+}
+
+}  // namespace
+
 K0Result compute_k0(const K0Input &in, const K0Params &p) {
   K0Result r;
-  struct Src {
-    const char *name;
-    std::string_view raw;
-    text::TokenizedText t;
-  };
   Src sys{"system_prompt", in.system_prompt, {}}, tool{"tool_profile", in.tool_profile, {}}, user{"user_text", in.user_text, {}};
   sys.t.assign(in.system_prompt);
   tool.t.assign(in.tool_profile);
   user.t.assign(in.user_text);
-  auto first_hit = [](const KeywordSet &kw, std::initializer_list<const Src *> srcs, bool skip_neg, std::string &ev) {
-    for (const Src *s : srcs) {
-      if (const char *hit = kw.find(s->t, skip_neg)) {
-        ev = std::string(s->name) + ": '" + hit + "'";
-        return true;
-      }
-    }
-    return false;
-  };
   std::array<std::string, 6> &ev = r.evidence;
   // Z — goal: task verbs in the user text or the system prompt, or a question in the user text that names
   // what it asks about (not a bare follow-up such as "Und was ist damit?").
   r.present[0] = first_hit(kw_goal(), {&user, &sys}, false, ev[0]);
   if (!r.present[0] && in.user_text.find('?') != std::string::npos) r.present[0] = question_goal(user.t, ev[0]);
   if (!r.present[0] && ev[0].empty()) ev[0] = "no task verb or question in user_text/system_prompt";
-  // R — role: explicit role phrases, or "als"/"as" followed by a role noun within three tokens.
-  r.present[1] = first_hit(kw_role(), {&sys, &tool, &user}, false, ev[1]);
-  if (!r.present[1]) {
-    for (const Src *s : {&sys, &tool, &user}) {
-      const text::TokenizedText &t = s->t;
-      for (std::size_t i = 0; i < t.size() && !r.present[1]; ++i) {
-        std::string_view w = t.token(i);
-        if (w != "als" && w != "as") continue;
-        for (std::size_t k = i + 1; k < t.size() && k <= i + 3 && !r.present[1]; ++k) {
-          std::string_view tok = t.token(k);
-          for (std::string_view noun : role_nouns()) {
-            if (tok.find(noun) != std::string_view::npos) {
-              r.present[1] = true;
-              ev[1] = std::string(s->name) + ": '" + std::string(w) + " … " + std::string(tok) + "'";
-              break;
-            }
-          }
-        }
-      }
-      if (r.present[1]) break;
-    }
-  }
+  // R — role: explicit role phrases, or "als"/"as" followed by a role noun.
+  r.present[1] = first_hit(kw_role(), {&sys, &tool, &user}, false, ev[1]) || role_by_as({&sys, &tool, &user}, ev[1]);
   if (!r.present[1]) ev[1] = "no role marker (du bist / you are / als <Rolle> / act as …)";
-  // D — data: retrieved docs, or explicit inputs/examples in the user text or system prompt.
-  if (in.n_docs > 0) {
-    r.present[2] = true;
-    ev[2] = "retrieved_docs: " + std::to_string(in.n_docs);
-  } else {
-    r.present[2] = first_hit(kw_data(), {&user, &sys}, false, ev[2]);
-    if (!r.present[2]) {
-      for (const Src *s : {&user, &sys}) {
-        const std::string &low = s->t.lowered;
-        if (low.rfind("> ", 0) == 0 || low.find("\n> ") != std::string::npos) {
-          r.present[2] = true;
-          ev[2] = std::string(s->name) + ": quoted input block";
-          break;
-        }
-      }
-    }
-    if (!r.present[2]) ev[2] = "no retrieved docs and no explicit input/example";
-  }
+  // D — data.
+  r.present[2] = has_data(in, user, sys, ev[2]);
   // C — constraints.
   r.present[3] = first_hit(kw_constraints(), {&sys, &tool, &user}, false, ev[3]);
   if (!r.present[3]) ev[3] = "no constraint keyword (nur, maximal, kein, Format:, only, at most, must …)";
   // E — expected output form.
-  // E — expected output form: a format the context asks for (JSON, list, steps, table, code block, headings — the
-  // detector of S0's expectations: "als Tabelle", "in Stichpunkten", "answer in JSON", not "the list was long"),
-  // or a phrase or label that states the output ("Output:", "Antwortformat", "in one sentence", "respond with").
-  for (const Src *s : {&sys, &tool, &user}) {
-    if (r.present[4] || s->raw.empty()) continue;
-    FormatRequests req;
-    detect_format_requests(s->name, s->raw, s->t, req);
-    for (const FormatRequest &f : req) {
-      if (!f.raised) continue;
-      r.present[4] = true;
-      ev[4] = f.evidence;
-      break;
-    }
-  }
-  if (!r.present[4]) r.present[4] = first_hit(kw_expected(), {&sys, &tool, &user}, false, ev[4]);
+  r.present[4] = has_expected_form({&sys, &tool, &user}, ev[4]);
   if (!r.present[4]) ev[4] = "no output form asked for (als JSON/Tabelle/Liste, in Schritten, Output: …)";
   // T — tools: a non-empty tool profile, or a tool named (not negated) in system prompt / user text.
   if (tool_profile_given(in.tool_profile)) {

@@ -488,9 +488,10 @@ bool check_headings(std::string_view answer, std::string &evidence) {
   return n >= 1;
 }
 
-S0Result compute_s0(const S0Input &in, const S0Params &p, const EmbedFn &embed) {
-  S0Result r;
-  // 1. Expected formats from system prompt, tool profile and (optionally) user text.
+namespace {
+
+// 1. The formats the system prompt, the tool profile and (optionally) the user text ask for, with evidence.
+FormatRequests expected_formats(const S0Input &in, const S0Params &p, S0Result &r) {
   struct Source {
     const char *name;
     const std::string *text;
@@ -531,31 +532,54 @@ S0Result compute_s0(const S0Input &in, const S0Params &p, const EmbedFn &embed) 
     r.expectations.push_back(kFormats[f]);
     r.expectation_evidence[kFormats[f]] = req[static_cast<std::size_t>(f)].evidence;
   }
+  return req;
+}
 
-  // 2. Format conformance F.
-  const std::string_view answer = in.answer;
-  const std::vector<Line> lines = text::classify_lines(answer);
+// Whether the answer is a list as requested (the marker and counts the request named).
+bool list_conforms(const std::vector<Line> &lines, const FormatRequest &lr, const S0Params &p, S0Result &r,
+                   std::string &ev) {
+  // A request that allows a single item ("exactly one bullet point", "at most 1") lowers the minimum to 1.
+  int min_items = 2;
+  for (const CountRequirement &c : lr.counts)
+    if (c.n <= 1) min_items = 1;  // "exactly one", "at most 1", "one to three", "at least one"
+  ListSpec spec;
+  spec.marker = lr.marker;
+  spec.markdown = lr.marker_markdown;
+  spec.mismatch_fails = p.list_marker_mismatch_fails;
+  spec.phrase = lr.marker_phrase;
+  for (const CountRequirement &c : lr.counts) spec.whole_answer = spec.whole_answer || c.whole_answer;
+  return list_check(lines, p.list_min_share, min_items, r.list_share, ev, &r.format_items["LIST"], spec);
+}
+
+// Requested counts: every one must hold for the items counted (LIST: the largest list block — the answer's main
+// list; STEPS: the best ordered run). Returns whether all hold; the evidence says each.
+bool counts_hold(const std::string &f, const std::vector<CountRequirement> &counts, S0Result &r, std::string &ev) {
+  bool ok = true;
+  const int found = r.format_items[f].n_items;
+  std::vector<CountCheck> &cc = r.format_counts[f];
+  for (const CountRequirement &c : counts) {
+    CountCheck k{count_rel_name(c.rel), c.n, found, count_holds(c.rel, c.n, found), c.phrase, c.source};
+    ev += "; requested " + k.relation + " " + std::to_string(c.n) + " ('" + c.phrase + "'), found " +
+          std::to_string(found) + (k.passed ? "" : ": count not met");
+    ok = ok && k.passed;
+    cc.push_back(std::move(k));
+  }
+  return ok;
+}
+
+// 2. Format conformance F: the share of the expected formats the answer has.
+void score_formats(std::string_view answer, const std::vector<Line> &lines, const FormatRequests &req,
+                   const S0Params &p, S0Result &r) {
   int passed = 0;
   for (const std::string &f : r.expectations) {
     std::string ev;
     bool ok = false;
     const int fi = f == "LIST" ? kFmtList : f == "STEPS" ? kFmtSteps : -1;
-    const std::vector<CountRequirement> *counts = fi >= 0 ? &req[static_cast<std::size_t>(fi)].counts : nullptr;
     if (f == "JSON") ok = json_check(answer, lines, ev);
-    else if (f == "LIST") {
-      // A request that allows a single item ("exactly one bullet point", "at most 1") lowers the minimum to 1.
-      int min_items = 2;
-      for (const CountRequirement &c : *counts)
-        if (c.n <= 1) min_items = 1;  // "exactly one", "at most 1", "one to three", "at least one"
-      const FormatRequest &lr = req[static_cast<std::size_t>(kFmtList)];
-      ListSpec spec;
-      spec.marker = lr.marker;
-      spec.markdown = lr.marker_markdown;
-      spec.mismatch_fails = p.list_marker_mismatch_fails;
-      spec.phrase = lr.marker_phrase;
-      for (const CountRequirement &c : *counts) spec.whole_answer = spec.whole_answer || c.whole_answer;
-      ok = list_check(lines, p.list_min_share, min_items, r.list_share, ev, &r.format_items[f], spec);
-    } else if (f == "STEPS") ok = steps_check(lines, ev, &r.format_items[f]);
+    else if (f == "LIST")
+      ok = list_conforms(lines, req[static_cast<std::size_t>(kFmtList)], p, r, ev);
+    else if (f == "STEPS")
+      ok = steps_check(lines, ev, &r.format_items[f]);
     else if (f == "TABLE") ok = table_check(lines, ev);
     else if (f == "CODEBLOCK") ok = code_check(lines, ev);
     else if (f == "HEADINGS") {
@@ -563,19 +587,8 @@ S0Result compute_s0(const S0Input &in, const S0Params &p, const EmbedFn &embed) 
       ok = n >= 1;
       ev = std::to_string(n) + " heading line(s)";
     }
-    // Requested counts: every one must hold for the items counted above (LIST: the largest list block —
-    // the answer's main list; STEPS: the best ordered run).
-    if (counts != nullptr && !counts->empty()) {
-      const int found = r.format_items[f].n_items;
-      std::vector<CountCheck> &cc = r.format_counts[f];
-      for (const CountRequirement &c : *counts) {
-        CountCheck k{count_rel_name(c.rel), c.n, found, count_holds(c.rel, c.n, found), c.phrase, c.source};
-        ev += "; requested " + k.relation + " " + std::to_string(c.n) + " ('" + c.phrase + "'), found " + std::to_string(found) +
-              (k.passed ? "" : ": count not met");
-        ok = ok && k.passed;
-        cc.push_back(std::move(k));
-      }
-    }
+    if (fi >= 0 && !req[static_cast<std::size_t>(fi)].counts.empty())
+      ok = counts_hold(f, req[static_cast<std::size_t>(fi)].counts, r, ev) && ok;
     r.format_passed[f] = ok;
     r.format_evidence[f] = ev;
     passed += ok ? 1 : 0;
@@ -586,12 +599,14 @@ S0Result compute_s0(const S0Input &in, const S0Params &p, const EmbedFn &embed) 
   } else {
     r.F = static_cast<double>(passed) / static_cast<double>(r.expectations.size());
   }
+}
 
-  // 3. Structure G_str.
+// 3. Structure G_str: headings, list markers and paragraphs, with the short-answer guardrail.
+void score_structure(std::string_view answer, const std::vector<Line> &lines, const std::vector<text::Paragraph> &paras,
+                     const S0Params &p, S0Result &r) {
   r.n_headings = count_kind(lines, LineKind::Heading);
   r.n_bullets = count_kind(lines, LineKind::Bullet);
   r.n_numbered = count_kind(lines, LineKind::Numbered);
-  const std::vector<text::Paragraph> paras = text::split_paragraphs(answer, lines);
   r.n_paragraphs = static_cast<int>(paras.size());
   r.n_sentences = static_cast<int>(text::split_sentences(answer, lines).size());
   const int markers = r.n_headings + r.n_numbered + r.n_bullets;
@@ -600,38 +615,53 @@ S0Result compute_s0(const S0Input &in, const S0Params &p, const EmbedFn &embed) 
     r.G_str = p.short_answer_min;  // a one-sentence answer cannot show structure; do not push it towards 0
     r.short_answer_guardrail = true;
   }
+}
 
-  // 4. Redundancy R_red: mean pairwise similarity of paragraphs.
-  if (paras.size() >= 2) {
-    std::vector<std::string_view> ptxt;
-    ptxt.reserve(paras.size());
-    for (const auto &pa : paras) ptxt.push_back(pa.text);
-    if (p.redundancy == Redundancy::Jaccard) {
-      r.similarity_model_id = "jaccard-tokens";
-      std::vector<std::unordered_set<std::string>> sets;
-      for (auto t : ptxt) {
-        auto toks = text::tokenize(t);
-        sets.emplace_back(toks.begin(), toks.end());
-      }
-      for (std::size_t i = 0; i < sets.size(); ++i)
-        for (std::size_t j = i + 1; j < sets.size(); ++j) {
-          std::size_t inter = 0;
-          for (const auto &w : sets[i]) inter += sets[j].count(w);
-          std::size_t uni = sets[i].size() + sets[j].size() - inter;
-          r.paragraph_similarities.push_back(uni == 0 ? 0.0 : static_cast<double>(inter) / static_cast<double>(uni));
-        }
-    } else {
-      EmbedResult e = embed(ptxt);
-      r.similarity_model_id = e.model_id;
-      for (std::size_t i = 0; i < ptxt.size(); ++i)
-        for (std::size_t j = i + 1; j < ptxt.size(); ++j) r.paragraph_similarities.push_back(clip01(cosine(e.row(i), e.row(j), e.dim)));
+// 4. Redundancy R_red: mean pairwise similarity of paragraphs (token Jaccard, or the embedding's cosine).
+void score_redundancy(const std::vector<text::Paragraph> &paras, const S0Params &p, const EmbedFn &embed, S0Result &r) {
+  if (paras.size() < 2) return;
+  std::vector<std::string_view> ptxt;
+  ptxt.reserve(paras.size());
+  for (const auto &pa : paras) ptxt.push_back(pa.text);
+  if (p.redundancy == Redundancy::Jaccard) {
+    r.similarity_model_id = "jaccard-tokens";
+    std::vector<std::unordered_set<std::string>> sets;
+    for (auto t : ptxt) {
+      auto toks = text::tokenize(t);
+      sets.emplace_back(toks.begin(), toks.end());
     }
-    double s = 0;
-    for (double v : r.paragraph_similarities) s += v;
-    r.R_red = clip01(s / static_cast<double>(r.paragraph_similarities.size()));
+    for (std::size_t i = 0; i < sets.size(); ++i)
+      for (std::size_t j = i + 1; j < sets.size(); ++j) {
+        std::size_t inter = 0;
+        for (const auto &w : sets[i]) inter += sets[j].count(w);
+        std::size_t uni = sets[i].size() + sets[j].size() - inter;
+        r.paragraph_similarities.push_back(uni == 0 ? 0.0 : static_cast<double>(inter) / static_cast<double>(uni));
+      }
+  } else {
+    EmbedResult e = embed(ptxt);
+    r.similarity_model_id = e.model_id;
+    for (std::size_t i = 0; i < ptxt.size(); ++i)
+      for (std::size_t j = i + 1; j < ptxt.size(); ++j)
+        r.paragraph_similarities.push_back(clip01(cosine(e.row(i), e.row(j), e.dim)));
   }
+  double s = 0;
+  for (double v : r.paragraph_similarities) s += v;
+  r.R_red = clip01(s / static_cast<double>(r.paragraph_similarities.size()));
+}
 
-  // 5. S0.
+}  // namespace
+
+S0Result compute_s0(const S0Input &in, const S0Params &p, const EmbedFn &embed) {
+  S0Result r;
+  const FormatRequests req = expected_formats(in, p, r);
+  const std::string_view answer = in.answer;
+  const std::vector<Line> lines = text::classify_lines(answer);
+  score_formats(answer, lines, req, p, r);
+  const std::vector<text::Paragraph> paras = text::split_paragraphs(answer, lines);
+  score_structure(answer, lines, paras, p, r);
+  score_redundancy(paras, p, embed, r);
+
+  // 5. S0, with alpha by the tool profile where the parameters give one.
   r.alpha = p.alpha;
   r.alpha_source = "params";
   if (auto it = p.alpha_by_tool_profile.find(in.tool_profile_id); !in.tool_profile_id.empty() && it != p.alpha_by_tool_profile.end()) {

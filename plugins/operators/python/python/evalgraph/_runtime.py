@@ -259,6 +259,96 @@ def _resolve(params):
     return Resolved(path, shown, sha, fn, fname, sig, hints, line, interface)
 
 
+class _Ports:
+    """What a check reads, writes and declares, as _describe collects it from its signature and declaration."""
+
+    def __init__(self):
+        self.reads, self.optional, self.described, self.required = [], [], [], []
+        self.writes, self.calls_llm, self.outputs, self.engine_outputs, self.additional = [], False, {}, {}, False
+
+
+def _promptfoo_ports(ports, sig, decl, mapped, columns, at, fname, props):
+    """interface: promptfoo: get_assert(output, context), reading `output` and any mapped input."""
+    props["threshold"] = {"type": "number", "description": "A number returned passes when it is at least this "
+                                                            "(not set: when it is above 0)."}
+    positional = [p for p in sig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) < 2 and not any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values()):
+        raise ScriptError("function", f"{at}: '{fname}' must take (output, context), as promptfoo's "
+                                      "get_assert does")
+    ports.reads = ["output"]
+    for c in mapped + columns:
+        if c != "output" and c not in ports.optional and evalgraph._plain(c):
+            ports.optional.append(c)
+    ports.writes, ports.calls_llm = ["pass", "score", "reason"], bool(decl and decl.get("calls_llm"))
+    ports.outputs = {"pass": "bool", "score": "float", "reason": "str"}
+    ports.engine_outputs = _engine_outputs({"pass": bool, "score": float, "reason": str}, ())
+    ports.additional = True
+
+
+def _keyword_param(ports, p, hints, given, mapped, at, fname, props):
+    """One keyword parameter of an evalgraph-interface check: an input (a record field) or a parameter (with:)."""
+    h = hints.get(p.name, p.annotation)
+    has_default = p.default is not p.empty
+    entry = {"name": p.name, "annotation": _hint_name(h)}
+    if has_default:
+        entry["default"] = _jsonable(p.default)
+    if p.kind == p.POSITIONAL_ONLY:
+        if not has_default:
+            raise ScriptError("function", f"{at}: parameter '{p.name}' of '{fname}' is positional-only; "
+                                          "the engine passes every value by keyword")
+        return
+    if p.name in mapped and p.name in given:
+        raise ScriptError(p.name, f"'{p.name}' is both an input (inputs:) and a parameter (with:) of node "
+                                  f"'{fname}'; give it in one place")
+    if p.name in mapped or (p.kind == p.POSITIONAL_OR_KEYWORD and p.name not in given) \
+            or p.name in RESERVED:
+        entry["kind"] = "input"
+        entry["required"] = not has_default
+        (ports.optional if has_default else ports.reads).append(p.name)
+    else:
+        entry["kind"] = "parameter"
+        if not has_default:
+            ports.required.append(p.name)
+    ports.described.append(entry)
+    if entry["kind"] == "parameter" or (p.name not in RESERVED and p.name not in mapped):
+        s = dict(_schema(h))
+        if has_default:
+            s["default"] = entry["default"]
+        s["description"] = f"{'input or ' if entry['kind'] == 'input' else ''}keyword argument '{p.name}'" + \
+                           (f" ({entry['annotation']})" if entry["annotation"] else "")
+        if p.name not in RESERVED:
+            props[p.name] = s
+
+
+def _evalgraph_ports(ports, sig, hints, decl, given, mapped, at, fname, props):
+    """interface: evalgraph: fn(**inputs, **with), declared by @evalgraph.node(outputs=...)."""
+    if decl is None:
+        raise ScriptError("function", f"{at}: '{fname}' has no declaration: put "
+                                      "@evalgraph.node(outputs={...}) above it (or use interface: promptfoo)")
+    var_kw = False
+    for p in sig.parameters.values():
+        if p.kind == p.VAR_POSITIONAL:
+            continue
+        if p.kind == p.VAR_KEYWORD:
+            var_kw = True
+            continue
+        _keyword_param(ports, p, hints, given, mapped, at, fname, props)
+    if var_kw:
+        for c in mapped:
+            if c not in ports.reads and c not in ports.optional:
+                ports.optional.append(c)
+    ports.additional = var_kw
+    try:
+        ports.outputs = {k: _hint_name(v) if v is not None else "None" for k, v in decl["outputs"].items()}
+        for k, v in decl["outputs"].items():
+            kinds(v)
+    except TypeError as e:
+        raise ScriptError("function", f"{at}: @evalgraph.node of '{fname}': {e}") from None
+    ports.writes, ports.calls_llm = list(decl["outputs"]), decl["calls_llm"]
+    ports.engine_outputs = _engine_outputs(decl["outputs"], decl.get("lower_is_better", ()))
+
+
 def _describe(params):
     path, shown, sha, fn, fname, sig, hints, line, interface = _resolve(params)
     given = {k for k in params if not k.startswith("_") and k not in RESERVED}
@@ -274,89 +364,23 @@ def _describe(params):
         "interface": {"enum": ["evalgraph", "promptfoo"], "default": "evalgraph",
                       "description": "evalgraph: fn(**inputs, **with); promptfoo: get_assert(output, context)."},
     }
-    reads, optional, described, required = [], [], [], []
+    ports = _Ports()
     if interface == "promptfoo":
-        props["threshold"] = {"type": "number", "description": "A number returned passes when it is at least this "
-                                                                "(not set: when it is above 0)."}
-        positional = [p for p in sig.parameters.values()
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        if len(positional) < 2 and not any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values()):
-            raise ScriptError("function", f"{at}: '{fname}' must take (output, context), as promptfoo's "
-                                          "get_assert does")
-        reads = ["output"]
-        for c in mapped + columns:
-            if c != "output" and c not in optional and evalgraph._plain(c):
-                optional.append(c)
-        writes, calls_llm = ["pass", "score", "reason"], bool(decl and decl.get("calls_llm"))
-        outputs = {"pass": "bool", "score": "float", "reason": "str"}
-        engine_outputs = _engine_outputs({"pass": bool, "score": float, "reason": str}, ())
-        additional = True
+        _promptfoo_ports(ports, sig, decl, mapped, columns, at, fname, props)
     else:
-        if decl is None:
-            raise ScriptError("function", f"{at}: '{fname}' has no declaration: put "
-                                          "@evalgraph.node(outputs={...}) above it (or use interface: promptfoo)")
-        var_kw = False
-        for p in sig.parameters.values():
-            if p.kind == p.VAR_POSITIONAL:
-                continue
-            if p.kind == p.VAR_KEYWORD:
-                var_kw = True
-                continue
-            h = hints.get(p.name, p.annotation)
-            has_default = p.default is not p.empty
-            entry = {"name": p.name, "annotation": _hint_name(h)}
-            if has_default:
-                entry["default"] = _jsonable(p.default)
-            if p.kind == p.POSITIONAL_ONLY:
-                if not has_default:
-                    raise ScriptError("function", f"{at}: parameter '{p.name}' of '{fname}' is positional-only; "
-                                                  "the engine passes every value by keyword")
-                continue
-            if p.name in mapped and p.name in given:
-                raise ScriptError(p.name, f"'{p.name}' is both an input (inputs:) and a parameter (with:) of node "
-                                          f"'{fname}'; give it in one place")
-            if p.name in mapped or (p.kind == p.POSITIONAL_OR_KEYWORD and p.name not in given) \
-                    or p.name in RESERVED:
-                entry["kind"] = "input"
-                entry["required"] = not has_default
-                (optional if has_default else reads).append(p.name)
-            else:
-                entry["kind"] = "parameter"
-                if not has_default:
-                    required.append(p.name)
-            described.append(entry)
-            if entry["kind"] == "parameter" or (p.name not in RESERVED and p.name not in mapped):
-                s = dict(_schema(h))
-                if has_default:
-                    s["default"] = entry["default"]
-                s["description"] = f"{'input or ' if entry['kind'] == 'input' else ''}keyword argument '{p.name}'" + \
-                                   (f" ({entry['annotation']})" if entry["annotation"] else "")
-                if p.name not in RESERVED:
-                    props[p.name] = s
-        if var_kw:
-            for c in mapped:
-                if c not in reads and c not in optional:
-                    optional.append(c)
-        additional = var_kw
-        try:
-            outputs = {k: _hint_name(v) if v is not None else "None" for k, v in decl["outputs"].items()}
-            for k, v in decl["outputs"].items():
-                kinds(v)
-        except TypeError as e:
-            raise ScriptError("function", f"{at}: @evalgraph.node of '{fname}': {e}") from None
-        writes, calls_llm = list(decl["outputs"]), decl["calls_llm"]
-        engine_outputs = _engine_outputs(decl["outputs"], decl.get("lower_is_better", ()))
-    schema = {"type": "object", "properties": props, "additionalProperties": additional}
-    if required:
-        schema["required"] = required
+        _evalgraph_ports(ports, sig, hints, decl, given, mapped, at, fname, props)
+    schema = {"type": "object", "properties": props, "additionalProperties": ports.additional}
+    if ports.required:
+        schema["required"] = ports.required
     doc = inspect.getdoc(fn)
     info = {"script": shown, "script_path": path, "sha256": sha, "function": fname, "line": line,
-            "interface": interface, "signature": f"{fname}{sig}", "doc": doc, "params": described,
-            "outputs": outputs, "lower_is_better": [k for k, d in engine_outputs.items() if d.get("better") == "lower"],
-            "calls_llm": calls_llm,
+            "interface": interface, "signature": f"{fname}{sig}", "doc": doc, "params": ports.described,
+            "outputs": ports.outputs,
+            "lower_is_better": [k for k, d in ports.engine_outputs.items() if d.get("better") == "lower"],
+            "calls_llm": ports.calls_llm,
             "timeout_s": params.get("timeout_s", DEFAULT_TIMEOUT_S), "python": sys.version.split()[0]}
-    return {"reads": reads, "reads_optional": optional, "writes": writes, "calls_llm": calls_llm,
-            "params_schema": schema, "outputs": engine_outputs, "info": info}
+    return {"reads": ports.reads, "reads_optional": ports.optional, "writes": ports.writes,
+            "calls_llm": ports.calls_llm, "params_schema": schema, "outputs": ports.engine_outputs, "info": info}
 
 
 def describe(params_json):
