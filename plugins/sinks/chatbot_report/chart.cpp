@@ -73,20 +73,10 @@ void text_at(cairo_t *cr, const std::string &s, double x, double y, double align
 
 }  // namespace
 
-void write_chart_png(const std::filesystem::path &file, const std::string &title, const std::vector<std::string> &categories,
-                     const std::vector<ChartSeries> &series, const std::string &footnote, int width, int height) {
-  cairo_surface_t *surf = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
-  cairo_t *cr = cairo_create(surf);
-  cairo_set_source_rgb(cr, 1, 1, 1);
-  cairo_paint(cr);
-  cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+namespace {
 
-  // Title.
-  cairo_set_source_rgb(cr, 0, 0, 0);
-  cairo_set_font_size(cr, 20);
-  text_at(cr, title, width / 2.0, 32, 0.5);
-
-  // Legend (wraps onto several rows).
+// The legend's swatches and labels, wrapping onto several rows; returns the baseline of its last row.
+double draw_legend(cairo_t *cr, const std::vector<ChartSeries> &series, int width) {
   cairo_set_font_size(cr, 13);
   double lx = 70, ly = 56;
   for (std::size_t s = 0; s < series.size(); ++s) {
@@ -103,9 +93,17 @@ void write_chart_png(const std::filesystem::path &file, const std::string &title
     text_at(cr, series[s].label, lx + 24, ly, 0);
     lx += w;
   }
+  return ly;
+}
 
-  // Plot area.
-  const double left = 70, right = width - 30.0, top = ly + 24, bottom = height - 110.0;
+// The plot area and how values map into it.
+struct PlotArea {
+  double left, right, top, bottom, ymax;
+  double y(double v) const { return bottom - (std::max(0.0, v) / ymax) * (bottom - top); }
+};
+
+// The y axis' top: 1, or the largest maximum rounded up to its first digit.
+double axis_max(const std::vector<ChartSeries> &series) {
   double ymax = 1.0;
   for (const auto &s : series)
     for (const auto &v : s.values)
@@ -114,61 +112,90 @@ void write_chart_png(const std::filesystem::path &file, const std::string &title
     double mag = std::pow(10.0, std::floor(std::log10(ymax)));
     ymax = std::ceil(ymax / mag) * mag;
   }
-  auto ypos = [&](double v) { return bottom - (std::max(0.0, v) / ymax) * (bottom - top); };
+  return ymax;
+}
+
+// Grid lines with their values, and the axes.
+void draw_axes(cairo_t *cr, const PlotArea &a) {
   cairo_set_line_width(cr, 1);
   cairo_set_font_size(cr, 12);
   for (int i = 0; i <= 5; ++i) {
-    double v = ymax * i / 5.0, y = ypos(v);
+    double v = a.ymax * i / 5.0, y = a.y(v);
     cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
-    cairo_move_to(cr, left, y);
-    cairo_line_to(cr, right, y);
+    cairo_move_to(cr, a.left, y);
+    cairo_line_to(cr, a.right, y);
     cairo_stroke(cr);
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     char b[32];
-    std::snprintf(b, sizeof b, ymax <= 1.0 ? "%.1f" : "%g", v);
-    text_at(cr, b, left - 8, y + 4, 1.0);
+    std::snprintf(b, sizeof b, a.ymax <= 1.0 ? "%.1f" : "%g", v);
+    text_at(cr, b, a.left - 8, y + 4, 1.0);
   }
   cairo_set_source_rgb(cr, 0, 0, 0);
-  cairo_move_to(cr, left, top);
-  cairo_line_to(cr, left, bottom);
-  cairo_line_to(cr, right, bottom);
+  cairo_move_to(cr, a.left, a.top);
+  cairo_line_to(cr, a.left, a.bottom);
+  cairo_line_to(cr, a.right, a.bottom);
   cairo_stroke(cr);
+}
 
+// One bar: the mean, with a whisker from min to max.
+void draw_bar(cairo_t *cr, const PlotArea &a, const RepStats &st, const Rgb &c, double x, double bar) {
+  cairo_set_source_rgb(cr, c.r, c.g, c.b);
+  cairo_rectangle(cr, x + 1, a.y(st.mean), bar - 2, a.bottom - a.y(st.mean));
+  cairo_fill(cr);
+  double cx = x + bar / 2, cap = std::min(8.0, bar / 4);
+  cairo_set_source_rgb(cr, 0, 0, 0);
+  cairo_set_line_width(cr, 1.5);
+  cairo_move_to(cr, cx, a.y(st.min));
+  cairo_line_to(cr, cx, a.y(st.max));
+  cairo_move_to(cr, cx - cap, a.y(st.min));
+  cairo_line_to(cr, cx + cap, a.y(st.min));
+  cairo_move_to(cr, cx - cap, a.y(st.max));
+  cairo_line_to(cr, cx + cap, a.y(st.max));
+  cairo_stroke(cr);
+}
+
+// A group of bars per category, one per series, with the category's label wrapped under it.
+void draw_groups(cairo_t *cr, const PlotArea &a, const std::vector<std::string> &categories,
+                 const std::vector<ChartSeries> &series) {
   const std::size_t C = categories.size(), S = std::max<std::size_t>(1, series.size());
-  const double group = C > 0 ? (right - left) / static_cast<double>(C) : (right - left);
+  const double group = C > 0 ? (a.right - a.left) / static_cast<double>(C) : (a.right - a.left);
   const double bar = group * 0.8 / static_cast<double>(S);
   for (std::size_t k = 0; k < C; ++k) {
-    double gx = left + group * static_cast<double>(k) + group * 0.1;
+    double gx = a.left + group * static_cast<double>(k) + group * 0.1;
     for (std::size_t s = 0; s < series.size(); ++s) {
       if (k >= series[s].values.size() || !series[s].values[k]) continue;
-      const RepStats &st = *series[s].values[k];
-      const Rgb &c = kPalette[s % std::size(kPalette)];
-      double x = gx + bar * static_cast<double>(s);
-      cairo_set_source_rgb(cr, c.r, c.g, c.b);
-      cairo_rectangle(cr, x + 1, ypos(st.mean), bar - 2, bottom - ypos(st.mean));
-      cairo_fill(cr);
-      // whisker min..max
-      double cx = x + bar / 2, cap = std::min(8.0, bar / 4);
-      cairo_set_source_rgb(cr, 0, 0, 0);
-      cairo_set_line_width(cr, 1.5);
-      cairo_move_to(cr, cx, ypos(st.min));
-      cairo_line_to(cr, cx, ypos(st.max));
-      cairo_move_to(cr, cx - cap, ypos(st.min));
-      cairo_line_to(cr, cx + cap, ypos(st.min));
-      cairo_move_to(cr, cx - cap, ypos(st.max));
-      cairo_line_to(cr, cx + cap, ypos(st.max));
-      cairo_stroke(cr);
+      draw_bar(cr, a, *series[s].values[k], kPalette[s % std::size(kPalette)], gx + bar * static_cast<double>(s), bar);
     }
-    // category label, wrapped under the group
     cairo_set_source_rgb(cr, 0, 0, 0);
     cairo_set_font_size(cr, 13);
     auto lines = wrap(cr, categories[k], group - 8, 3);
     for (std::size_t i = 0; i < lines.size(); ++i)
-      text_at(cr, lines[i], left + group * (static_cast<double>(k) + 0.5), bottom + 20 + 16.0 * static_cast<double>(i), 0.5);
+      text_at(cr, lines[i], a.left + group * (static_cast<double>(k) + 0.5),
+              a.bottom + 20 + 16.0 * static_cast<double>(i), 0.5);
   }
+}
+
+}  // namespace
+
+void write_chart_png(const std::filesystem::path &file, const std::string &title,
+                     const std::vector<std::string> &categories, const std::vector<ChartSeries> &series,
+                     const std::string &footnote, int width, int height) {
+  cairo_surface_t *surf = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
+  cairo_t *cr = cairo_create(surf);
+  cairo_set_source_rgb(cr, 1, 1, 1);
+  cairo_paint(cr);
+  cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+
+  cairo_set_source_rgb(cr, 0, 0, 0);
+  cairo_set_font_size(cr, 20);
+  text_at(cr, title, width / 2.0, 32, 0.5);
+  const double ly = draw_legend(cr, series, width);
+  const PlotArea area{70, width - 30.0, ly + 24, height - 110.0, axis_max(series)};
+  draw_axes(cr, area);
+  draw_groups(cr, area, categories, series);
   cairo_set_font_size(cr, 11);
   cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
-  text_at(cr, footnote, left, height - 16.0, 0);
+  text_at(cr, footnote, area.left, height - 16.0, 0);
 
   cairo_destroy(cr);
   cairo_surface_flush(surf);
