@@ -242,22 +242,27 @@ Stat weighted_kappa(const Confusion &c, double level) {
   return kappa_with_weights(c, d, d_max, level, "quadratic weights; ");
 }
 
+namespace {
+// The true positives' share of `of` (precision: of the predicted positives; recall: of the labelled ones), with
+// its Wilson interval; n is every item of the table. Undefined, saying `none`, where `of` is 0.
+Stat positive_share(const Confusion &c, std::uint64_t tp, std::uint64_t of, const char *none, double level) {
+  if (of == 0) return Stat::undefined(none, margins_of(c).n);
+  Stat s = share_with_wilson(tp, of, level);
+  s.n = margins_of(c).n;
+  return s;
+}
+}  // namespace
+
 Stat precision(const Confusion &c, int positive, double level) {
   detail::require_level(level);
   const BinaryCounts b = binary_counts(c, positive);
-  if (b.tp + b.fp == 0) return Stat::undefined("the metric predicts no positives", margins_of(c).n);
-  Stat s = share_with_wilson(b.tp, b.tp + b.fp, level);
-  s.n = margins_of(c).n;
-  return s;
+  return positive_share(c, b.tp, b.tp + b.fp, "the metric predicts no positives", level);
 }
 
 Stat recall(const Confusion &c, int positive, double level) {
   detail::require_level(level);
   const BinaryCounts b = binary_counts(c, positive);
-  if (b.tp + b.fn == 0) return Stat::undefined("no item is labelled positive", margins_of(c).n);
-  Stat s = share_with_wilson(b.tp, b.tp + b.fn, level);
-  s.n = margins_of(c).n;
-  return s;
+  return positive_share(c, b.tp, b.tp + b.fn, "no item is labelled positive", level);
 }
 
 Stat f1(const Confusion &c, int positive, double level) {

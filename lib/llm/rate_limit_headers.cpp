@@ -116,6 +116,22 @@ double seconds_until_rfc3339(std::string_view v, std::time_t now) {
   return d < 0 ? 0 : d;
 }
 
+namespace {
+// One field of a limit: its size, what is left of it, or when it resets (`reset_s`, as the provider's format
+// gives it: a duration for OpenAI, a time for Anthropic). False for a field we do not read.
+bool read_limit_field(std::string_view what, std::string_view value, double reset_s, LimitReading &r) {
+  if (what == "limit")
+    r.limit = number_or_minus_one(value);
+  else if (what == "remaining")
+    r.remaining = number_or_minus_one(value);
+  else if (what == "reset")
+    r.reset_s = reset_s;
+  else
+    return false;
+  return true;
+}
+}  // namespace
+
 bool read_rate_limit_header(std::string_view name, std::string_view value, std::time_t now, RateLimitHeaders &h) {
   constexpr std::string_view kOpenAi = "x-ratelimit-", kAnthropic = "anthropic-ratelimit-";
   if (name.substr(0, kOpenAi.size()) == kOpenAi) {
@@ -125,15 +141,7 @@ bool read_rate_limit_header(std::string_view name, std::string_view value, std::
     const std::string_view what = name.substr(0, dash), which = name.substr(dash + 1);
     LimitReading *r = which == "requests" ? &h.requests : which == "tokens" ? &h.tokens : nullptr;
     if (r == nullptr) return false;
-    if (what == "limit")
-      r->limit = number_or_minus_one(value);
-    else if (what == "remaining")
-      r->remaining = number_or_minus_one(value);
-    else if (what == "reset")
-      r->reset_s = parse_duration_s(value);
-    else
-      return false;
-    return true;
+    return read_limit_field(what, value, what == "reset" ? parse_duration_s(value) : -1, *r);
   }
   if (name.substr(0, kAnthropic.size()) != kAnthropic) return false;
   name.remove_prefix(kAnthropic.size());  // requests-limit, tokens-remaining, input-tokens-reset, ...
@@ -151,15 +159,7 @@ bool read_rate_limit_header(std::string_view name, std::string_view value, std::
     r = &h.tokens;
   }
   if (r == nullptr) return false;
-  if (what == "limit")
-    r->limit = number_or_minus_one(value);
-  else if (what == "remaining")
-    r->remaining = number_or_minus_one(value);
-  else if (what == "reset")
-    r->reset_s = seconds_until_rfc3339(value, now);
-  else
-    return false;
-  return true;
+  return read_limit_field(what, value, what == "reset" ? seconds_until_rfc3339(value, now) : -1, *r);
 }
 
 }  // namespace evalgraph::llm
