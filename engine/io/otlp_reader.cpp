@@ -397,12 +397,12 @@ void OtlpReader::assemble(const SpillFile &part) {
 }
 
 void OtlpReader::write_record(MappedRecord &r, std::uint64_t line) {
-  std::string text = r.record.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string text = std::move(r.text);
   std::string problem;
   if (text.size() > limits_.record_bytes) {
     problem = DataError::format(file_, line, 0, detail::record_too_long(text.size(), limits_.record_bytes),
                                 detail::record_too_long_hint());
-    json small = {{"id", r.record["id"]}, {"session_id", r.record["session_id"]}, {"start", r.record["start"]}};
+    json small = {{"id", r.id}, {"session_id", r.session.empty() ? json() : json(r.session)}, {"start", r.start}};
     text = small.dump();
     ++counts_["record over limits.record_bytes (fails alone)"];
   } else {
@@ -422,7 +422,7 @@ void OtlpReader::write_record(MappedRecord &r, std::uint64_t line) {
   }
   char start[24];
   std::snprintf(start, sizeof start, "%020lld", static_cast<long long>(r.start_ns));
-  const std::string id = r.record["id"].get<std::string>();
+  const std::string id = r.id.get<std::string>();
   std::string key = r.session.empty() ? "2" + std::string(start) + id : "1" + r.session + '\0' + start + id;
   SpillFile &f = *records_[fnv1a(r.session.empty() ? id : r.session) % records_.size()];
   f.append_u32(static_cast<std::uint32_t>(key.size()));

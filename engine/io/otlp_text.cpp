@@ -1,0 +1,81 @@
+#include "io/otlp_text.h"
+
+#include <charconv>
+#include <evalgraph/utf8.hpp>
+
+namespace evalgraph::io::otlp {
+
+struct JsonText::Serializer {
+  explicit Serializer(std::string &out)
+      : s(nlohmann::detail::output_adapter<char, std::string>(out), ' ', nlohmann::json::error_handler_t::replace) {}
+  nlohmann::detail::serializer<nlohmann::json> s;
+};
+
+JsonText::JsonText(std::string &out) : out_(out) {}
+JsonText::~JsonText() = default;
+
+void JsonText::value(const nlohmann::json &v) {
+  comma();
+  dump(v);
+}
+
+void JsonText::dump(const nlohmann::json &v) {
+  if (!serializer_) serializer_ = std::make_unique<Serializer>(out_);
+  serializer_->s.dump(v, false, false, 0);
+}
+
+void JsonText::unsigned_number(std::uint64_t n) {
+  comma();
+  char buf[24];
+  const auto end = std::to_chars(buf, buf + sizeof buf, n).ptr;
+  out_.append(buf, static_cast<std::size_t>(end - buf));
+}
+
+namespace {
+
+// What nlohmann's serializer writes for a byte below 0x20, '"' and '\\' (nullptr: the byte itself).
+const char *escape_of(unsigned char c) {
+  static const char *const kNamed[] = {"\\b", "\\t", "\\n", nullptr, "\\f", "\\r"};
+  if (c == '"') return "\\\"";
+  if (c == '\\') return "\\\\";
+  if (c >= 0x08 && c <= 0x0D && kNamed[c - 0x08] != nullptr) return kNamed[c - 0x08];
+  return nullptr;
+}
+
+}  // namespace
+
+void JsonText::escaped(std::string_view s) {
+  const std::size_t mark = out_.size();
+  out_ += '"';
+  std::size_t i = 0, run = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+      ++i;
+      continue;
+    }
+    if (c >= 0x80) {
+      const std::size_t n = evalgraph::utf8::sequence_length(s, i);
+      if (n == 0) {  // not UTF-8: nlohmann's replacement rules, by nlohmann
+        out_.resize(mark);
+        dump(nlohmann::json(std::string(s)));
+        return;
+      }
+      i += n;
+      continue;
+    }
+    out_.append(s.data() + run, i - run);
+    if (const char *e = escape_of(c)) {
+      out_ += e;
+    } else {
+      static const char *kHex = "0123456789abcdef";
+      const char u[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+      out_.append(u, sizeof u);
+    }
+    run = ++i;
+  }
+  out_.append(s.data() + run, s.size() - run);
+  out_ += '"';
+}
+
+}  // namespace evalgraph::io::otlp
