@@ -20,7 +20,12 @@ bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 const char *string_end(const char *p, const char *e) {
   const char *start = p;
   for (;;) {
-    const auto *q = static_cast<const char *>(std::memchr(p, '"', static_cast<std::size_t>(e - p)));
+    // Most strings are short (keys, ids, names): a plain loop finds their end before memchr's call would.
+    const char *q = p;
+    const char *near = e - p > 24 ? p + 24 : e;
+    while (q < near && *q != '"') ++q;
+    if (q == near)
+      q = near == e ? nullptr : static_cast<const char *>(std::memchr(near, '"', static_cast<std::size_t>(e - near)));
     if (q == nullptr) return nullptr;
     std::size_t slashes = 0;
     for (const char *s = q; s > start && s[-1] == '\\'; --s) ++slashes;
@@ -186,35 +191,17 @@ nlohmann::json any_value_at(Cursor &c, bool &bad, int depth) {
 
 }  // namespace
 
-void Cursor::ws() {
+void Cursor::ws_run() {
   while (p_ < e_ && is_ws(*p_)) {
     if (*p_ == '\n') ++newlines;
     ++p_;
   }
 }
 
-char Cursor::peek() {
-  ws();
-  return p_ < e_ ? *p_ : '\0';
-}
-
 std::size_t Cursor::offset() {
   ws();
   return static_cast<std::size_t>(p_ - b_);
 }
-
-bool Cursor::expect(char c) {
-  ws();
-  if (p_ < e_ && *p_ == c) {
-    ++p_;
-    return true;
-  }
-  fail();
-  return false;
-}
-
-bool Cursor::begin_object() { return !failed && expect('{'); }
-bool Cursor::begin_array() { return !failed && expect('['); }
 
 bool Cursor::next_member(std::string_view &key) {
   if (failed) return false;
@@ -359,11 +346,11 @@ std::string normalise_id(std::string_view raw, std::size_t bytes) {
   static const char *kHex = "0123456789abcdef";
   std::string out;
   if (raw.size() == 2 * bytes) {
-    out.reserve(raw.size());
-    for (char ch : raw) {
-      int d = evalgraph::utf8::hex_digit(ch);
+    out.resize(raw.size());
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+      int d = evalgraph::utf8::hex_digit(raw[i]);
       if (d < 0) return "";
-      out.push_back(kHex[d]);
+      out[i] = kHex[d];
     }
   } else if (raw.size() == 4 * ((bytes + 2) / 3)) {  // base64
     auto val = [](char ch) -> int {
