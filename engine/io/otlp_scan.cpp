@@ -1,11 +1,11 @@
 #include "io/otlp_scan.h"
 
-#include <evalgraph/utf8.hpp>
-
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <evalgraph/utf8.hpp>
 
 namespace evalgraph::io::otlp {
 
@@ -345,13 +345,23 @@ std::string any_string(std::string_view text, bool &bad) {
 std::string normalise_id(std::string_view raw, std::size_t bytes) {
   static const char *kHex = "0123456789abcdef";
   std::string out;
-  if (raw.size() == 2 * bytes) {
+  if (raw.size() == 2 * bytes) {  // hex, the usual form: by a table (a hex digit -> its lower case; others 0)
+    static const std::array<char, 256> kLower = [] {
+      std::array<char, 256> t{};
+      for (int c = 0; c < 256; ++c)
+        if (int d = evalgraph::utf8::hex_digit(static_cast<char>(c)); d >= 0) t[static_cast<std::size_t>(c)] = kHex[d];
+      return t;
+    }();
     out.resize(raw.size());
+    char nonzero = 0;
     for (std::size_t i = 0; i < raw.size(); ++i) {
-      int d = evalgraph::utf8::hex_digit(raw[i]);
-      if (d < 0) return "";
-      out[i] = kHex[d];
+      const char l = kLower[static_cast<unsigned char>(raw[i])];
+      if (l == 0) return "";
+      out[i] = l;
+      nonzero |= static_cast<char>(l ^ '0');
     }
+    if (nonzero == 0) return "";  // all zero: OTel's invalid id
+    return out;
   } else if (raw.size() == 4 * ((bytes + 2) / 3)) {  // base64
     auto val = [](char ch) -> int {
       if (ch >= 'A' && ch <= 'Z') return ch - 'A';
