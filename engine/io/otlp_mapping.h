@@ -57,7 +57,7 @@ struct Mapping {
 struct Trace {
   std::string id;
   std::vector<Piece> pieces;
-  std::vector<Context> contexts;
+  std::vector<const Context *> contexts;  // (the reader's, shared by the traces of a partition)
 };
 
 // A record made from a trace (its JSON text), with what orders the output: records of one session together, by

@@ -385,7 +385,7 @@ void OtlpReader::assemble(SpillFile &part) {
       Piece p;
       if (!parse_piece(arena.substr(refs[k].off, refs[k].len), refs[k].is_log != 0, p, counts_)) continue;
       auto [it, added] = local.emplace(refs[k].context, static_cast<std::uint32_t>(t.contexts.size()));
-      if (added) t.contexts.push_back(context(refs[k].context));
+      if (added) t.contexts.push_back(&context(refs[k].context));
       p.context = it->second;
       p.line = refs[k].line;
       first_line = std::min(first_line, refs[k].line);

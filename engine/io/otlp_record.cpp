@@ -122,7 +122,7 @@ std::string session_of(const Sorted &s, const Trace &t, const Mapping &m, Decode
       if (std::string v = attr_text(*p, k, d); !v.empty()) return v;
   for (const auto &c : t.contexts)
     for (const char *k : kSessionKeys)
-      if (auto it = c.resource.find(k); it != c.resource.end() && it->is_string()) return it->get<std::string>();
+      if (auto it = c->resource.find(k); it != c->resource.end() && it->is_string()) return it->get<std::string>();
   return "";
 }
 
@@ -280,7 +280,7 @@ MappedRecord make_record(const Trace &t, const Sorted &s, const std::vector<cons
     if (t.contexts.empty())
       o.value(json::object());
     else
-      o.value(t.contexts[spans.front()->context].resource);
+      o.value(t.contexts[spans.front()->context]->resource);
   });
   f.add("convention", [&](JsonText &o) { o.string(conventions(calls)); });
   f.add("span_count", [&](JsonText &o) { o.unsigned_number(s.spans.size()); });

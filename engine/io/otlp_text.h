@@ -47,8 +47,10 @@ class JsonText {
     if (!first_) out_ += ',';
     first_ = false;
   }
-  void escaped(std::string_view s);  // a string with its quotes
-  void dump(const nlohmann::json &v);
+  void escaped(std::string_view s);    // a string with its quotes
+  void dump(const nlohmann::json &v);  // by nlohmann's serializer
+  template <class Int>
+  void integer(Int n);
 
   std::string &out_;
   bool first_ = true;
