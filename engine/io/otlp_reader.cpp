@@ -379,6 +379,7 @@ void OtlpReader::assemble(SpillFile &part) {
     }
     Trace t;
     t.id = trace_hex(refs[i].key.data());
+    t.pieces.reserve(j - i);
     std::unordered_map<std::uint32_t, std::uint32_t> local;  // context id -> index in t.contexts
     std::uint64_t first_line = refs[i].line;
     for (std::size_t k = i; k < j; ++k) {

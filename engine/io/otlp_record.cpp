@@ -267,6 +267,7 @@ MappedRecord make_record(const Trace &t, const Sorted &s, const std::vector<cons
   const Mapped mapped = mapped_fields(s, m, d);
   const std::string id = m.per_llm_call ? t.id + "/" + calls.front()->span->span_id : t.id;
   const std::string start_text = iso_time(start);
+  r.text.reserve(4096);  // a usual record's size
   JsonText w(r.text);
   Fields f(w, mapped);
   w.open('{');

@@ -68,7 +68,6 @@ class Cursor {
   }
   void ws_run();
   const char *b_ = nullptr, *p_ = nullptr, *e_ = nullptr;
-  bool first_ = false;  // no member/element read yet in the current container
 };
 
 // A JSON string's raw content (between the quotes) decoded: escapes resolved, bytes that are not UTF-8 (and
