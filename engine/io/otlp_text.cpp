@@ -1,6 +1,7 @@
 #include "io/otlp_text.h"
 
 #include <charconv>
+#include <cstring>
 #include <evalgraph/utf8.hpp>
 
 namespace evalgraph::io::otlp {
@@ -78,6 +79,17 @@ const char *escape_of(unsigned char c) {
   return nullptr;
 }
 
+// Whether the 8 bytes at p are all printable ASCII other than '"' and '\\' (copied as they are): bit tricks on
+// one 64-bit word (a byte below 0x20, a byte equal to '"' or '\\', a byte with its high bit set).
+bool plain8(const char *p) {
+  std::uint64_t w = 0;
+  std::memcpy(&w, p, 8);
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+  auto has_zero = [&](std::uint64_t x) { return (x - kOnes) & ~x & kHigh; };
+  const std::uint64_t below_space = (w - kOnes * 0x20) & ~w & kHigh;
+  return (below_space | has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\')) | (w & kHigh)) == 0;
+}
+
 }  // namespace
 
 void JsonText::escaped(std::string_view s) {
@@ -85,6 +97,10 @@ void JsonText::escaped(std::string_view s) {
   out_ += '"';
   std::size_t i = 0, run = 0;
   while (i < s.size()) {
+    if (i + 8 <= s.size() && plain8(s.data() + i)) {
+      i += 8;
+      continue;
+    }
     const auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
       ++i;
