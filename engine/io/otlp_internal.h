@@ -57,8 +57,7 @@ json tool_call_json(const std::string &id, const std::string &name, json argumen
 // ---- otlp_mapping.cpp: the pieces of a record ----
 enum class Role { other, llm, retriever, tool };
 Role classify(const Piece &s, const Mapping &m, bool has_genai_logs, Decode &d);
-std::string iso_time(std::int64_t ns);  // 2025-01-02T03:04:05.678Z; "" for 0
-json messages_json(const std::vector<Msg> &msgs);
+std::string iso_time(std::int64_t ns);                       // 2025-01-02T03:04:05.678Z; "" for 0
 void read_documents(const Piece &s, json &docs, Decode &d);  // appends {id, text, score}
 json tool_span_call(const Piece &s, Decode &d);
 // tool_calls of a record: what the model asked for (outputs, and the history since the last user message),

@@ -60,18 +60,6 @@ std::string iso_time(std::int64_t ns) {
   return out;
 }
 
-json messages_json(const std::vector<Msg> &msgs) {
-  json out = json::array();
-  for (const auto &m : msgs) {
-    json j = {{"role", m.role}, {"content", m.content}};
-    if (!m.tool_calls.empty()) j["tool_calls"] = m.tool_calls;
-    if (!m.tool_call_id.empty()) j["tool_call_id"] = m.tool_call_id;
-    if (!m.name.empty()) j["name"] = m.name;
-    out.push_back(std::move(j));
-  }
-  return out;
-}
-
 // Documents of a retriever span: OpenInference retrieval.documents.N.document.*, GenAI gen_ai.retrieval.documents,
 // or (OpenLLMetry tasks) the JSON of traceloop.entity.output.
 void read_documents(const Piece &s, json &docs, Decode &d) {

@@ -57,14 +57,16 @@ struct Mapping {
 struct Trace {
   std::string id;
   std::vector<Piece> pieces;
-  std::vector<Context> contexts;
+  std::vector<const Context *> contexts;  // (the reader's, shared by the traces of a partition)
 };
 
-// A record made from a trace, with what orders the output: records of one session together, by start.
+// A record made from a trace (its JSON text), with what orders the output: records of one session together, by
+// start. `id` and `start` are the record's fields of those names (what stands for a record over the limits).
 struct MappedRecord {
-  nlohmann::ordered_json record;
+  std::string text;
   std::string session;
   std::int64_t start_ns = 0;
+  nlohmann::json id, start;
 };
 
 // Counts of what could not be mapped, by reason (run.json's dataset_reader.unmapped).

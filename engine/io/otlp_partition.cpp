@@ -1,5 +1,6 @@
 // Step 1 of the trace reader (otlp_reader.h): the input files, request by request, into partition files.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -23,6 +24,7 @@ SpillFile::SpillFile(fs::path path) : path_(std::move(path)) {
 }
 
 SpillFile::~SpillFile() {
+  if (map_ != nullptr) ::munmap(map_, mapped_);
   if (fd_ >= 0) ::close(fd_);
   std::error_code ec;
   fs::remove(path_, ec);
@@ -56,6 +58,22 @@ void SpillFile::read_at(std::uint64_t off, std::size_t n, std::string &out) cons
     if (r <= 0) throw DataError(path_, 0, "cannot read back a temporary file", "check the disk of TMPDIR");
     done += static_cast<std::size_t>(r);
   }
+}
+
+std::string_view SpillFile::whole() {
+  flush();
+  const auto n = static_cast<std::size_t>(written_);
+  if (n == 0) return {};
+  if (map_ == nullptr) {
+    void *p = ::mmap(nullptr, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, 0);
+    if (p == MAP_FAILED) {
+      read_at(0, n, copy_);
+      return copy_;
+    }
+    map_ = p;
+    mapped_ = n;
+  }
+  return std::string_view(static_cast<const char *>(map_), mapped_);
 }
 
 namespace {

@@ -11,6 +11,7 @@ namespace {
 // attributes: [{key, value: AnyValue}] — views into the text.
 void read_attrs(Cursor &c, std::vector<Attr> &out) {
   if (!c.begin_array()) return;
+  out.reserve(16);  // room for a usual span's attributes at once
   while (c.next_element()) {
     Attr a;
     std::string_view k;

@@ -194,15 +194,16 @@ struct Ref {
   std::uint64_t line, off, len, seq;
 };
 
-// A partition that fits in memory is read whole: one read, the pieces' texts stay where they are.
-void load_whole(const SpillFile &part, std::string &arena, std::vector<Ref> &refs) {
-  part.read_at(0, static_cast<std::size_t>(part.size()), arena);
+// A partition that fits in memory is mapped whole: the pieces' texts stay where they are.
+std::string_view load_whole(SpillFile &part, std::vector<Ref> &refs) {
+  const std::string_view arena = part.whole();
   for (std::size_t off = 0; off + sizeof(EntryHeader) <= arena.size();) {
     EntryHeader h{};
     std::memcpy(&h, arena.data() + off, sizeof h);
     refs.push_back({key_of(h), h.is_log, h.context, h.line, off + sizeof h, h.len, refs.size()});
     off += sizeof h + h.len;
   }
+  return arena;
 }
 
 class OtlpReader final : public RecordReader {
@@ -251,7 +252,7 @@ class OtlpReader final : public RecordReader {
 
  private:
   void prepare();
-  void assemble(const SpillFile &part);
+  void assemble(SpillFile &part);
   void load_checked(const SpillFile &part, std::string &arena, std::vector<Ref> &refs);
   void count_oversized(std::uint64_t pieces);
   void finish_trace(Trace &t);
@@ -267,7 +268,7 @@ class OtlpReader final : public RecordReader {
   Partitions parts_;
   std::vector<std::unique_ptr<SpillFile>> records_;
   std::size_t next_record_file_ = 0;
-  std::string loaded_;  // the record file being handed out
+  std::unique_ptr<SpillFile> loaded_;  // the record file being handed out
   std::vector<Item> items_;
   std::size_t item_ = 0;
   std::size_t line_ = 0;
@@ -357,13 +358,15 @@ void OtlpReader::count_oversized(std::uint64_t pieces) {
 }
 
 // Step 2 for one partition: its pieces grouped by trace, each trace within the limits mapped to its records.
-void OtlpReader::assemble(const SpillFile &part) {
+void OtlpReader::assemble(SpillFile &part) {
   std::vector<Ref> refs;
-  std::string &arena = arena_;  // kept between partitions: its pages are not faulted in (nor zeroed) again
-  if (part.size() <= kWholePartition)
-    load_whole(part, arena, refs);
-  else
-    load_checked(part, arena, refs);
+  std::string_view arena;
+  if (part.size() <= kWholePartition) {
+    arena = load_whole(part, refs);
+  } else {
+    load_checked(part, arena_, refs);  // arena_ kept between partitions: its pages are not faulted in again
+    arena = arena_;
+  }
   std::sort(refs.begin(), refs.end(), [](const Ref &a, const Ref &b) {
     return a.key != b.key ? a.key < b.key : a.is_log != b.is_log ? a.is_log < b.is_log : a.seq < b.seq;
   });
@@ -376,14 +379,14 @@ void OtlpReader::assemble(const SpillFile &part) {
     }
     Trace t;
     t.id = trace_hex(refs[i].key.data());
+    t.pieces.reserve(j - i);
     std::unordered_map<std::uint32_t, std::uint32_t> local;  // context id -> index in t.contexts
     std::uint64_t first_line = refs[i].line;
     for (std::size_t k = i; k < j; ++k) {
       Piece p;
-      if (!parse_piece(std::string_view(arena).substr(refs[k].off, refs[k].len), refs[k].is_log != 0, p, counts_))
-        continue;
+      if (!parse_piece(arena.substr(refs[k].off, refs[k].len), refs[k].is_log != 0, p, counts_)) continue;
       auto [it, added] = local.emplace(refs[k].context, static_cast<std::uint32_t>(t.contexts.size()));
-      if (added) t.contexts.push_back(context(refs[k].context));
+      if (added) t.contexts.push_back(&context(refs[k].context));
       p.context = it->second;
       p.line = refs[k].line;
       first_line = std::min(first_line, refs[k].line);
@@ -397,12 +400,12 @@ void OtlpReader::assemble(const SpillFile &part) {
 }
 
 void OtlpReader::write_record(MappedRecord &r, std::uint64_t line) {
-  std::string text = r.record.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string text = std::move(r.text);
   std::string problem;
   if (text.size() > limits_.record_bytes) {
     problem = DataError::format(file_, line, 0, detail::record_too_long(text.size(), limits_.record_bytes),
                                 detail::record_too_long_hint());
-    json small = {{"id", r.record["id"]}, {"session_id", r.record["session_id"]}, {"start", r.record["start"]}};
+    json small = {{"id", r.id}, {"session_id", r.session.empty() ? json() : json(r.session)}, {"start", r.start}};
     text = small.dump();
     ++counts_["record over limits.record_bytes (fails alone)"];
   } else {
@@ -422,7 +425,7 @@ void OtlpReader::write_record(MappedRecord &r, std::uint64_t line) {
   }
   char start[24];
   std::snprintf(start, sizeof start, "%020lld", static_cast<long long>(r.start_ns));
-  const std::string id = r.record["id"].get<std::string>();
+  const std::string id = r.id.get<std::string>();
   std::string key = r.session.empty() ? "2" + std::string(start) + id : "1" + r.session + '\0' + start + id;
   SpillFile &f = *records_[fnv1a(r.session.empty() ? id : r.session) % records_.size()];
   f.append_u32(static_cast<std::uint32_t>(key.size()));
@@ -439,25 +442,24 @@ bool OtlpReader::load_next_record_file() {
   items_.clear();
   item_ = 0;
   if (next_record_file_ == records_.size()) {
-    loaded_.clear();
+    loaded_.reset();
     return false;
   }
-  std::unique_ptr<SpillFile> f = std::move(records_[next_record_file_++]);
-  f->read_at(0, static_cast<std::size_t>(f->size()), loaded_);
-  f.reset();
+  loaded_ = std::move(records_[next_record_file_++]);  // the items' texts stay in its mapping
+  const std::string_view data = loaded_->whole();
   std::size_t pos = 0;
   auto take = [&](std::string_view &out) {
     std::uint32_t n = 0;
-    std::memcpy(&n, loaded_.data() + pos, 4);
-    out = std::string_view(loaded_).substr(pos + 4, n);
+    std::memcpy(&n, data.data() + pos, 4);
+    out = data.substr(pos + 4, n);
     pos += 4 + n;
   };
-  while (pos < loaded_.size()) {
+  while (pos < data.size()) {
     Item it;
     take(it.key);
     take(it.text);
     take(it.problem);
-    std::memcpy(&it.line, loaded_.data() + pos, 8);
+    std::memcpy(&it.line, data.data() + pos, 8);
     pos += 8;
     items_.push_back(it);
   }

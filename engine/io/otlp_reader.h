@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/otlp_mapping.h"
@@ -38,12 +39,18 @@ class SpillFile {
   // Reads bytes [off, off + n) (after a flush).
   // `out` becomes the n bytes at `off`. Give it the buffer of the last read: only its growth is zeroed first.
   void read_at(std::uint64_t off, std::size_t n, std::string &out) const;
+  // The whole file (after a flush), mapped read-only (no copy made; read into memory where it cannot be
+  // mapped). Valid while the file lives.
+  std::string_view whole();
 
  private:
   std::filesystem::path path_;
   int fd_ = -1;
   std::string buf_;
   std::uint64_t written_ = 0;
+  void *map_ = nullptr;
+  std::size_t mapped_ = 0;
+  std::string copy_;  // whole() where mmap failed
 };
 
 // How the reader was set up (dataset options, docs/traces.md).

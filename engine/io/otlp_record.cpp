@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "io/otlp_internal.h"
+#include "io/otlp_text.h"
 
 namespace evalgraph::io::otlp {
 
@@ -121,7 +122,7 @@ std::string session_of(const Sorted &s, const Trace &t, const Mapping &m, Decode
       if (std::string v = attr_text(*p, k, d); !v.empty()) return v;
   for (const auto &c : t.contexts)
     for (const char *k : kSessionKeys)
-      if (auto it = c.resource.find(k); it != c.resource.end() && it->is_string()) return it->get<std::string>();
+      if (auto it = c->resource.find(k); it != c->resource.end() && it->is_string()) return it->get<std::string>();
   return "";
 }
 
@@ -132,26 +133,96 @@ const Msg *answer_of(const LlmCall &c) {
   return nullptr;
 }
 
-void fill_calls(MappedRecord &r, const std::vector<const LlmCall *> &calls, const Sorted &s, Decode &d) {
-  auto &rec = r.record;
+// The record's fields in order, written as they are made. A field that `mapping:` gives (mapped_fields) takes
+// the place of the one made here, which is still made (and what it counts, counted).
+using Mapped = std::vector<std::pair<std::string_view, json>>;
+
+class Fields {
+ public:
+  Fields(JsonText &w, const Mapped &mapped) : w_(w), mapped_(mapped), used_(mapped.size(), false) {}
+  template <class Write>
+  void add(std::string_view name, Write write) {
+    w_.key(name);
+    const json *given = find(name);
+    if (given == nullptr) {
+      write(w_);
+      return;
+    }
+    w_.value(*given);
+    std::string scratch;
+    JsonText unused(scratch);
+    write(unused);
+  }
+  // The fields of the mapping that are none of the record's own, after them.
+  void rest() {
+    for (std::size_t i = 0; i < mapped_.size(); ++i)
+      if (!used_[i]) w_.key(mapped_[i].first).value(mapped_[i].second);
+  }
+  const json *find(std::string_view name) {
+    for (std::size_t i = 0; i < mapped_.size(); ++i)
+      if (mapped_[i].first == name) {
+        used_[i] = true;
+        return &mapped_[i].second;
+      }
+    return nullptr;
+  }
+
+ private:
+  JsonText &w_;
+  const Mapped &mapped_;
+  std::vector<bool> used_;
+};
+
+Mapped mapped_fields(const Sorted &s, const Mapping &m, Decode &d) {
+  Mapped out;
+  for (const auto &[field, keys] : m.field_attributes) {
+    if (field == "session_id") continue;
+    for (const Piece *p : s.spans) {
+      json v;
+      for (const auto &k : keys)
+        if (v = attr_json(*p, k, d); !v.is_null()) break;
+      if (v.is_null()) continue;
+      out.emplace_back(field, maybe_parsed(std::move(v)));
+      break;
+    }
+  }
+  return out;
+}
+
+// messages: the final call's input and output, each {content, name, role, tool_call_id, tool_calls} (the keys in
+// that order, as a JSON object with sorted keys writes them).
+void write_messages(JsonText &w, const LlmCall &c) {
+  w.open('[');
+  for (const auto *msgs : {&c.input, &c.output})
+    for (const auto &m : *msgs) {
+      w.open('{');
+      w.key("content").string(m.content);
+      if (!m.name.empty()) w.key("name").string(m.name);
+      w.key("role").string(m.role);
+      if (!m.tool_call_id.empty()) w.key("tool_call_id").string(m.tool_call_id);
+      if (!m.tool_calls.empty()) w.key("tool_calls").value(m.tool_calls);
+      w.close('}');
+    }
+  w.close(']');
+}
+
+void write_calls(Fields &f, const std::vector<const LlmCall *> &calls, const Sorted &s, Decode &d) {
   const LlmCall *final_call = calls.back();
   for (auto it = calls.rbegin(); it != calls.rend(); ++it)
     if (answer_of(**it) != nullptr) {
       final_call = *it;
       break;
     }
-  std::vector<std::string> system;
+  std::vector<std::string_view> system;
   for (const auto &text : calls.front()->system)
     if (std::find(system.begin(), system.end(), text) == system.end()) system.push_back(text);
   std::string system_prompt;
-  for (const auto &text : system) system_prompt += (system_prompt.empty() ? "" : "\n\n") + text;
-  std::string user_text;
+  for (const auto &text : system) (system_prompt += system_prompt.empty() ? "" : "\n\n") += text;
+  std::string_view user_text;
   for (const auto &m : final_call->input)
     if (m.role == "user") user_text = m.content;
   const Msg *answer = answer_of(*final_call);
   if (answer == nullptr) d.count("trace without an assistant answer (no output message with text)");
-  std::vector<Msg> conversation = final_call->input;
-  conversation.insert(conversation.end(), final_call->output.begin(), final_call->output.end());
   json tools = json::array();
   std::set<std::string> tool_names;
   json usage = json::object();
@@ -163,16 +234,16 @@ void fill_calls(MappedRecord &r, const std::vector<const LlmCall *> &calls, cons
   usage["llm_calls"] = calls.size();
   json docs = json::array();
   for (const Piece *p : s.retrievers) read_documents(*p, docs, d);
-  rec["model"] = final_call->model;
-  rec["system_prompt"] = system_prompt;
-  rec["user_text"] = user_text;
-  rec["assistant_text"] = answer != nullptr ? answer->content : "";
-  rec["messages"] = messages_json(conversation);
-  rec["retrieved_docs"] = std::move(docs);
-  rec["tool_profile"] = tool_profile(tools);
-  rec["tools"] = std::move(tools);
-  rec["tool_calls"] = assemble_tool_calls(calls, s.tools, d);
-  rec["usage"] = std::move(usage);
+  f.add("model", [&](JsonText &w) { w.string(final_call->model); });
+  f.add("system_prompt", [&](JsonText &w) { w.string(system_prompt); });
+  f.add("user_text", [&](JsonText &w) { w.string(user_text); });
+  f.add("assistant_text", [&](JsonText &w) { w.string(answer != nullptr ? answer->content : ""); });
+  f.add("messages", [&](JsonText &w) { write_messages(w, *final_call); });
+  f.add("retrieved_docs", [&](JsonText &w) { w.value(docs); });
+  f.add("tool_profile", [&](JsonText &w) { w.string(tool_profile(tools)); });
+  f.add("tools", [&](JsonText &w) { w.value(tools); });
+  f.add("tool_calls", [&](JsonText &w) { w.value(assemble_tool_calls(calls, s.tools, d)); });
+  f.add("usage", [&](JsonText &w) { w.value(usage); });
 }
 
 std::string conventions(const std::vector<const LlmCall *> &calls) {
@@ -193,27 +264,32 @@ MappedRecord make_record(const Trace &t, const Sorted &s, const std::vector<cons
   }
   r.session = session_of(s, t, m, d);
   r.start_ns = start;
-  auto &rec = r.record;
-  rec["id"] = m.per_llm_call ? t.id + "/" + calls.front()->span->span_id : t.id;
-  rec["session_id"] = r.session.empty() ? json() : json(r.session);
-  rec["start"] = iso_time(start);
-  rec["latency_ms"] = end > start ? static_cast<double>(end - start) / 1e6 : 0.0;
-  fill_calls(r, calls, s, d);
-  rec["evaluations"] = evaluations(s, d);
-  rec["resource"] = t.contexts.empty() ? json::object() : json(t.contexts[spans.front()->context].resource);
-  rec["convention"] = conventions(calls);
-  rec["span_count"] = s.spans.size();
-  for (const auto &[field, keys] : m.field_attributes) {
-    if (field == "session_id") continue;
-    for (const Piece *p : s.spans) {
-      json v;
-      for (const auto &k : keys)
-        if (v = attr_json(*p, k, d); !v.is_null()) break;
-      if (v.is_null()) continue;
-      rec[field] = maybe_parsed(std::move(v));
-      break;
-    }
-  }
+  const Mapped mapped = mapped_fields(s, m, d);
+  const std::string id = m.per_llm_call ? t.id + "/" + calls.front()->span->span_id : t.id;
+  const std::string start_text = iso_time(start);
+  r.text.reserve(4096);  // a usual record's size
+  JsonText w(r.text);
+  Fields f(w, mapped);
+  w.open('{');
+  f.add("id", [&](JsonText &o) { o.string(id); });
+  f.add("session_id", [&](JsonText &o) { r.session.empty() ? o.value(json()) : o.string(r.session); });
+  f.add("start", [&](JsonText &o) { o.string(start_text); });
+  f.add("latency_ms", [&](JsonText &o) { o.value(end > start ? static_cast<double>(end - start) / 1e6 : 0.0); });
+  write_calls(f, calls, s, d);
+  f.add("evaluations", [&](JsonText &o) { o.value(evaluations(s, d)); });
+  f.add("resource", [&](JsonText &o) {
+    if (t.contexts.empty())
+      o.value(json::object());
+    else
+      o.value(t.contexts[spans.front()->context]->resource);
+  });
+  f.add("convention", [&](JsonText &o) { o.string(conventions(calls)); });
+  f.add("span_count", [&](JsonText &o) { o.unsigned_number(s.spans.size()); });
+  f.rest();
+  w.close('}');
+  const json *given_id = f.find("id"), *given_start = f.find("start");
+  r.id = given_id != nullptr ? *given_id : json(id);
+  r.start = given_start != nullptr ? *given_start : json(start_text);
   return r;
 }
 

@@ -1,11 +1,11 @@
 #include "io/otlp_scan.h"
 
-#include <evalgraph/utf8.hpp>
-
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <evalgraph/utf8.hpp>
 
 namespace evalgraph::io::otlp {
 
@@ -20,7 +20,12 @@ bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 const char *string_end(const char *p, const char *e) {
   const char *start = p;
   for (;;) {
-    const auto *q = static_cast<const char *>(std::memchr(p, '"', static_cast<std::size_t>(e - p)));
+    // Most strings are short (keys, ids, names): a plain loop finds their end before memchr's call would.
+    const char *q = p;
+    const char *near = e - p > 24 ? p + 24 : e;
+    while (q < near && *q != '"') ++q;
+    if (q == near)
+      q = near == e ? nullptr : static_cast<const char *>(std::memchr(near, '"', static_cast<std::size_t>(e - near)));
     if (q == nullptr) return nullptr;
     std::size_t slashes = 0;
     for (const char *s = q; s > start && s[-1] == '\\'; --s) ++slashes;
@@ -186,35 +191,17 @@ nlohmann::json any_value_at(Cursor &c, bool &bad, int depth) {
 
 }  // namespace
 
-void Cursor::ws() {
+void Cursor::ws_run() {
   while (p_ < e_ && is_ws(*p_)) {
     if (*p_ == '\n') ++newlines;
     ++p_;
   }
 }
 
-char Cursor::peek() {
-  ws();
-  return p_ < e_ ? *p_ : '\0';
-}
-
 std::size_t Cursor::offset() {
   ws();
   return static_cast<std::size_t>(p_ - b_);
 }
-
-bool Cursor::expect(char c) {
-  ws();
-  if (p_ < e_ && *p_ == c) {
-    ++p_;
-    return true;
-  }
-  fail();
-  return false;
-}
-
-bool Cursor::begin_object() { return !failed && expect('{'); }
-bool Cursor::begin_array() { return !failed && expect('['); }
 
 bool Cursor::next_member(std::string_view &key) {
   if (failed) return false;
@@ -358,13 +345,23 @@ std::string any_string(std::string_view text, bool &bad) {
 std::string normalise_id(std::string_view raw, std::size_t bytes) {
   static const char *kHex = "0123456789abcdef";
   std::string out;
-  if (raw.size() == 2 * bytes) {
-    out.reserve(raw.size());
-    for (char ch : raw) {
-      int d = evalgraph::utf8::hex_digit(ch);
-      if (d < 0) return "";
-      out.push_back(kHex[d]);
+  if (raw.size() == 2 * bytes) {  // hex, the usual form: by a table (a hex digit -> its lower case; others 0)
+    static const std::array<char, 256> kLower = [] {
+      std::array<char, 256> t{};
+      for (int c = 0; c < 256; ++c)
+        if (int d = evalgraph::utf8::hex_digit(static_cast<char>(c)); d >= 0) t[static_cast<std::size_t>(c)] = kHex[d];
+      return t;
+    }();
+    out.resize(raw.size());
+    char nonzero = 0;
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+      const char l = kLower[static_cast<unsigned char>(raw[i])];
+      if (l == 0) return "";
+      out[i] = l;
+      nonzero |= static_cast<char>(l ^ '0');
     }
+    if (nonzero == 0) return "";  // all zero: OTel's invalid id
+    return out;
   } else if (raw.size() == 4 * ((bytes + 2) / 3)) {  // base64
     auto val = [](char ch) -> int {
       if (ch >= 'A' && ch <= 'Z') return ch - 'A';

@@ -23,10 +23,10 @@ class Cursor {
 
   // Objects: begin_object() at '{'; then next_member(key) until it returns false (at '}' or on failure).
   // `key` is the key's raw text (escapes as written: OTLP's keys have none that matter).
-  bool begin_object();
+  bool begin_object() { return !failed && expect('{'); }
   bool next_member(std::string_view &key);
   // Arrays: begin_array() at '['; then next_element() until false (at ']'); the cursor stands at the element.
-  bool begin_array();
+  bool begin_array() { return !failed && expect('['); }
   bool next_element();
   // The value at the cursor: skipped (its text returned), a string's raw content (no quotes, escapes as
   // written), or a number (a JSON number, or a string holding one, as OTLP writes 64-bit integers).
@@ -34,7 +34,10 @@ class Cursor {
   bool raw_string(std::string_view &raw);
   bool integer(std::int64_t &out);
   // What comes next, after whitespace: '{', '[', '"', a digit... or '\0' at the end.
-  char peek();
+  char peek() {
+    ws();
+    return p_ < e_ ? *p_ : '\0';
+  }
   // Offset of the cursor in the text it was given (after whitespace).
   std::size_t offset();
   // The text between two offset()s.
@@ -45,14 +48,26 @@ class Cursor {
   std::size_t newlines = 0;
 
  private:
-  bool expect(char c);
+  bool expect(char c) {
+    ws();
+    if (p_ < e_ && *p_ == c) {
+      ++p_;
+      return true;
+    }
+    fail();
+    return false;
+  }
   void fail() {
     failed = true;
     p_ = e_;
   }
-  void ws();
+  // Whitespace skipped; inline for the usual case of none (compact JSON), which is most calls.
+  void ws() {
+    if (p_<e_ &&static_cast<unsigned char>(*p_)> ' ') return;
+    ws_run();
+  }
+  void ws_run();
   const char *b_ = nullptr, *p_ = nullptr, *e_ = nullptr;
-  bool first_ = false;  // no member/element read yet in the current container
 };
 
 // A JSON string's raw content (between the quotes) decoded: escapes resolved, bytes that are not UTF-8 (and
