@@ -1,16 +1,27 @@
-# evalgraph_add_plugin(<name> SOURCES <files...> [LIBRARIES <targets...>] [OUTPUT_DIRECTORY <dir>] [NO_INSTALL])
+# evalgraph_add_plugin(<name> SOURCES <files...> [LIBRARIES <targets...>] [OUTPUT_DIRECTORY <dir>] [NO_INSTALL]
+#                      [VERSION <x.y.z>])
 #
 # Builds a plugin shared library against the evalgraph SDK: hidden visibility, no undefined symbols, and a
 # version script that exports only the entry symbol `evalgraph_plugin_v1`. Works in the evalgraph tree and
-# in an out-of-tree project after find_package(evalgraph).
+# in an out-of-tree project after find_package(evalgraph). The plugin's version (what `evalgraph plugins`
+# shows) is VERSION, or else the project's (project(... VERSION x.y.z)); EVALGRAPH_PLUGIN(...) reads it from
+# the definition EVALGRAPH_PLUGIN_VERSION.
 set(_EVALGRAPH_PLUGIN_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR} CACHE INTERNAL "where plugin.version lives")
 
 function(evalgraph_add_plugin name)
-  cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIRECTORY" "SOURCES;LIBRARIES" ${ARGN})
+  cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIRECTORY;VERSION" "SOURCES;LIBRARIES" ${ARGN})
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "evalgraph_add_plugin(${name}): SOURCES is required")
   endif()
+  if(NOT ARG_VERSION)
+    set(ARG_VERSION "${PROJECT_VERSION}")
+  endif()
+  if(NOT ARG_VERSION)
+    message(FATAL_ERROR "evalgraph_add_plugin(${name}): no version; give the project one "
+                        "(project(<name> VERSION 1.0.0 ...)) or pass VERSION 1.0.0")
+  endif()
   add_library(${name} MODULE ${ARG_SOURCES})
+  target_compile_definitions(${name} PRIVATE "EVALGRAPH_PLUGIN_VERSION=\"${ARG_VERSION}\"")
   target_link_libraries(${name} PRIVATE evalgraph::sdk ${ARG_LIBRARIES})
   set_target_properties(${name} PROPERTIES
     PREFIX ""

@@ -42,11 +42,14 @@ TEST_CASE("transform.http: the bearer token from its file, relative to the pipel
 
 namespace {
 // The smallest chain node: the original, upper-cased (ASCII), for rows of transformation "up".
-const evalgraph::NodeSpec kUpper{.kind = EG_KIND_TRANSFORM, .name = "test.upper", .params_schema = "{}",
-                                 .reads = {"original"}, .reads_optional = {"transformation", "previous"},
-                                 .writes = {"text", "applies"}};
+const evalgraph::NodeSpec kUpper{.kind = EG_KIND_TRANSFORM,
+                                 .name = "test.upper",
+                                 .reads = {"original"},
+                                 .reads_optional = {"transformation", "previous"},
+                                 .writes = {"text", "applies"},
+                                 .params = evalgraph::no_params()};
 struct Upper : ChainNode {
-  Upper(const evalgraph::Host &, const json &) : ChainNode(kUpper, std::string("up")) {}
+  Upper(const evalgraph::Host &, const evalgraph::NoParams &) : ChainNode(kUpper, std::string("up")) {}
   std::string transform(evalgraph::Call &, const evalgraph::Record &row) override {
     std::string t = original(row, original_);
     for (char &c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

@@ -43,13 +43,18 @@ TEST_CASE("verdicts: strict about content, forgiving about form", "[verdict]") {
 namespace {
 // The smallest TextPairNode: the two texts' lengths.
 struct Lengths : evalgraph::TextPairNode {
-  Lengths(const evalgraph::Host &, const json &) : TextPairNode("test.lengths") {}
+  Lengths(const evalgraph::Host &, const evalgraph::NoParams &) : TextPairNode("test.lengths") {}
   json compare(evalgraph::Call &, const std::string &o, const std::string &t) override { return {{"o", o.size()}, {"t", t.size()}}; }
 };
 }  // namespace
 
 TEST_CASE("TextPairNode: reads original and transformed, one record or a group, and names a port that is not a string", "[index]") {
-  const eg_node_type t = evalgraph::text_pair_type<Lengths>(EG_KIND_INDEX, "test.lengths", "lengths", "{}", {"o", "t"}, EG_FLAG_THREAD_SAFE);
+  const eg_node_type t = evalgraph::text_pair_type<Lengths>({.kind = EG_KIND_INDEX,
+                                                             .name = "test.lengths",
+                                                             .description = "lengths",
+                                                             .writes = {"o", "t"},
+                                                             .flags = EG_FLAG_THREAD_SAFE,
+                                                             .params = evalgraph::no_params()});
   CHECK(std::string(t.reads[0]) == "original");
   CHECK(std::string(t.reads[1]) == "transformed");
   CHECK(t.reads[2] == nullptr);

@@ -246,7 +246,7 @@ TEST_CASE("compression triggers: checkpoints, every N messages, every N tokens",
   std::vector<std::pair<std::size_t, std::size_t>> spans;
   auto make = [&] { return std::make_unique<LastSpan>(spans); };
   SECTION("checkpoints") {
-    CompressionTransform t(json{{"keep_recent", 3}}, "x", "X", make, host);
+    CompressionTransform t(knobs_params().parse(json{{"keep_recent", 3}}), "x", "X", make, host);
     json out = t.process_sequence(call, records(10, 2));
     // 10 messages → compress [0,7); 20 → [7,17).
     CHECK(spans == std::vector<std::pair<std::size_t, std::size_t>>{{0, 7}, {7, 17}});
@@ -256,7 +256,8 @@ TEST_CASE("compression triggers: checkpoints, every N messages, every N tokens",
     CHECK(out[1]["llm_calls"] == 1);
   }
   SECTION("every 4 messages beyond the 2 kept") {
-    CompressionTransform t(json{{"keep_recent", 2}, {"trigger", "messages"}, {"every", 4}}, "x", "X", make, host);
+    CompressionTransform t(knobs_params().parse(json{{"keep_recent", 2}, {"trigger", "messages"}, {"every", 4}}), "x",
+                           "X", make, host);
     json out = t.process_sequence(call, records(5, 3));
     // n=6 → [0,4); n=10 → [4,8); n=14 → [8,12). Checkpoints end at 5, 10, 15.
     CHECK(spans == std::vector<std::pair<std::size_t, std::size_t>>{{0, 4}, {4, 8}, {8, 12}});
@@ -268,13 +269,15 @@ TEST_CASE("compression triggers: checkpoints, every N messages, every N tokens",
   }
   SECTION("every 20 tokens") {
     // "[i] user: mi" renders to 12 code points (3 tokens) for i < 10, "[1x] assistant: m1x" 19-20 (5 tokens).
-    CompressionTransform t(json{{"keep_recent", 1}, {"trigger", "tokens"}, {"every", 20}}, "x", "X", make, host);
+    CompressionTransform t(knobs_params().parse(json{{"keep_recent", 1}, {"trigger", "tokens"}, {"every", 20}}), "x",
+                           "X", make, host);
     t.process_sequence(call, records(12, 1));
     // messages 0..9: 3,4,3,4,... ("[1] assistant: m1" = 17 → 5 tokens): 0:3 1:5 2:3 3:5 4:3 5:5 → Σ0..5 = 24 ≥ 20 at n=6
     // → [0,5); then from 5: 5:5 6:3 7:5 8:3 9:5 → Σ5..9 = 21 at n=10 → [5,9).
     CHECK(spans == std::vector<std::pair<std::size_t, std::size_t>>{{0, 5}, {5, 9}});
   }
-  CHECK_THROWS_WITH(CompressionTransform(json{{"trigger", "messages"}}, "x", "X", make, host), Catch::Contains("needs `every`"));
+  CHECK_THROWS_WITH(CompressionTransform(knobs_params().parse(json{{"trigger", "messages"}}), "x", "X", make, host),
+                    Catch::Contains("needs `every`"));
 }
 
 namespace {

@@ -1,14 +1,15 @@
 // The host's run_info service (ABI 1.1) through the SDK's C++ Host: what the executor sets is what a plugin
 // reads; a host table of ABI 1.0 (shorter, no run_info) gives an empty object instead of a crash. Also the SDK's
 // node declaration (NodeSpec by field name, ports by name) and its reading of the host's `_` parameters.
-#include <limits>
 #include <catch2/catch.hpp>
-
 #include <cstddef>
+#include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "evalgraph/input.hpp"
+#include "evalgraph/output_file.hpp"
 #include "evalgraph/plugin.hpp"
 #include "exec/host.h"
 
@@ -66,11 +67,11 @@ const evalgraph::NodeSpec kPair{.name = "test.pair",
                                 .reads_optional = {"b", "c"},
                                 .writes = {{"score", "number", "lower"}, "details", {"n", "integer"}},
                                 .flags = EG_FLAG_THREAD_SAFE,
-                                .outputs = R"({"details": {"type": "object"}, "n": {"type": "string"}})"};
+                                .params = evalgraph::no_params()};
 // Reads port "c" by name (resolved in the constructor) and "a", through a Record of the spec.
 class PairNode : public evalgraph::RawNode {
  public:
-  PairNode(const evalgraph::Host &, const json &) {}
+  PairNode(const evalgraph::Host &, const evalgraph::NoParams &) {}
   std::string process_raw(evalgraph::Call &, std::string_view input) override {
     const evalgraph::Record in(input, kPair);
     return json{{"a", in.text(a_)}, {"c", in.text(c_)}, {"c_port", in.port(c_)}}.dump();
@@ -94,18 +95,19 @@ TEST_CASE("NodeSpec: declared by field name, ports resolved by name, typed write
   const eg_node_type t = evalgraph::node_type<PairNode>(kPair);
   CHECK(t.kind == EG_KIND_OPERATOR);  // the default kind
   CHECK(std::string(t.name) == "test.pair");
-  CHECK(t.params_schema == nullptr);
+  REQUIRE(t.params_schema != nullptr);  // no_params(): an object without properties
+  CHECK(json::parse(t.params_schema).at("additionalProperties") == false);
   CHECK(names(t.reads) == std::vector<std::string>{"a"});
   CHECK(names(t.reads_optional) == std::vector<std::string>{"b", "c"});
   CHECK(names(t.writes) == std::vector<std::string>{"score", "details", "n"});
   CHECK(t.flags == EG_FLAG_THREAD_SAFE);
-  // The typed writes over the given outputs JSON: "n" is the write's integer, "details" stays.
+  // The typed writes as the outputs JSON; "details", a plain name, has none.
   REQUIRE(t.outputs != nullptr);
-  CHECK(json::parse(t.outputs) == json{{"score", {{"type", "number"}, {"better", "lower"}}},
-                                       {"details", {{"type", "object"}}},
-                                       {"n", {{"type", "integer"}}}});
-  // Without any typed write or outputs JSON: no outputs at all (as before).
-  const eg_node_type plain = evalgraph::node_type<PairNode>({.name = "test.plain", .writes = {"x"}});
+  CHECK(json::parse(t.outputs) ==
+        json{{"score", {{"type", "number"}, {"better", "lower"}}}, {"n", {{"type", "integer"}}}});
+  // Without any typed write: no outputs at all.
+  const eg_node_type plain =
+      evalgraph::node_type<PairNode>({.name = "test.plain", .writes = {"x"}, .params = evalgraph::no_params()});
   CHECK(plain.outputs == nullptr);
 
   CHECK(kPair.port("a").index == 0);
@@ -147,8 +149,19 @@ TEST_CASE("SDK: the host's _limits and _output_dir, read for every plugin", "[sd
   CHECK(evalgraph::input_limits(json{{"_limits", {{"nesting_depth", 2147483648ll}}}}).nesting_depth ==
         std::numeric_limits<int>::max());
 
-  CHECK(evalgraph::output_dir(json{{"_output_dir", "/runs/r1"}}, "acme.sink") == "/runs/r1");
-  CHECK_THROWS_WITH(evalgraph::output_dir(json::object(), "acme.sink"), "acme.sink: the host did not pass _output_dir");
-  CHECK_THROWS_WITH(evalgraph::output_dir(json{{"_output_dir", ""}}, "acme.sink"),
+  // A sink's files: inside the host's _output_dir, at relative paths that stay there (their folders made).
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "eg_test_sink_files";
+  std::filesystem::remove_all(dir);
+  const evalgraph::SinkFiles files(json{{"_output_dir", dir.string()}}, "acme.sink");
+  CHECK(files.dir() == dir);
+  CHECK(files.path("out.jsonl") == dir / "out.jsonl");
+  CHECK(files.path("sub/deeper/out.csv") == dir / "sub/deeper/out.csv");
+  CHECK(std::filesystem::is_directory(dir / "sub/deeper"));
+  for (const char *bad : {"", "/etc/passwd", "../out.csv", "sub/../../out.csv"})
+    CHECK_THROWS_WITH(files.path(bad),
+                      "parameter file '" + std::string(bad) + "' must be a relative path inside the output directory");
+  std::filesystem::remove_all(dir);
+  CHECK_THROWS_WITH(evalgraph::SinkFiles(json::object(), "acme.sink"), "acme.sink: the host did not pass _output_dir");
+  CHECK_THROWS_WITH(evalgraph::SinkFiles(json{{"_output_dir", ""}}, "acme.sink"),
                     "acme.sink: the host did not pass _output_dir");
 }

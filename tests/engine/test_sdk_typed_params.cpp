@@ -1,7 +1,7 @@
-// The SDK parses a node's parameters once, with its NodeSpec's Params, and hands the struct to the node's typed
-// constructor (T(const Host &, const S &, const json &), S learnt from the constructor or named by `using Config`
-// in T; plugin.hpp node_type). A bad parameter still fails create() with parse()'s message, Params of another
-// struct than the constructor's fail it saying both; the older T(const Host &, const json &) still works.
+// The SDK parses a node's parameters once, with its NodeSpec's Params, and hands the struct to the node's
+// constructor (T(const Host &, const S &, const json &) or T(const Host &, const S &), S learnt from the
+// constructor; plugin.hpp node_type). A bad parameter fails create() with parse()'s message, Params of another
+// struct than the constructor's fail it saying both, a spec without Params fails it saying what to declare.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -38,12 +38,6 @@ class Typed : public evalgraph::Node {
   const Cfg c_;
   const std::string dir_;
 };
-// The same, naming its struct (`using Config`, as older plugins do).
-class Named : public Typed {
- public:
-  using Config = Cfg;
-  Named(const evalgraph::Host &host, const Config &c, const json &params) : Typed(host, c, params) {}
-};
 // The two-argument typed form.
 class TypedShort : public evalgraph::Node {
  public:
@@ -53,23 +47,10 @@ class TypedShort : public evalgraph::Node {
  private:
   const int min_;
 };
-// The older form, which parses its own parameters (source compatibility).
-class Untyped : public evalgraph::Node {
- public:
-  Untyped(const evalgraph::Host &, const json &params) : min_(kCfg.parse(params).min) {}
-  json process(evalgraph::Call &, const json &) override { return {{"min", min_}}; }
-
- private:
-  const int min_;
-};
 // Misdeclared classes, each its own (the SDK keeps a typed class's Params per class).
 class TypedOther : public TypedShort {
  public:
   using TypedShort::TypedShort;
-};
-class NamedOther : public Named {
- public:
-  using Named::Named;
 };
 class TypedNone : public Typed {
  public:
@@ -98,9 +79,8 @@ std::pair<eg_status, std::string> run(const eg_node_type &t, const char *params)
 
 TEST_CASE("node_type: the typed constructor gets the parameters parsed with the spec's Params", "[sdk][params]") {
   STATIC_REQUIRE(evalgraph::detail::constructor_form<Typed>() == 3);
-  STATIC_REQUIRE(evalgraph::detail::constructor_form<Named>() == 3);
   STATIC_REQUIRE(evalgraph::detail::constructor_form<TypedShort>() == 2);
-  STATIC_REQUIRE(evalgraph::detail::constructor_form<Untyped>() == 0);
+  STATIC_REQUIRE(evalgraph::detail::constructor_form<Cfg>() == -1);  // no constructor node_type<T> takes
   const eg_node_type t = evalgraph::node_type<Typed>(kTyped);
   auto [ok, out] = run(t, R"({"min": 7, "mode": "exact", "_output_dir": "/tmp/x"})");
   REQUIRE(ok == EG_OK);
@@ -108,15 +88,12 @@ TEST_CASE("node_type: the typed constructor gets the parameters parsed with the 
   // Defaults where absent, and no parameters at all.
   CHECK(json::parse(run(t, "{}").second) == json{{"min", 3}, {"mode", "fast"}, {"dir", ""}});
   CHECK(json::parse(run(t, "").second) == json{{"min", 3}, {"mode", "fast"}, {"dir", ""}});
-  CHECK(json::parse(run(evalgraph::node_type<Named>(kTyped), R"({"min": 8})").second) ==
-        json{{"min", 8}, {"mode", "fast"}, {"dir", ""}});
   CHECK(json::parse(run(evalgraph::node_type<TypedShort>(kTyped), R"({"min": 9})").second) == json{{"min", 9}});
-  CHECK(json::parse(run(evalgraph::node_type<Untyped>(kTyped), R"({"min": 5})").second) == json{{"min", 5}});
 }
 
 TEST_CASE("node_type: a bad parameter fails create() of a typed node with parse()'s message", "[sdk][params]") {
   const eg_node_type t = evalgraph::node_type<Typed>(kTyped);
-  const eg_node_type old = evalgraph::node_type<Untyped>(kTyped);
+  const eg_node_type short_form = evalgraph::node_type<TypedShort>(kTyped);
   for (const char *bad : {R"({"min": -1})", R"({"mode": "slow"})", R"({"min": "three"})", R"({"nope": 1})", "[1]"}) {
     INFO(bad);
     std::string message;
@@ -127,7 +104,7 @@ TEST_CASE("node_type: a bad parameter fails create() of a typed node with parse(
     }
     REQUIRE_FALSE(message.empty());
     CHECK(run(t, bad) == std::pair<eg_status, std::string>{EG_ERROR, message});
-    CHECK(run(old, bad) == std::pair<eg_status, std::string>{EG_ERROR, message});  // as the older form says it
+    CHECK(run(short_form, bad) == std::pair<eg_status, std::string>{EG_ERROR, message});
   }
   CHECK(run(t, R"({"min": -1})").second == "parameter 'min' = -1 is outside [0, inf]");
   CHECK(run(t, R"({"min": 1)").first == EG_INVALID_INPUT);  // not JSON: refused before any parsing, as before
@@ -138,18 +115,14 @@ TEST_CASE("node_type: a typed node whose spec declares other Params, or none, fa
   const eg_node_type other = evalgraph::node_type<TypedOther>({.name = "test.other", .params = kOther});
   CHECK(run(other, "{}") ==
         std::pair<eg_status, std::string>{
-            EG_ERROR, "test.other: the node's constructor takes (anonymous namespace)::Cfg, but its NodeSpec's .params "
-                      "parse into (anonymous namespace)::Other; declare .params = an "
-                      "evalgraph::Params<(anonymous namespace)::Cfg>"});
-  // The struct named by `using Config`: checked when the node type is declared.
-  const eg_node_type named = evalgraph::node_type<NamedOther>({.name = "test.named", .params = kOther});
-  CHECK(run(named, "{}") == std::pair<eg_status, std::string>{
-                                EG_ERROR, "test.named: the node's constructor takes its Config, so its NodeSpec needs "
-                                          ".params = the evalgraph::Params of that struct (declared: the Params of "
-                                          "another struct)"});
+            EG_ERROR,
+            "test.other: the node's constructor takes (anonymous namespace)::Cfg, but its NodeSpec's .params "
+            "parse into (anonymous namespace)::Other; declare .params = an "
+            "evalgraph::Params<(anonymous namespace)::Cfg>"});
   const eg_node_type none = evalgraph::node_type<TypedNone>({.name = "test.none"});
-  CHECK(run(none, "{}").second == "test.none: the node's constructor takes its Config, so its NodeSpec needs .params = "
-                                  "the evalgraph::Params of that struct (declared: none)");
+  CHECK(run(none, "{}").second ==
+        "test.none: the node's constructor takes its parameters' struct, so its NodeSpec "
+        "needs .params = the evalgraph::Params of that struct (evalgraph::no_params() for none)");
   // One class as two node types: the same Params work, different ones fail both (create() cannot tell them apart).
   static const evalgraph::Params<Cfg> kCfg2{{evalgraph::param(&Cfg::min, "min", "Another bound")}};
   const eg_node_type first = evalgraph::node_type<TypedTwice>(kTyped);

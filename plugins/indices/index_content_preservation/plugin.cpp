@@ -18,7 +18,7 @@ const evalgraph::NodeSpec kSpec{
 
 class ContentPreservation : public evalgraph::TextPairNode {
  public:
-  ContentPreservation(const evalgraph::Host &, const json &) : TextPairNode(kSpec.name) {}
+  ContentPreservation(const evalgraph::Host &, const evalgraph::NoParams &) : TextPairNode(kSpec.name) {}
   json compare(evalgraph::Call &, const std::string &original, const std::string &transformed) override {
     auto p = chatbot_text::content_preservation(original, transformed);
     json out = {{"recall", p.recall}, {"precision", p.precision}, {"f1", p.f1}, {"n_original", p.n_original},
@@ -31,5 +31,5 @@ class ContentPreservation : public evalgraph::TextPairNode {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("index_content_preservation", "1.0.0", "Content preservation index (content-word recall)",
+EVALGRAPH_PLUGIN("index_content_preservation", "Content preservation index (content-word recall)",
                  evalgraph::text_pair_type<ContentPreservation>(kSpec))

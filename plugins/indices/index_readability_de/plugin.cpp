@@ -25,7 +25,7 @@ const evalgraph::NodeSpec kSpec{
 
 class Readability : public evalgraph::TextPairNode {
  public:
-  Readability(const evalgraph::Host &, const json &) : TextPairNode(kSpec.name) {}
+  Readability(const evalgraph::Host &, const evalgraph::NoParams &) : TextPairNode(kSpec.name) {}
   json compare(evalgraph::Call &, const std::string &original, const std::string &transformed) override {
     auto so = chatbot_text::readability(original);
     auto st = chatbot_text::readability(transformed);
@@ -44,5 +44,5 @@ class Readability : public evalgraph::TextPairNode {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("index_readability_de", "1.0.0", "German readability index (Amstad / Wiener Sachtextformel)",
+EVALGRAPH_PLUGIN("index_readability_de", "German readability index (Amstad / Wiener Sachtextformel)",
                  evalgraph::text_pair_type<Readability>(kSpec))

@@ -52,5 +52,4 @@ using Judge = BatchNode<Grading, Config, grading_options>;
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("compression_rubric", "1.0.0", "Context compression: blind rubric judge",
-                 evalgraph::node_type<Judge>(kSpec))
+EVALGRAPH_PLUGIN("compression_rubric", "Context compression: blind rubric judge", evalgraph::node_type<Judge>(kSpec))

@@ -43,5 +43,5 @@ class Hallucination : public evalgraph::TextPairNode {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("index_llm_hallucination", "1.0.0", "LLM Hallucination index (LLM judge: same content?)",
+EVALGRAPH_PLUGIN("index_llm_hallucination", "LLM Hallucination index (LLM judge: same content?)",
                  evalgraph::text_pair_type<Hallucination>(kSpec))

@@ -55,5 +55,5 @@ class TaskComparison : public evalgraph::TextPairNode {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("judge_task_comparison", "1.0.0", "Binary LLM-judge criterion (original vs transformed)",
+EVALGRAPH_PLUGIN("judge_task_comparison", "Binary LLM-judge criterion (original vs transformed)",
                  evalgraph::text_pair_type<TaskComparison>(kSpec))

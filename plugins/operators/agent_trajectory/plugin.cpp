@@ -103,5 +103,5 @@ class Trajectory : public evalgraph::Node {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("agent_trajectory", "1.0.0", "An agent's tool calls against the expected calls",
+EVALGRAPH_PLUGIN("agent_trajectory", "An agent's tool calls against the expected calls",
                  evalgraph::node_type<Trajectory>(kSpec))

@@ -98,5 +98,4 @@ class Score : public evalgraph::Node {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("chatbot_score", "1.0.0", "Weighted Score of a chatbot evaluation row",
-                 evalgraph::node_type<Score>(kSpec))
+EVALGRAPH_PLUGIN("chatbot_score", "Weighted Score of a chatbot evaluation row", evalgraph::node_type<Score>(kSpec))

@@ -43,5 +43,5 @@ using Probes = BatchNode<SessionProbes, Config, probe_options, true>;
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("compression_probes", "1.0.0", "Context compression: probes per checkpoint",
+EVALGRAPH_PLUGIN("compression_probes", "Context compression: probes per checkpoint",
                  evalgraph::node_type<Probes>(kSpec))

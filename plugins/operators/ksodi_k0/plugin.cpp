@@ -54,5 +54,4 @@ class K0Node : public evalgraph::RawNode {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("ksodi_k0", "1.0.0", "KSODI-Standard K0: observable context completeness",
-                 evalgraph::node_type<K0Node>(kSpec))
+EVALGRAPH_PLUGIN("ksodi_k0", "KSODI-Standard K0: observable context completeness", evalgraph::node_type<K0Node>(kSpec))

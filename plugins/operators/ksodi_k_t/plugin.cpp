@@ -59,5 +59,5 @@ class KTNode : public ksodi::SequenceNode<ksodi::KTParams> {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("ksodi_k_t", "1.0.0", "KSODI-Full K(t): dynamic context coherence over a conversation",
+EVALGRAPH_PLUGIN("ksodi_k_t", "KSODI-Full K(t): dynamic context coherence over a conversation",
                  evalgraph::node_type<KTNode>(kSpec))

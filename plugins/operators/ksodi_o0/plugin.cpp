@@ -57,5 +57,4 @@ class O0Node : public ksodi::EmbeddingNode {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("ksodi_o0", "1.0.0", "KSODI-Standard O0: grounding relative to retrieval",
-                 evalgraph::node_type<O0Node>(kSpec))
+EVALGRAPH_PLUGIN("ksodi_o0", "KSODI-Standard O0: grounding relative to retrieval", evalgraph::node_type<O0Node>(kSpec))

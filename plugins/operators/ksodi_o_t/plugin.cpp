@@ -65,5 +65,5 @@ class OTNode : public ksodi::SequenceNode<ksodi::OTParams> {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("ksodi_o_t", "1.0.0", "KSODI-Full O(t): dynamic objectivity over a conversation",
+EVALGRAPH_PLUGIN("ksodi_o_t", "KSODI-Full O(t): dynamic objectivity over a conversation",
                  evalgraph::node_type<OTNode>(kSpec))

@@ -52,4 +52,4 @@ class S0Node : public ksodi::EmbeddingNode {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("ksodi_s0", "1.0.0", "KSODI-Standard S0: observable structure", evalgraph::node_type<S0Node>(kSpec))
+EVALGRAPH_PLUGIN("ksodi_s0", "KSODI-Standard S0: observable structure", evalgraph::node_type<S0Node>(kSpec))

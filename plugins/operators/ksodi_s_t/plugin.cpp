@@ -50,5 +50,5 @@ class STNode : public ksodi::SequenceNode<ksodi::STParams> {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("ksodi_s_t", "1.0.0", "KSODI-Full S(t): dynamic structure over a conversation",
+EVALGRAPH_PLUGIN("ksodi_s_t", "KSODI-Full S(t): dynamic structure over a conversation",
                  evalgraph::node_type<STNode>(kSpec))

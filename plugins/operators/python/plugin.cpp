@@ -17,13 +17,27 @@ using evalgraph::json;
 using pynode::Gil;
 using pynode::Ref;
 
-// The type's own parameters; a node's full schema comes from its script (describe).
-const char *kSchema = R"({"type":"object","properties":{
-  "file":{"type":"string","minLength":1,"description":"The script, relative to the pipeline."},
-  "function":{"type":"string","minLength":1,"description":"The function of the script to call."},
-  "timeout_s":{"type":"number","exclusiveMinimum":0,"default":30,"description":"Longest one call may take."},
-  "interface":{"enum":["evalgraph","promptfoo"],"default":"evalgraph","description":"evalgraph: fn(**inputs, **with); promptfoo: get_assert(output, context)."}},
-  "required":["file","function"],"additionalProperties":true})";
+// The type's own parameters; the function's own (its signature) are the node's too, and a node's full schema
+// comes from its script (describe). evalgraph/_runtime.py reads them all from `with:` as the node got it.
+struct PythonConfig {
+  std::string file, function;
+  double timeout_s = 30;
+  std::string interface = "evalgraph";
+};
+const evalgraph::Params<PythonConfig> kParams{
+    evalgraph::other_keys_allowed,
+    {
+        evalgraph::param(&PythonConfig::file, "file", "The script, relative to the pipeline.")
+            .min_length(1)
+            .make_required(),
+        evalgraph::param(&PythonConfig::function, "function", "The function of the script to call.")
+            .min_length(1)
+            .make_required(),
+        evalgraph::param(&PythonConfig::timeout_s, "timeout_s", "Longest one call may take.").above(0),
+        evalgraph::param(&PythonConfig::interface, "interface",
+                         "evalgraph: fn(**inputs, **with); promptfoo: get_assert(output, context).")
+            .one_of({"evalgraph", "promptfoo"}),
+    }};
 
 // Calls evalgraph._runtime.<name>(text) and returns its result (GIL held); throws with the Python error.
 Ref call_runtime(const char *name, const std::string &text) {
@@ -49,7 +63,7 @@ thread_local std::vector<std::string> t_names;
 class PythonNode : public evalgraph::RawNode {
  public:
   // The engine hands `with:` as compact JSON with its keys sorted, which parse and dump give back unchanged.
-  PythonNode(const evalgraph::Host &host, const json &params) try : host_(host.raw()) {
+  PythonNode(const evalgraph::Host &host, const PythonConfig &, const json &params) try : host_(host.raw()) {
     pynode::ensure_started();
     record_bytes_ = record_bytes_limit(params);
     Gil gil;
@@ -403,12 +417,12 @@ eg_status py_describe(const char *params, size_t len, eg_buffer *out) {
 const evalgraph::NodeSpec kSpec{
     .name = "python",
     .description = "a check written as a Python function (file, function; outputs declared in the script)",
-    .params_schema = kSchema,
     .writes = {"*"},
     .flags = EG_FLAG_THREAD_SAFE,
+    .params = kParams,
     .describe = &py_describe};
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("python", "0.1.0", "Checks in Python: an embedded CPython runs a script's function per record",
+EVALGRAPH_PLUGIN("python", "Checks in Python: an embedded CPython runs a script's function per record",
                  evalgraph::node_type<PythonNode>(kSpec))

@@ -107,7 +107,7 @@ ReportConfig report_config(const Config &c, const json &p) {
   r.row_field = c.fields.row;
   r.chart_width = c.chart.width;
   r.chart_height = c.chart.height;
-  r.output_dir = evalgraph::output_dir(p, kSpec.name);
+  r.output_dir = evalgraph::SinkFiles(p, kSpec.name).dir();
   return r;
 }
 
@@ -126,5 +126,5 @@ class ReportSink : public evalgraph::Node {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("chatbot_report", "1.0.0", "Reports of a chatbot evaluation (seed 004 layout)",
+EVALGRAPH_PLUGIN("chatbot_report", "Reports of a chatbot evaluation (seed 004 layout)",
                  evalgraph::node_type<ReportSink>(kSpec))

@@ -11,7 +11,6 @@
 
 namespace {
 using namespace compression;
-namespace fs = std::filesystem;
 
 struct Config {
   std::string judge = "judge", file = "compression_report", overall = "answers";
@@ -34,8 +33,9 @@ const evalgraph::NodeSpec kSpec{
 
 class Report : public evalgraph::Node {
  public:
-  Report(const evalgraph::Host &, const Config &c, const json &p)
-      : agg_(c.overall), c_(c), target_(evalgraph::sink_target(p, c.file, kSpec.name)) {}
+  Report(const evalgraph::Host &, const Config &c, const json &p) : agg_(c.overall), c_(c), files_(p, kSpec.name) {
+    files_.path(c_.file);  // the base name, checked (and its folders made) before the run
+  }
 
   json process(evalgraph::Call &, const json &record) override {
     auto it = record.find(c_.judge);
@@ -53,20 +53,19 @@ class Report : public evalgraph::Node {
 
   json finish(evalgraph::Call &) override {
     json r = agg_.result();
-    fs::path dir(target_.dir);
     json files = json::array();
     auto put = [&](const std::string &name, const std::string &content) {
-      evalgraph::write_file_whole(dir / name, content, kSpec.name);
+      evalgraph::write_file_whole(files_.path(name), content, kSpec.name);
       files.push_back(name);
     };
-    put(target_.file + ".md", Aggregator::markdown(r));
-    put(target_.file + ".csv", Aggregator::csv(r));
-    put(target_.file + "_by_probe_type.csv", Aggregator::by_type_csv(r));
-    put(target_.file + ".json", r.dump(2));
+    put(c_.file + ".md", Aggregator::markdown(r));
+    put(c_.file + ".csv", Aggregator::csv(r));
+    put(c_.file + "_by_probe_type.csv", Aggregator::by_type_csv(r));
+    put(c_.file + ".json", r.dump(2));
     if (c_.chart) {
-      std::string png = target_.file + ".png";
-      write_chart(r, c_.title, evalgraph::partial_path(dir / png).string());
-      evalgraph::publish_partial_file(dir / png, kSpec.name);
+      const std::string png = c_.file + ".png";
+      write_chart(r, c_.title, evalgraph::partial_path(files_.path(png)).string());
+      evalgraph::publish_partial_file(files_.path(png), kSpec.name);
       files.push_back(png);
     }
     return {{"files", files}};
@@ -75,9 +74,9 @@ class Report : public evalgraph::Node {
  private:
   Aggregator agg_;
   const Config c_;
-  const evalgraph::SinkTarget target_;
+  const evalgraph::SinkFiles files_;
 };
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("compression_report", "1.0.0", "Context compression: report sink", evalgraph::node_type<Report>(kSpec))
+EVALGRAPH_PLUGIN("compression_report", "Context compression: report sink", evalgraph::node_type<Report>(kSpec))

@@ -34,21 +34,24 @@ const evalgraph::NodeSpec kSpec{
 
 class CurvesSink : public evalgraph::Node {
  public:
-  CurvesSink(const evalgraph::Host &, const Config &c, const json &p) : c_(c), target_(ksodi::sink_target(p, c.file, kSpec.name)) {}
+  CurvesSink(const evalgraph::Host &, const Config &c, const json &p) : c_(c), files_(p, kSpec.name), file_(c.file) {
+    files_.path(file_);  // checked (and its folders made) before the run
+  }
 
   json process(evalgraph::Call &, const json &record) override {
     c_.add(record);
     return nullptr;
   }
 
-  json finish(evalgraph::Call &) override { return {{"files", c_.write(target_.dir, target_.file)}}; }
+  json finish(evalgraph::Call &) override { return {{"files", c_.write(files_.dir().string(), file_)}}; }
 
  private:
   ksodi::CurvesCollector c_;
-  ksodi::SinkTarget target_;
+  evalgraph::SinkFiles files_;
+  std::string file_;
 };
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("ksodi_curves", "1.0.0", "KSODI-Full curves per conversation (PNG line charts + Markdown)",
+EVALGRAPH_PLUGIN("ksodi_curves", "KSODI-Full curves per conversation (PNG line charts + Markdown)",
                  evalgraph::node_type<CurvesSink>(kSpec))

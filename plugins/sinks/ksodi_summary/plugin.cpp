@@ -34,7 +34,8 @@ const evalgraph::NodeSpec kSpec{
 
 class SummarySink : public evalgraph::Node {
  public:
-  SummarySink(const evalgraph::Host &, const Config &c, const json &p) : agg_(c), target_(ksodi::sink_target(p, c.file, kSpec.name)) {}
+  SummarySink(const evalgraph::Host &, const Config &c, const json &p)
+      : agg_(c), file_(c.file), path_(evalgraph::SinkFiles(p, kSpec.name).path(c.file)) {}
 
   json process(evalgraph::Call &, const json &record) override {
     agg_.add(record);
@@ -42,16 +43,17 @@ class SummarySink : public evalgraph::Node {
   }
 
   json finish(evalgraph::Call &) override {
-    evalgraph::write_file_whole(std::filesystem::path(target_.dir) / target_.file, agg_.markdown(), kSpec.name);
-    return {{"files", json::array({target_.file})}};
+    evalgraph::write_file_whole(path_, agg_.markdown(), kSpec.name);
+    return {{"files", json::array({file_})}};
   }
 
  private:
   ksodi::SummaryAggregator agg_;
-  ksodi::SinkTarget target_;
+  std::string file_;            // as the pipeline gave it: relative to the output folder
+  std::filesystem::path path_;  // where it goes
 };
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("ksodi_summary", "1.0.0", "KSODI-Standard summary report (Markdown, per context scope)",
+EVALGRAPH_PLUGIN("ksodi_summary", "KSODI-Standard summary report (Markdown, per context scope)",
                  evalgraph::node_type<SummarySink>(kSpec))

@@ -46,7 +46,9 @@ const evalgraph::NodeSpec kSpec{
 class CsvSink : public evalgraph::RawNode {
  public:
   CsvSink(const evalgraph::Host &, const Config &c, const json &params)
-      : file_(c.file), options_(table_options(c)), table_(evalgraph::sink_output_path(params, file_), options_) {}
+      : file_(c.file),
+        options_(table_options(c)),
+        table_(evalgraph::SinkFiles(params, kSpec.name).path(file_), options_) {}
 
   std::string process_raw(evalgraph::Call &, std::string_view in) override {
     table_.add(in);
@@ -68,4 +70,4 @@ class CsvSink : public evalgraph::RawNode {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("sink_csv", "0.1.0", "CSV sink", evalgraph::node_type<CsvSink>(kSpec))
+EVALGRAPH_PLUGIN("sink_csv", "CSV sink", evalgraph::node_type<CsvSink>(kSpec))

@@ -41,7 +41,7 @@ class HtmlReport : public evalgraph::RawNode {
  public:
   HtmlReport(const evalgraph::Host &host, const Config &c, const json &params) : host_(host) {
     file_ = c.file;
-    final_ = evalgraph::sink_output_path(params, file_);
+    final_ = evalgraph::SinkFiles(params, kSpec.name).path(file_);
     json run = params.contains("_run") ? params["_run"] : json::object();
     std::string title = c.title ? *c.title : run.value("pipeline", std::string("evalgraph run"));
     char stamp[32];
@@ -80,5 +80,4 @@ class HtmlReport : public evalgraph::RawNode {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("sink_html_report", "1.0.0", "self-contained HTML report of a run",
-                 evalgraph::node_type<HtmlReport>(kSpec))
+EVALGRAPH_PLUGIN("sink_html_report", "self-contained HTML report of a run", evalgraph::node_type<HtmlReport>(kSpec))

@@ -36,7 +36,7 @@ class JsonlSink : public evalgraph::RawNode {
  public:
   JsonlSink(const evalgraph::Host &, const Config &c, const json &params) {
     file_ = c.file;
-    out_.open_partial(evalgraph::sink_output_path(params, file_), kBufferSize);
+    out_.open_partial(evalgraph::SinkFiles(params, kSpec.name).path(file_), kBufferSize);
   }
 
   std::string process_raw(evalgraph::Call &, std::string_view in) override {
@@ -74,4 +74,4 @@ class JsonlSink : public evalgraph::RawNode {
 }  // namespace
 
 // One instance, records in order (no flags).
-EVALGRAPH_PLUGIN("sink_jsonl", "0.1.0", "JSON Lines sink", evalgraph::node_type<JsonlSink>(kSpec))
+EVALGRAPH_PLUGIN("sink_jsonl", "JSON Lines sink", evalgraph::node_type<JsonlSink>(kSpec))

@@ -29,9 +29,11 @@ class Anchored : public SectionedMethod {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("compress_anchored", "1.0.0", "Context compression: anchored iterative summary",
-                 compression::transform_type<Anchored>({.name = "compression.anchored",
-                     .method_id = "anchored_iterative",
-                     .label = "Anchored Iterative",
-                     .description = "anchored iterative summary: only the newly dropped span is summarised and merged into a persisted sectioned summary",
-                     .details = {"summary", "artifacts"}}))
+EVALGRAPH_PLUGIN(
+    "compress_anchored", "Context compression: anchored iterative summary",
+    compression::transform_type<Anchored>({.name = "compression.anchored",
+                                           .method_id = "anchored_iterative",
+                                           .label = "Anchored Iterative",
+                                           .description = "anchored iterative summary: only the newly dropped span is "
+                                                          "summarised and merged into a persisted sectioned summary",
+                                           .details = {"summary", "artifacts"}}))

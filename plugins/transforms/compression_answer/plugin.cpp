@@ -27,5 +27,5 @@ using Answer = BatchNode<ProbeAnswers, AnswerOptions>;
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("compression_answer", "1.0.0", "Context compression: the model under test answers the probes",
+EVALGRAPH_PLUGIN("compression_answer", "Context compression: the model under test answers the probes",
                  evalgraph::node_type<Answer>(kSpec))

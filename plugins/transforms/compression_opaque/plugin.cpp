@@ -23,9 +23,10 @@ class Opaque : public Method {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("compress_opaque", "1.0.0", "Context compression: opaque summary (stand-in for provider compaction)",
-                 compression::transform_type<Opaque>({.name = "compression.opaque",
-                     .method_id = "opaque",
-                     .label = "Opaque (stand-in)",
-                     .description = "unstructured summary, a stand-in for a provider's opaque compaction",
-                     .details = {"stand_in"}}))
+EVALGRAPH_PLUGIN("compress_opaque", "Context compression: opaque summary (stand-in for provider compaction)",
+                 compression::transform_type<Opaque>(
+                     {.name = "compression.opaque",
+                      .method_id = "opaque",
+                      .label = "Opaque (stand-in)",
+                      .description = "unstructured summary, a stand-in for a provider's opaque compaction",
+                      .details = {"stand_in"}}))

@@ -17,9 +17,11 @@ class Regenerative : public SectionedMethod {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("compress_regenerative", "1.0.0", "Context compression: regenerative structured summary",
-                 compression::transform_type<Regenerative>({.name = "compression.regenerative",
-                     .method_id = "regenerative",
-                     .label = "Regenerative",
-                     .description = "regenerative summary: the full structured summary is rebuilt from the whole dropped history at each compression",
-                     .details = {"summary"}}))
+EVALGRAPH_PLUGIN("compress_regenerative", "Context compression: regenerative structured summary",
+                 compression::transform_type<Regenerative>(
+                     {.name = "compression.regenerative",
+                      .method_id = "regenerative",
+                      .label = "Regenerative",
+                      .description = "regenerative summary: the full structured summary is rebuilt from the whole "
+                                     "dropped history at each compression",
+                      .details = {"summary"}}))

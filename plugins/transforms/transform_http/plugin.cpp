@@ -136,5 +136,5 @@ class HttpTransform : public ChainNode {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("transform_http", "1.0.0", "Transformation by an HTTP chatbot endpoint",
+EVALGRAPH_PLUGIN("transform_http", "Transformation by an HTTP chatbot endpoint",
                  evalgraph::node_type<HttpTransform>(kSpec))

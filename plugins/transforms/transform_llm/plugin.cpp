@@ -58,5 +58,5 @@ class LlmTransform : public ChainNode {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("transform_llm", "1.0.0", "Transformation by an OpenAI-compatible chat model",
+EVALGRAPH_PLUGIN("transform_llm", "Transformation by an OpenAI-compatible chat model",
                  evalgraph::node_type<LlmTransform>(kSpec))

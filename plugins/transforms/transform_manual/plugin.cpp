@@ -43,5 +43,5 @@ class ManualTransform : public ChainNode {
 
 }  // namespace
 
-EVALGRAPH_PLUGIN("transform_manual", "1.0.0", "Transformation taken from an existing column",
+EVALGRAPH_PLUGIN("transform_manual", "Transformation taken from an existing column",
                  evalgraph::node_type<ManualTransform>(kSpec))

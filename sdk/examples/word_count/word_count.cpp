@@ -24,4 +24,4 @@ class WordCount : public evalgraph::Node {
   const Config cfg_;
 };
 
-EVALGRAPH_PLUGIN("word-count", "1.0.0", "an out-of-tree example plugin", evalgraph::node_type<WordCount>(kSpec))
+EVALGRAPH_PLUGIN("word-count", "an out-of-tree example plugin", evalgraph::node_type<WordCount>(kSpec))

@@ -555,13 +555,6 @@ template <class T> eg_node_type text_pair_type(NodeSpec spec) {
   spec.reads_optional = {};
   return node_type<T>(spec);
 }
-// The same, by position (kept for plugins written before NodeSpec was declared by field name).
-template <class T>
-eg_node_type text_pair_type(eg_node_kind kind, const char *name, const char *description, const char *params_schema,
-                            std::vector<const char *> writes, uint32_t flags) {
-  return node_type<T>({kind, name, description, params_schema, {"original", "transformed"}, {},
-                       std::vector<Output>(writes.begin(), writes.end()), flags});
-}
 
 }  // namespace evalgraph
 

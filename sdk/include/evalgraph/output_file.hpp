@@ -1,6 +1,6 @@
-// evalgraph SDK, C++ helpers for sinks that write files (header-only): where a sink's file goes
-// (sink_output_path), a buffered file that throws naming itself (BufferedFile), the .partial rule, what a
-// sink returns from finish() (files_written) and its node type (sink_type).
+// evalgraph SDK, C++ helpers for sinks that write files (header-only): where a sink's files go (SinkFiles), a
+// buffered file that throws naming itself (BufferedFile), the .partial rule and what a sink returns from
+// finish() (files_written).
 //
 // The engine's rule for output files: write `<file>.partial`, rename it to `<file>` only when it is complete,
 // so a crash or Ctrl-C never leaves a half-written file under its final name (`evalgraph run --resume` then
@@ -56,30 +56,36 @@ inline void write_file_whole(const std::filesystem::path &file, std::string_view
   publish_partial_file(file, who);
 }
 
-// The file a sink writes: its `file` parameter (a relative path, not leaving the output directory; its
-// folders are created) inside the host's _output_dir (in the sink's parameters).
-inline std::filesystem::path sink_output_path(const nlohmann::json &params, const std::string &file) {
-  const std::string dir = output_dir(params, "the sink");
-  const std::filesystem::path rel(file), norm = rel.lexically_normal();
-  if (file.empty() || rel.is_absolute() || (!norm.empty() && *norm.begin() == ".."))
-    throw std::invalid_argument("parameter file '" + file + "' must be a relative path inside the output directory");
-  std::filesystem::path out = std::filesystem::path(dir) / rel;
-  if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
-  return out;
-}
+// Where a sink's files go, the one rule: inside the folder the host passes every sink as `_output_dir` (in its
+// parameters: take them with the constructor T(const Host &, const S &, const json &params)), each at a relative
+// path that does not leave that folder; the path's folders are created.
+class SinkFiles {
+ public:
+  // std::invalid_argument "<node>: the host did not pass _output_dir" where the host passed none.
+  SinkFiles(const nlohmann::json &params, const char *node) {
+    auto d = params.find("_output_dir");
+    if (d == params.end() || !d->is_string() || d->get_ref<const std::string &>().empty())
+      throw std::invalid_argument(std::string(node) + ": the host did not pass _output_dir");
+    dir_ = d->get<std::string>();
+  }
+  // The file `name` (e.g. the sink's `file` parameter) in the folder, its folders created. A name that is empty,
+  // absolute or leaves the folder: std::invalid_argument naming it.
+  std::filesystem::path path(const std::string &name) const {
+    const std::filesystem::path rel(name), norm = rel.lexically_normal();
+    if (name.empty() || rel.is_absolute() || (!norm.empty() && *norm.begin() == ".."))
+      throw std::invalid_argument("parameter file '" + name + "' must be a relative path inside the output directory");
+    std::filesystem::path out = dir_ / rel;
+    if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
+    return out;
+  }
+  // The folder itself, for a sink that writes a fixed set of files (names it chose, not the pipeline's).
+  const std::filesystem::path &dir() const { return dir_; }
 
-// The output of a sink whose `file` parameter is a plain file name (no folders) in the host's _output_dir.
-struct SinkTarget {
-  std::string dir, file;
+ private:
+  std::filesystem::path dir_;
 };
-// std::invalid_argument where `file` is not a plain file name, or the host passed no _output_dir.
-inline SinkTarget sink_target(const nlohmann::json &params, const std::string &file, const char *sink_name) {
-  if (file.find('/') != std::string::npos || file == "." || file == "..")
-    throw std::invalid_argument("parameter 'file' must be a plain file name, got '" + file + "'");
-  return SinkTarget{output_dir(params, sink_name), file};
-}
 
-// The `file` parameter of a sink that writes one file where sink_output_path() puts it: member `file` of the
+// The `file` parameter of a sink that writes one file where SinkFiles::path() puts it: member `file` of the
 // sink's parameter struct C (its initialiser is the default), declared once for every such sink.
 template <class C> Param<C> output_file_param() {
   return param<C>(&C::file, "file", "Output file, relative to the run's output directory (subfolders are created).")
@@ -144,11 +150,6 @@ class BufferedFile {
 // What a sink that wrote one file returns from finish(): {"files": [file], "records": n}.
 inline nlohmann::json files_written(const std::string &file, std::size_t records) {
   return {{"files", nlohmann::json::array({file})}, {"records", records}};
-}
-
-// The node type of a sink implemented by class T: it reads every finished record and declares no fields.
-template <class T> eg_node_type sink_type(const char *name, const char *description, const char *params_schema) {
-  return node_type<T>({EG_KIND_SINK, name, description, params_schema, {}, {}, {}, 0});
 }
 
 }  // namespace evalgraph

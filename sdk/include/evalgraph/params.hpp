@@ -13,8 +13,8 @@
 //       evalgraph::param(&Cfg::mode, "mode", "How ...").one_of({"fast", "exact"}),
 //   }};
 //   ... NodeSpec{..., .params = kParams};
-// A node class whose constructor is (const Host &, const Cfg &, const json &) gets the parsed struct from the SDK
-// (plugin.hpp, node_type); one with (const Host &, const json &) calls kParams.parse(params) itself.
+// The node class's constructor (const Host &, const Cfg &) or (const Host &, const Cfg &, const json &) gets the
+// parsed struct from the SDK (plugin.hpp, node_type).
 //
 // The schema's description is the node type's (NodeSpec::description), said there once. The older form with a
 // description first, Params<Cfg>{"What the node does", {...}}, still compiles; that description then stays the
@@ -239,10 +239,21 @@ class ParamsSchema {
   std::string text_;
 };
 
+// Marks Params whose node also takes parameters it does not declare (the python node: its script's own, which
+// its describe() declares per node): Params<S>{evalgraph::other_keys_allowed, {...}}. The schema then allows
+// other keys and parse() leaves them to the node (its constructor's `const json &params`).
+struct OtherKeysAllowed {};
+inline constexpr OtherKeysAllowed other_keys_allowed{};
+
 // The declared parameters of a node type: its JSON Schema and the parsing of `with:` into S.
 template <class S> class Params : public ParamsSchema {
  public:
   explicit Params(std::vector<Param<S>> params) : Params(nullptr, std::move(params)) {}
+  Params(OtherKeysAllowed, std::vector<Param<S>> params) : Params(nullptr, std::move(params)) {
+    other_keys_ = true;
+    schema_["additionalProperties"] = true;
+    text_ = schema_.dump();
+  }
   // The parameters of `base` (a base struct of S, e.g. evalgraph::LlmParams) followed by `more`.
   template <class B, class = std::enable_if_t<std::is_base_of_v<B, S> && !std::is_same_v<B, S>>>
   Params(const Params<B> &base, std::vector<Param<S>> more) : Params(nullptr, lift(base, std::move(more))) {}
@@ -280,6 +291,7 @@ template <class S> class Params : public ParamsSchema {
     for (const auto &[k, v] : with.items()) {
       if (!k.empty() && k[0] == '_' && prefix.empty()) continue;  // the host's
       const Param<S> *p = find(k);
+      if (p == nullptr && other_keys_ && prefix.empty()) continue;  // the node's own (OtherKeysAllowed)
       if (p == nullptr) {
         std::string known;
         for (const auto &d : params_) known += (known.empty() ? "" : ", ") + d.name;
@@ -318,6 +330,7 @@ template <class S> class Params : public ParamsSchema {
   }
 
   std::vector<Param<S>> params_;
+  bool other_keys_ = false;
 };
 
 // The parameters of a node type that takes none: NodeSpec{..., .params = evalgraph::no_params()} (a `with:` with

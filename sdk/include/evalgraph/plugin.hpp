@@ -3,20 +3,21 @@
 // Write a class derived from evalgraph::Node, declare its node type once with an evalgraph::NodeSpec (by field
 // name), and list it in EVALGRAPH_PLUGIN(...). This layer turns exceptions into status codes at the boundary,
 // parses the input JSON for you (nlohmann::json) and hands results back through the C ABI with a release
-// callback. A node with parameters (NodeSpec::params = kParams, an evalgraph::Params<S>) takes them parsed:
-// T(const Host&, const S&, const json& params) (node_type, below). The LLM helpers
-// (prompt templates, a chat answer's text) are in evalgraph/llm.hpp.
+// callback. The node's parameters are declared once (NodeSpec::params = kParams, an evalgraph::Params<S>) and
+// reach its constructor parsed: T(const Host&, const S&) or T(const Host&, const S&, const json& params)
+// (node_type, below). The LLM helpers (prompt templates, a chat answer's text) are in evalgraph/llm.hpp.
 //
-//   const evalgraph::NodeSpec kEcho{.name = "example.echo", .description = "Echoes text",
-//                                   .reads = {"text"}, .writes = {"text"}, .flags = EG_FLAG_THREAD_SAFE};
+//   const evalgraph::NodeSpec kEcho{.name = "example.echo", .description = "Echoes text", .reads = {"text"},
+//                                   .writes = {"text"}, .flags = EG_FLAG_THREAD_SAFE,
+//                                   .params = evalgraph::no_params()};
 //   class Echo : public evalgraph::Node {
 //    public:
-//     explicit Echo(const evalgraph::Host&, const nlohmann::json&) {}
+//     Echo(const evalgraph::Host&, const evalgraph::NoParams&) {}
 //     nlohmann::json process(evalgraph::Call&, const nlohmann::json& in) override {
 //       return {{"text", in.at("text")}};
 //     }
 //   };
-//   EVALGRAPH_PLUGIN("example", "1.0.0", "An example", evalgraph::node_type<Echo>(kEcho))
+//   EVALGRAPH_PLUGIN("example", "An example", evalgraph::node_type<Echo>(kEcho))
 #ifndef EVALGRAPH_PLUGIN_HPP
 #define EVALGRAPH_PLUGIN_HPP
 
@@ -314,23 +315,17 @@ using DescribeFn = eg_status (*)(const char *params_json, size_t params_len, eg_
 //       .writes = {{"score", "number"}, {"errors", "integer", "lower"}, "details"}, .flags = EG_FLAG_THREAD_SAFE,
 //       .params = kParams};
 // The node reads its name (kSpec.name) and ports (kSpec.port("docs"), evalgraph::Record(text, kSpec)) from it.
-// Mirrors eg_node_type. `params` publishes the Params' JSON Schema, whose description is then `description`
-// (unless the Params were declared with one of their own). `params_schema` (schema text) is the older way, kept
-// for source compatibility: where it is given it is published as it is and wins over `params`. `outputs` (the
-// JSON of ABI 1.3) is what the typed `writes` generate, kept likewise: both may be given, a typed write
-// overrides the same name there. `describe` (ABI 1.2, may be left out) describes each node from its parameters.
-// New members go at the end, so the positional NodeSpec{kind, name, description, params_schema, ...} of older
-// plugins still compiles.
+// Mirrors eg_node_type: `params` gives its params_schema (the Params' JSON Schema, whose description is then
+// `description` unless the Params were declared with one of their own), the typed `writes` its outputs (the
+// JSON of ABI 1.3). `describe` (ABI 1.2, may be left out) describes each node from its parameters.
 struct NodeSpec {
   eg_node_kind kind = EG_KIND_OPERATOR;
   const char *name = nullptr;
   const char *description = "";
-  const char *params_schema = nullptr;  // JSON Schema of `with:` (evalgraph::Params::schema()); null: none
   std::vector<const char *> reads = {};
   std::vector<const char *> reads_optional = {};
   std::vector<Output> writes = {};
   uint32_t flags = 0;
-  const char *outputs = nullptr;
   ParamsRef params = {};
   DescribeFn describe = nullptr;
 
@@ -373,15 +368,6 @@ inline InputLimits input_limits(const json &params) {
   if (auto d = positive("nesting_depth", static_cast<unsigned long long>(std::numeric_limits<int>::max())); d > 0)
     l.nesting_depth = static_cast<int>(d);
   return l;
-}
-
-// The folder a sink writes into: the host's `_output_dir` (sinks only). A host that passes none:
-// std::invalid_argument "<node>: the host did not pass _output_dir".
-inline std::string output_dir(const json &params, const char *node) {
-  auto d = params.find("_output_dir");
-  if (d == params.end() || !d->is_string() || d->get_ref<const std::string &>().empty())
-    throw std::invalid_argument(std::string(node) + ": the host did not pass _output_dir");
-  return d->get<std::string>();
 }
 
 namespace detail {
@@ -428,13 +414,12 @@ class ParsedParams {
   const char *node_;
 };
 
-// How node_type<T> constructs a T: 0 T(const Host &, const json &params), the form that parses its own parameters
-// (used whenever T has it); 3 T(const Host &, const S &, const json &params); 2 T(const Host &, const S &). In the
-// typed forms the SDK parses `params` with the node type's NodeSpec::params, which must be an
-// evalgraph::Params<S>, and S is what the constructor takes (or T::Config, where T says `using Config = S;`).
+// How node_type<T> constructs a T: 3 T(const Host &, const S &, const json &params); 2 T(const Host &, const S &).
+// The SDK parses `params` with the node type's NodeSpec::params, which must be an evalgraph::Params<S>, and S is
+// what the constructor takes.
 template <class T> constexpr int constructor_form() {
-  if constexpr (std::is_constructible_v<T, const Host &, const json &>) return 0;
-  else if constexpr (std::is_constructible_v<T, const Host &, const ParsedParams &, const json &>) return 3;
+  if constexpr (std::is_constructible_v<T, const Host &, const ParsedParams &, const json &>)
+    return 3;
   else if constexpr (std::is_constructible_v<T, const Host &, const ParsedParams &>) return 2;
   else return -1;
 }
@@ -449,41 +434,37 @@ template <class T> struct Adapter {
     return guard(err, [&] {
       json p = (params != nullptr && *params != '\0') ? parse_input(params, "the parameters' JSON") : json::object();
       constexpr int form = constructor_form<T>();
-      static_assert(form >= 0, "evalgraph::node_type<T>: T needs a constructor T(const evalgraph::Host &, const json &params) "
-                               "or, with the struct S of its NodeSpec's evalgraph::Params<S>, T(const evalgraph::Host &, "
-                               "const S &, const json &params) or T(const evalgraph::Host &, const S &)");
-      if constexpr (form == 0) {
-        *inst = new T(Host(host), p);
-      } else {
-        if (!misdeclared.empty()) throw std::logic_error(misdeclared);
-        const ParsedParams config(*declared, p, declared_name);
-        if constexpr (form == 3) *inst = new T(Host(host), config, p);
-        else *inst = new T(Host(host), config);
-      }
+      static_assert(
+          form > 0,
+          "evalgraph::node_type<T>: T needs, with the struct S of its NodeSpec's "
+          "evalgraph::Params<S> (evalgraph::NoParams for no_params()), a constructor "
+          "T(const evalgraph::Host &, const S &, const json &params) or T(const evalgraph::Host &, const S &)");
+      if (!misdeclared.empty()) throw std::logic_error(misdeclared);
+      const ParsedParams config(*declared, p, declared_name);
+      if constexpr (form == 3)
+        *inst = new T(Host(host), config, p);
+      else
+        *inst = new T(Host(host), config);
       return EG_OK;
     });
   }
-  // Records the node type's Params for the typed constructor: there must be some (of T::Config where T says
-  // `using Config`; otherwise create() checks the struct against the constructor's), and one class declared as
-  // several node types must have the same Params in each (create() fails with the reason otherwise).
+  // Records the node type's Params for the constructor: there must be some (create() checks their struct against
+  // the constructor's), and one class declared as several node types must have the same Params in each (create()
+  // fails with the reason otherwise).
   static void declare(const NodeSpec &spec) {
-    if constexpr (constructor_form<T>() > 0) {
-      const std::string node = spec.name != nullptr ? spec.name : "node";
-      const ParamsSchema *params = spec.params.get();
-      bool other = false;
-      if constexpr (requires { typename T::Config; })
-        other = params != nullptr && params->struct_type() != typeid(typename T::Config);
-      if (params == nullptr || other) {
-        misdeclared = node + ": the node's constructor takes its Config, so its NodeSpec needs .params = the "
-                             "evalgraph::Params of that struct (declared: " +
-                      (params == nullptr ? std::string("none") : std::string("the Params of another struct")) + ")";
-      } else if (declared != nullptr && declared != params) {
-        misdeclared = node + ": one node class declared as several node types with different Params; give each "
-                             "its own class or the same Params";
-      } else {
-        declared = params;
-        if (spec.name != nullptr) declared_name = spec.name;
-      }
+    const std::string node = spec.name != nullptr ? spec.name : "node";
+    const ParamsSchema *params = spec.params.get();
+    if (params == nullptr) {
+      misdeclared = node +
+                    ": the node's constructor takes its parameters' struct, so its NodeSpec needs .params = "
+                    "the evalgraph::Params of that struct (evalgraph::no_params() for none)";
+    } else if (declared != nullptr && declared != params) {
+      misdeclared = node +
+                    ": one node class declared as several node types with different Params; give each "
+                    "its own class or the same Params";
+    } else {
+      declared = params;
+      if (spec.name != nullptr) declared_name = spec.name;
     }
   }
   static void destroy(void *inst) noexcept { delete static_cast<T *>(inst); }
@@ -519,14 +500,11 @@ template <class T> struct RawAdapter : Adapter<T> {
 }  // namespace detail
 
 // Builds the C descriptor of a node type implemented by class T, which derives from Node, or from RawNode to
-// receive its input unparsed. T's constructor, one of:
-//   T(const Host &, const S &, const json &params)  where spec.params is an evalgraph::Params<S>: the SDK
-//   T(const Host &, const S &)                      parses the parameters once and hands T the struct (a parse
-//                                                   error fails create() with parse()'s message, T is not built;
-//                                                   so does Params of another struct than S). `using Config = S;`
-//                                                   in T still works, and is checked when the type is declared;
-//   T(const Host &, const json &params)             T parses its parameters itself (the older form; used
-//                                                   whenever T has it).
+// receive its input unparsed. spec.params is an evalgraph::Params<S> (evalgraph::no_params(): S is
+// evalgraph::NoParams), and T's constructor takes the struct the SDK parsed with it:
+//   T(const Host &, const S &, const json &params)  (also the host's `_` keys: input_limits, SinkFiles)
+//   T(const Host &, const S &)
+// A parse error fails create() with parse()'s message and T is not built; so do Params of another struct than S.
 template <class T> eg_node_type node_type(const NodeSpec &spec) {
   // The string arrays must outlive the descriptor: keep them in storage that lives as long as the library.
   static std::vector<std::unique_ptr<detail::NodeTypeStorage>> keep;
@@ -536,35 +514,28 @@ template <class T> eg_node_type node_type(const NodeSpec &spec) {
   st->reads_optional = detail::null_terminated(spec.reads_optional);
   for (const Output &o : spec.writes) st->writes.push_back(o.name);
   st->writes.push_back(nullptr);
-  // The typed writes as eg_node_type.outputs, over the `outputs` JSON if one is given (one the host cannot
-  // read goes to it as it is, and the host refuses it in its words).
-  const char *outputs = spec.outputs;
-  json typed = spec.outputs != nullptr ? json::parse(spec.outputs, nullptr, false) : json::object();
-  if (typed.is_object()) {
-    bool any = false;
-    for (const Output &o : spec.writes) {
-      if (o.type == nullptr && o.better == nullptr) continue;
-      json d = json::object();
-      if (o.type != nullptr) d["type"] = o.type;
-      if (o.better != nullptr) d["better"] = o.better;
-      typed[o.name] = std::move(d);
-      any = true;
-    }
-    if (any) outputs = (st->outputs = typed.dump()).c_str();
+  // The typed writes as eg_node_type.outputs (none where no write says its type or direction).
+  json typed = json::object();
+  for (const Output &o : spec.writes) {
+    if (o.type == nullptr && o.better == nullptr) continue;
+    json d = json::object();
+    if (o.type != nullptr) d["type"] = o.type;
+    if (o.better != nullptr) d["better"] = o.better;
+    typed[o.name] = std::move(d);
   }
+  if (!typed.empty()) st->outputs = typed.dump();
   eg_node_type t{};
   t.struct_size = sizeof(eg_node_type);
   t.kind = spec.kind;
   t.name = spec.name;
   t.description = spec.description;
-  t.params_schema = spec.params_schema;
-  if (t.params_schema == nullptr && spec.params.get() != nullptr)
+  if (spec.params.get() != nullptr)
     t.params_schema = (st->params_schema = spec.params.get()->schema_text(spec.description)).c_str();
   t.reads = st->reads.data();
   t.reads_optional = st->reads_optional.data();
   t.writes = st->writes.data();
   t.flags = spec.flags;
-  t.outputs = outputs;
+  t.outputs = st->outputs.empty() ? nullptr : st->outputs.c_str();
   detail::Adapter<T>::declare(spec);
   t.create = &detail::Adapter<T>::create;
   t.destroy = &detail::Adapter<T>::destroy;
@@ -581,16 +552,24 @@ template <class T> eg_node_type node_type(const NodeSpec &spec) {
 
 }  // namespace evalgraph
 
-// Defines the library's entry point. Arguments: plugin name, version, description, then one
-// evalgraph::node_type<T>(...) per node type.
-#define EVALGRAPH_PLUGIN(PNAME, PVERSION, PDESC, ...)                                          \
-  extern "C" EG_EXPORT const eg_plugin *evalgraph_plugin_v1(void) {                           \
-    static const std::vector<eg_node_type> types{__VA_ARGS__};                                 \
-    static const eg_plugin plugin{EG_MAGIC,           EG_ABI_MAJOR,         EG_ABI_MINOR,        \
-                                  sizeof(eg_plugin),  sizeof(eg_node_type), sizeof(eg_host),     \
-                                  PNAME,              PVERSION,             PDESC,               \
-                                  types.size(),       types.data()};                             \
-    return &plugin;                                                                            \
+// Defines the library's entry point. Arguments: plugin name, description, then one evalgraph::node_type<T>(...)
+// per node type. The plugin's version is EVALGRAPH_PLUGIN_VERSION, a string that evalgraph_add_plugin() defines
+// from the CMake project's version (or its VERSION argument).
+#define EVALGRAPH_PLUGIN(PNAME, PDESC, ...)                         \
+  extern "C" EG_EXPORT const eg_plugin *evalgraph_plugin_v1(void) { \
+    static const std::vector<eg_node_type> types{__VA_ARGS__};      \
+    static const eg_plugin plugin{EG_MAGIC,                         \
+                                  EG_ABI_MAJOR,                     \
+                                  EG_ABI_MINOR,                     \
+                                  sizeof(eg_plugin),                \
+                                  sizeof(eg_node_type),             \
+                                  sizeof(eg_host),                  \
+                                  PNAME,                            \
+                                  EVALGRAPH_PLUGIN_VERSION,         \
+                                  PDESC,                            \
+                                  types.size(),                     \
+                                  types.data()};                    \
+    return &plugin;                                                 \
   }
 
 #endif  // EVALGRAPH_PLUGIN_HPP

@@ -11,7 +11,6 @@
 //                  "ok": x >= 0.5 (boolean), "label": "hi"/"lo" (string), "error_rate": 1 - x (lower is better),
 //                  "tags": [..] (array)}; x "fail" fails the record
 //   test.slow_sink a sink that sleeps `ms` milliseconds per record and writes nothing (a blocked file system)
-#include <evalgraph/output_file.hpp>
 #include <evalgraph/plugin.hpp>
 
 #include <atomic>
@@ -21,6 +20,7 @@
 #include <thread>
 
 using evalgraph::json;
+using evalgraph::NoParams;
 
 namespace {
 
@@ -31,7 +31,7 @@ std::string upper(std::string s) {
 
 class Flaky : public evalgraph::Node {
  public:
-  Flaky(const evalgraph::Host &, const json &) {}
+  Flaky(const evalgraph::Host &, const NoParams &) {}
   json process(evalgraph::Call &, const json &in) override {
     std::string t = in.at("text").get<std::string>();
     if (t.find("throw") != std::string::npos) throw std::runtime_error("flaky threw on '" + t + "'");
@@ -54,13 +54,18 @@ class Flaky : public evalgraph::Node {
 
 class Upper : public evalgraph::Node {
  public:
-  Upper(const evalgraph::Host &, const json &) {}
+  Upper(const evalgraph::Host &, const NoParams &) {}
   json process(evalgraph::Call &, const json &in) override { return {{"upper", upper(in.at("text").get<std::string>())}}; }
 };
 
+struct ConcatConfig {
+  std::string separator = "|";
+};
+const evalgraph::Params<ConcatConfig> kConcatParams{
+    {evalgraph::param(&ConcatConfig::separator, "separator", "between a and b")}};
 class Concat : public evalgraph::Node {
  public:
-  Concat(const evalgraph::Host &, const json &p) : sep_(p.value("separator", "|")) {}
+  Concat(const evalgraph::Host &, const ConcatConfig &c) : sep_(c.separator) {}
   json process(evalgraph::Call &, const json &in) override {
     std::string a = in.at("a").get<std::string>();
     std::string b = in.contains("b") ? in["b"].get<std::string>() : std::string("-");
@@ -73,7 +78,7 @@ class Concat : public evalgraph::Node {
 
 class Seq : public evalgraph::Node {
  public:
-  Seq(const evalgraph::Host &, const json &) {}
+  Seq(const evalgraph::Host &, const NoParams &) {}
   json process_sequence(evalgraph::Call &, const json &records) override {
     json out = json::array();
     std::string running;
@@ -85,10 +90,21 @@ class Seq : public evalgraph::Node {
   }
 };
 
+struct ChecksConfig {
+  std::string mode;
+  double weight = 0;
+  int count = 1;
+};
+const evalgraph::Params<ChecksConfig> kChecksParams{{
+    evalgraph::param(&ChecksConfig::mode, "mode", "how").one_of({"fast", "careful", "refuse"}).make_required(),
+    evalgraph::param(&ChecksConfig::weight, "weight", "a share").range(0, 1),
+    evalgraph::param(&ChecksConfig::count, "count", "how many").at_least(1),
+}};
+// Answers the parameters as the host passed them.
 class Params : public evalgraph::Node {
  public:
-  Params(const evalgraph::Host &, const json &p) : p_(p) {
-    if (p.value("mode", "") == "refuse") throw std::runtime_error("mode 'refuse' refuses to start");
+  Params(const evalgraph::Host &, const ChecksConfig &c, const json &p) : p_(p) {
+    if (c.mode == "refuse") throw std::runtime_error("mode 'refuse' refuses to start");
   }
   json process(evalgraph::Call &, const json &) override { return {{"params", p_}}; }
 
@@ -96,9 +112,14 @@ class Params : public evalgraph::Node {
   json p_;
 };
 
+struct SlowConfig {
+  int ms = 5;
+};
+const evalgraph::Params<SlowConfig> kSlowParams{
+    {evalgraph::param(&SlowConfig::ms, "ms", "sleep per record").at_least(0)}};
 class Slow : public evalgraph::Node {
  public:
-  Slow(const evalgraph::Host &, const json &p) : ms_(p.value("ms", 5)) {}
+  Slow(const evalgraph::Host &, const SlowConfig &c) : ms_(c.ms) {}
   json process(evalgraph::Call &, const json &in) override {
     std::this_thread::sleep_for(std::chrono::milliseconds(ms_));
     return {{"text", upper(in.at("text").get<std::string>())}};
@@ -108,9 +129,14 @@ class Slow : public evalgraph::Node {
   int ms_;
 };
 
+struct SlowSinkConfig {
+  int ms = 1000;
+};
+const evalgraph::Params<SlowSinkConfig> kSlowSinkParams{
+    {evalgraph::param(&SlowSinkConfig::ms, "ms", "sleep per record").at_least(0)}};
 class SlowSink : public evalgraph::RawNode {
  public:
-  SlowSink(const evalgraph::Host &, const json &p) : ms_(p.value("ms", 1000)) {}
+  SlowSink(const evalgraph::Host &, const SlowSinkConfig &c) : ms_(c.ms) {}
   std::string process_raw(evalgraph::Call &, std::string_view) override {
     std::this_thread::sleep_for(std::chrono::milliseconds(ms_));
     return {};
@@ -123,7 +149,7 @@ class SlowSink : public evalgraph::RawNode {
 
 class NeedsLlm : public evalgraph::Node {
  public:
-  NeedsLlm(const evalgraph::Host &h, const json &) : host_(h) {}
+  NeedsLlm(const evalgraph::Host &h, const NoParams &) : host_(h) {}
   json process(evalgraph::Call &call, const json &in) override {
     json req = {{"messages", json::array({{{"role", "user"}, {"content", in.at("text")}}})}};
     json r = host_.chat(call, req);
@@ -134,10 +160,9 @@ class NeedsLlm : public evalgraph::Node {
   evalgraph::Host host_;
 };
 
-constexpr const char *kNoParams = R"({"type":"object","additionalProperties":false})";
 class Scored : public evalgraph::Node {
  public:
-  Scored(const evalgraph::Host &, const json &) {}
+  Scored(const evalgraph::Host &, const NoParams &) {}
   json process(evalgraph::Call &, const json &in) override {
     const json &v = in.at("x");
     if (v.is_string() && v.get<std::string>() == "fail") throw std::runtime_error("scored: asked to fail");
@@ -145,27 +170,65 @@ class Scored : public evalgraph::Node {
     return {{"score", x}, {"ok", x >= 0.5}, {"label", x >= 0.5 ? "hi" : "lo"}, {"error_rate", 1 - x}, {"tags", {"a"}}};
   }
 };
-constexpr const char *kScoredOutputs = R"({"score": {"type": "number"}, "ok": {"type": "boolean"},
-  "label": {"type": "string"}, "error_rate": {"type": "number", "better": "lower"}, "tags": {"type": "array"}})";
-
-constexpr const char *kParamsSchema = R"({"type":"object","additionalProperties":false,"properties":{
-  "mode":{"type":"string","enum":["fast","careful","refuse"]},
-  "weight":{"type":"number","minimum":0,"maximum":1},
-  "count":{"type":"integer","minimum":1}},"required":["mode"]})";
-
 }  // namespace
 
-EVALGRAPH_PLUGIN("test-behaviours", "1.2.0", "engine test node types",
-                 evalgraph::node_type<Flaky>({EG_KIND_OPERATOR, "test.flaky", "fails on demand", kNoParams, {"text"}, {}, {"text", "attempts"}, EG_FLAG_THREAD_SAFE}),
-                 evalgraph::node_type<Upper>({EG_KIND_OPERATOR, "test.upper", "upper-cases text", kNoParams, {"text"}, {}, {"upper"}, 0}),
-                 evalgraph::node_type<Concat>({EG_KIND_OPERATOR, "test.concat", "joins a and b",
-                                               R"({"type":"object","additionalProperties":false,"properties":{"separator":{"type":"string"}}})",
-                                               {"a"}, {"b"}, {"joined"}, EG_FLAG_THREAD_SAFE}),
-                 evalgraph::node_type<Seq>({EG_KIND_OPERATOR, "test.seq", "sequence positions", kNoParams, {"text"}, {}, {"position", "group_size", "running"}, EG_FLAG_THREAD_SAFE | EG_FLAG_SEQUENCE}),
-                 evalgraph::node_type<Params>({EG_KIND_OPERATOR, "test.params", "parameter checks", kParamsSchema, {}, {}, {"params"}, EG_FLAG_THREAD_SAFE}),
-                 evalgraph::node_type<Slow>({EG_KIND_OPERATOR, "test.slow", "sleeps", R"({"type":"object","additionalProperties":false,"properties":{"ms":{"type":"integer","minimum":0}}})", {"text"}, {}, {"text"}, EG_FLAG_THREAD_SAFE}),
-                 evalgraph::node_type<NeedsLlm>({EG_KIND_JUDGE, "test.needs_llm", "asks the LLM", kNoParams, {"text"}, {}, {"answer"}, EG_FLAG_THREAD_SAFE | EG_FLAG_USES_LLM}),
-                 evalgraph::node_type<Scored>({EG_KIND_OPERATOR, "test.scored", "declared outputs", kNoParams, {"x"}, {},
-                                               {"score", "ok", "label", "error_rate", "tags"}, EG_FLAG_THREAD_SAFE, kScoredOutputs}),
-                 evalgraph::sink_type<SlowSink>("test.slow_sink", "sleeps per record",
-                                                R"({"type":"object","properties":{"ms":{"type":"integer","minimum":0}}})"))
+const auto &kNone = evalgraph::no_params();
+constexpr uint32_t kSafe = EG_FLAG_THREAD_SAFE;
+
+EVALGRAPH_PLUGIN("test-behaviours", "engine test node types",
+                 evalgraph::node_type<Flaky>({.name = "test.flaky",
+                                              .description = "fails on demand",
+                                              .reads = {"text"},
+                                              .writes = {"text", "attempts"},
+                                              .flags = kSafe,
+                                              .params = kNone}),
+                 evalgraph::node_type<Upper>({.name = "test.upper",
+                                              .description = "upper-cases text",
+                                              .reads = {"text"},
+                                              .writes = {"upper"},
+                                              .params = kNone}),
+                 evalgraph::node_type<Concat>({.name = "test.concat",
+                                               .description = "joins a and b",
+                                               .reads = {"a"},
+                                               .reads_optional = {"b"},
+                                               .writes = {"joined"},
+                                               .flags = kSafe,
+                                               .params = kConcatParams}),
+                 evalgraph::node_type<Seq>({.name = "test.seq",
+                                            .description = "sequence positions",
+                                            .reads = {"text"},
+                                            .writes = {"position", "group_size", "running"},
+                                            .flags = kSafe | EG_FLAG_SEQUENCE,
+                                            .params = kNone}),
+                 evalgraph::node_type<Params>({.name = "test.params",
+                                               .description = "parameter checks",
+                                               .writes = {"params"},
+                                               .flags = kSafe,
+                                               .params = kChecksParams}),
+                 evalgraph::node_type<Slow>({.name = "test.slow",
+                                             .description = "sleeps",
+                                             .reads = {"text"},
+                                             .writes = {"text"},
+                                             .flags = kSafe,
+                                             .params = kSlowParams}),
+                 evalgraph::node_type<NeedsLlm>({.kind = EG_KIND_JUDGE,
+                                                 .name = "test.needs_llm",
+                                                 .description = "asks the LLM",
+                                                 .reads = {"text"},
+                                                 .writes = {"answer"},
+                                                 .flags = kSafe | EG_FLAG_USES_LLM,
+                                                 .params = kNone}),
+                 evalgraph::node_type<Scored>({.name = "test.scored",
+                                               .description = "declared outputs",
+                                               .reads = {"x"},
+                                               .writes = {{"score", "number"},
+                                                          {"ok", "boolean"},
+                                                          {"label", "string"},
+                                                          {"error_rate", "number", "lower"},
+                                                          {"tags", "array"}},
+                                               .flags = kSafe,
+                                               .params = kNone}),
+                 evalgraph::node_type<SlowSink>({.kind = EG_KIND_SINK,
+                                                 .name = "test.slow_sink",
+                                                 .description = "sleeps per record",
+                                                 .params = kSlowSinkParams}))

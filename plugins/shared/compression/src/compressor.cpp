@@ -17,8 +17,7 @@ const evalgraph::Params<Knobs> &knobs_params() {
   return p;
 }
 
-Knobs parse_knobs(const json &p) {
-  Knobs k = knobs_params().parse(p);
+const Knobs &check_knobs(const Knobs &k) {
   if (k.trigger != "checkpoints" && k.every <= 0)
     throw std::invalid_argument("trigger '" + k.trigger + "' needs `every` (a positive number of " +
                                 (k.trigger == "tokens" ? "tokens" : "messages") + ")");
@@ -55,9 +54,13 @@ std::vector<const char *> transform_writes(std::initializer_list<const char *> d
   return w;
 }
 
-CompressionTransform::CompressionTransform(const json &params, std::string method_id, std::string label,
+CompressionTransform::CompressionTransform(const Knobs &knobs, std::string method_id, std::string label,
                                            std::function<std::unique_ptr<Method>()> make, const evalgraph::Host &host)
-    : k_(parse_knobs(params)), method_(std::move(method_id)), label_(std::move(label)), make_(std::move(make)), host_(host) {}
+    : k_(check_knobs(knobs)),
+      method_(std::move(method_id)),
+      label_(std::move(label)),
+      make_(std::move(make)),
+      host_(host) {}
 
 json CompressionTransform::process(evalgraph::Call &call, const json &record) {
   return process_sequence(call, json::array({record})).at(0);

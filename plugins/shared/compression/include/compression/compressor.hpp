@@ -29,7 +29,8 @@ struct Knobs : LlmRequest {
   long long keep_recent = 8;
   std::size_t max_tool_chars = 2000;
 };
-Knobs parse_knobs(const json &p);  // throws std::invalid_argument (e.g. trigger messages without every)
+// The knobs, checked: std::invalid_argument where they do not fit together (e.g. trigger messages without every).
+const Knobs &check_knobs(const Knobs &k);
 // A compression transform's parameters (the knobs), declared once.
 const evalgraph::Params<Knobs> &knobs_params();
 
@@ -83,7 +84,7 @@ std::string summarise(const evalgraph::Host &host, evalgraph::Call &call, const 
 // read whole and the node passes on in its transcripts.
 class CompressionTransform : public evalgraph::Node {
  public:
-  CompressionTransform(const json &params, std::string method_id, std::string label,
+  CompressionTransform(const Knobs &knobs, std::string method_id, std::string label,
                        std::function<std::unique_ptr<Method>()> make, const evalgraph::Host &host);
   json process_sequence(evalgraph::Call &call, const json &records) override;
   json process(evalgraph::Call &call, const json &record) override;
@@ -99,8 +100,9 @@ class CompressionTransform : public evalgraph::Node {
 template <class M> class MethodTransform : public CompressionTransform {
  public:
   static inline const char *id = nullptr, *label = nullptr;  // the method's, in every output (set by transform_type)
-  MethodTransform(const evalgraph::Host &h, const json &p)
-      : CompressionTransform(p, id, label, [] { return std::make_unique<M>(); }, h) {}
+  MethodTransform(const evalgraph::Host &h, const Knobs &k)
+      : CompressionTransform(
+            k, id, label, [] { return std::make_unique<M>(); }, h) {}
 };
 
 // What every compression transform writes; the node type of method M's adds M::details()' keys.

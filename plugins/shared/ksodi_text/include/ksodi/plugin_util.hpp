@@ -16,10 +16,6 @@
 
 namespace ksodi {
 
-// A sink's output file: the plain file name `file` and the host's _output_dir (the SDK's).
-using evalgraph::sink_target;
-using evalgraph::SinkTarget;
-
 // An EmbedFn that calls the host's embedding service (one host call per invocation).
 inline EmbedFn host_embedder(const evalgraph::Host &host, evalgraph::Call &call, const std::optional<std::string> &provider) {
   return [&host, &call, &provider](const std::vector<std::string_view> &texts) {
