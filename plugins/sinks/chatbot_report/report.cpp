@@ -221,6 +221,19 @@ struct Report::Impl {
     agg.push_back({0, 0, std::vector<Agg>(ncrit())});
     return transformations.size() - 1;
   }
+
+  // The statistics of the finished run: per transformation and criterion (then Score), the replication means'.
+  struct Summary {
+    std::vector<std::string> displays;                        // the criteria's display names, then "Score"
+    std::vector<std::vector<std::optional<RepStats>>> stats;  // [transformation][criterion]; empty: no value
+    std::size_t total_invalid = 0;
+  };
+  Summary summarise() const;
+  void write_report_json(std::vector<std::string> &files) const;
+  void write_summary_tables(const Summary &s, std::vector<std::string> &files) const;
+  void write_replication_statistics(const Summary &s, std::vector<std::string> &files) const;
+  void write_summary_md(const Summary &s, std::vector<std::string> &files) const;
+  void write_summary_png(const Summary &s, std::vector<std::string> &files) const;
 };
 
 Report::Report(ReportConfig cfg) : impl_(std::make_unique<Impl>()) {
@@ -359,147 +372,159 @@ void Report::add(const json &record) {
   m.xlsx->row(cells);
 }
 
-std::vector<std::string> Report::finish() {
-  Impl &m = *impl_;
-  const ReportConfig &c = m.cfg;
-  std::vector<std::string> files = {"detailed_results.csv", "detailed_results.xlsx", "detailed_results.jsonl"};
-  m.csv->close();
-  m.xlsx->close();
-  std::fclose(m.jsonl);
-  m.jsonl = nullptr;
-  fs::rename(c.output_dir / "detailed_results.jsonl.partial", c.output_dir / "detailed_results.jsonl");
+// report.json: the configuration the report was made with (transformations and criteria).
+void Report::Impl::write_report_json(std::vector<std::string> &files) const {
+  const ReportConfig &c = cfg;
   json report_cfg = {{"experiment_name", c.experiment_name}, {"input_column_name", c.input_column},
                      {"output_column_name", c.output_column}, {"csv_separator", std::string(1, c.separator)},
                      {"has_score", c.has_score}, {"only_transform", c.only_transform}};
   json tr = json::array(), cr = json::array();
-  for (const auto &t : m.transformations) tr.push_back({{"id", t.id}, {"label", t.label}});
+  for (const auto &t : transformations) tr.push_back({{"id", t.id}, {"label", t.label}});
   for (const auto &k : c.criteria) cr.push_back({{"name", k.name}, {"display", k.display}, {"kind", k.kind}});
   report_cfg["transformations"] = tr;
   report_cfg["criteria"] = cr;
   write_text_file(c.output_dir / "report.json", report_cfg.dump(2) + "\n");
   files.push_back("report.json");
-  if (c.only_transform) return files;
+}
 
-  // Per transformation and criterion: the replication means and their statistics.
-  std::vector<std::string> names, displays;
-  for (const auto &k : c.criteria) {
-    names.push_back(k.name);
-    displays.push_back(k.display);
-  }
-  if (c.has_score) {
-    names.push_back("Score");
-    displays.push_back("Score");
-  }
-  const std::size_t T = m.transformations.size(), C = displays.size();
-  std::vector<std::vector<std::optional<RepStats>>> stats(T, std::vector<std::optional<RepStats>>(C));
-  std::size_t total_invalid = 0;
+Report::Impl::Summary Report::Impl::summarise() const {
+  Summary s;
+  for (const auto &k : cfg.criteria) s.displays.push_back(k.display);
+  if (cfg.has_score) s.displays.push_back("Score");
+  const std::size_t T = transformations.size(), C = s.displays.size();
+  s.stats.assign(T, std::vector<std::optional<RepStats>>(C));
   for (std::size_t t = 0; t < T; ++t)
     for (std::size_t k = 0; k < C; ++k) {
       std::vector<double> means;
-      for (const auto &[rep, sn] : m.agg[t].crit[k].reps)
+      for (const auto &[rep, sn] : agg[t].crit[k].reps)
         if (sn.second > 0) means.push_back(sn.first / static_cast<double>(sn.second));
-      if (!means.empty()) stats[t][k] = rep_stats(means);
-      total_invalid += m.agg[t].crit[k].invalid;
+      if (!means.empty()) s.stats[t][k] = rep_stats(means);
+      s.total_invalid += agg[t].crit[k].invalid;
     }
+  return s;
+}
 
-  // summary.csv / .xlsx: the means, invalid verdicts per criterion, rows.
-  {
-    std::vector<std::string> h = {"transformation"};
-    for (const auto &d : displays) h.push_back(d);
-    for (std::size_t k = 0; k < c.criteria.size(); ++k) h.push_back(displays[k] + " invalid");
-    h.push_back("rows");
-    h.push_back("failed_rows");
-    CsvOut csv(c.output_dir / "summary.csv", c.separator);
-    XlsxOut xl(c.output_dir / "summary.xlsx", "summary", false);
-    csv.row(h);
-    xl.row(text_cells(h), true);
-    for (std::size_t t = 0; t < T; ++t) {
-      std::vector<Cell> row = {Cell::t(m.transformations[t].label)};
-      for (std::size_t k = 0; k < C; ++k) row.push_back(stats[t][k] ? Cell::n(stats[t][k]->mean) : Cell{});
-      for (std::size_t k = 0; k < c.criteria.size(); ++k) row.push_back(Cell::n(static_cast<double>(m.agg[t].crit[k].invalid)));
-      row.push_back(Cell::n(static_cast<double>(m.agg[t].rows)));
-      row.push_back(Cell::n(static_cast<double>(m.agg[t].failed)));
+// summary.csv / .xlsx: the means, invalid verdicts per criterion, rows.
+void Report::Impl::write_summary_tables(const Summary &s, std::vector<std::string> &files) const {
+  const ReportConfig &c = cfg;
+  std::vector<std::string> h = {"transformation"};
+  for (const auto &d : s.displays) h.push_back(d);
+  for (std::size_t k = 0; k < c.criteria.size(); ++k) h.push_back(s.displays[k] + " invalid");
+  h.push_back("rows");
+  h.push_back("failed_rows");
+  CsvOut csv(c.output_dir / "summary.csv", c.separator);
+  XlsxOut xl(c.output_dir / "summary.xlsx", "summary", false);
+  csv.row(h);
+  xl.row(text_cells(h), true);
+  for (std::size_t t = 0; t < transformations.size(); ++t) {
+    std::vector<Cell> row = {Cell::t(transformations[t].label)};
+    for (const auto &st : s.stats[t]) row.push_back(st ? Cell::n(st->mean) : Cell{});
+    for (std::size_t k = 0; k < c.criteria.size(); ++k)
+      row.push_back(Cell::n(static_cast<double>(agg[t].crit[k].invalid)));
+    row.push_back(Cell::n(static_cast<double>(agg[t].rows)));
+    row.push_back(Cell::n(static_cast<double>(agg[t].failed)));
+    csv.row(csv_cells(row));
+    xl.row(row);
+  }
+  csv.close();
+  xl.close();
+  files.insert(files.end(), {"summary.csv", "summary.xlsx"});
+}
+
+// summary_statistics_replications.csv / .xlsx: per transformation and criterion, the replication means' statistics.
+void Report::Impl::write_replication_statistics(const Summary &s, std::vector<std::string> &files) const {
+  const ReportConfig &c = cfg;
+  std::vector<std::string> h = {"transformation", "criterion", "n_replications", "mean",    "std",    "min", "max",
+                                "ci95_low",       "ci95_high", "values",         "invalid", "missing"};
+  CsvOut csv(c.output_dir / "summary_statistics_replications.csv", c.separator);
+  XlsxOut xl(c.output_dir / "summary_statistics_replications.xlsx", "statistics", false);
+  csv.row(h);
+  xl.row(text_cells(h), true);
+  for (std::size_t t = 0; t < transformations.size(); ++t)
+    for (std::size_t k = 0; k < s.displays.size(); ++k) {
+      const auto &a = agg[t].crit[k];
+      std::vector<Cell> row = {Cell::t(transformations[t].label), Cell::t(s.displays[k])};
+      if (const auto &st = s.stats[t][k]) {
+        row.insert(row.end(), {Cell::n(static_cast<double>(st->n)), Cell::n(st->mean), Cell::opt(st->sd),
+                               Cell::n(st->min), Cell::n(st->max), Cell::opt(st->ci_low), Cell::opt(st->ci_high)});
+      } else {
+        row.insert(row.end(), {Cell::n(0), Cell{}, Cell{}, Cell{}, Cell{}, Cell{}, Cell{}});
+      }
+      row.insert(row.end(), {Cell::n(static_cast<double>(a.values)), Cell::n(static_cast<double>(a.invalid)),
+                             Cell::n(static_cast<double>(a.missing))});
       csv.row(csv_cells(row));
       xl.row(row);
     }
-    csv.close();
-    xl.close();
-    files.insert(files.end(), {"summary.csv", "summary.xlsx"});
-  }
-  // summary_statistics_replications.csv / .xlsx
-  {
-    std::vector<std::string> h = {"transformation", "criterion", "n_replications", "mean", "std", "min", "max",
-                                  "ci95_low", "ci95_high", "values", "invalid", "missing"};
-    CsvOut csv(c.output_dir / "summary_statistics_replications.csv", c.separator);
-    XlsxOut xl(c.output_dir / "summary_statistics_replications.xlsx", "statistics", false);
-    csv.row(h);
-    xl.row(text_cells(h), true);
-    for (std::size_t t = 0; t < T; ++t)
-      for (std::size_t k = 0; k < C; ++k) {
-        const auto &a = m.agg[t].crit[k];
-        std::vector<Cell> row = {Cell::t(m.transformations[t].label), Cell::t(displays[k])};
-        if (stats[t][k]) {
-          const RepStats &s = *stats[t][k];
-          row.insert(row.end(), {Cell::n(static_cast<double>(s.n)), Cell::n(s.mean), Cell::opt(s.sd), Cell::n(s.min),
-                                 Cell::n(s.max), Cell::opt(s.ci_low), Cell::opt(s.ci_high)});
-        } else {
-          row.insert(row.end(), {Cell::n(0), Cell{}, Cell{}, Cell{}, Cell{}, Cell{}, Cell{}});
-        }
-        row.insert(row.end(), {Cell::n(static_cast<double>(a.values)), Cell::n(static_cast<double>(a.invalid)),
-                               Cell::n(static_cast<double>(a.missing))});
-        csv.row(csv_cells(row));
-        xl.row(row);
-      }
-    csv.close();
-    xl.close();
-    files.insert(files.end(), {"summary_statistics_replications.csv", "summary_statistics_replications.xlsx"});
-  }
-  // summary.md
-  {
-    std::ostringstream md;
-    md << "# " << c.experiment_name << "\n\n";
-    md << "Each replication's mean over its rows; the table gives the mean, the minimum and the maximum of these "
-          "replication means. Rows without a value (invalid verdict, failed node) are left out and counted below.\n\n";
-    md << "| Transformation |";
-    for (const auto &d : displays) md << " " << d << " |";
-    md << "\n|---|";
-    for (std::size_t k = 0; k < C; ++k) md << "---|";
+  csv.close();
+  xl.close();
+  files.insert(files.end(), {"summary_statistics_replications.csv", "summary_statistics_replications.xlsx"});
+}
+
+// summary.md: the means table, then per transformation its criteria's statistics.
+void Report::Impl::write_summary_md(const Summary &s, std::vector<std::string> &files) const {
+  const std::size_t T = transformations.size(), C = s.displays.size();
+  std::ostringstream md;
+  md << "# " << cfg.experiment_name << "\n\n";
+  md << "Each replication's mean over its rows; the table gives the mean, the minimum and the maximum of these "
+        "replication means. Rows without a value (invalid verdict, failed node) are left out and counted below.\n\n";
+  md << "| Transformation |";
+  for (const auto &d : s.displays) md << " " << d << " |";
+  md << "\n|---|";
+  for (std::size_t k = 0; k < C; ++k) md << "---|";
+  md << "\n";
+  for (std::size_t t = 0; t < T; ++t) {
+    md << "| " << transformations[t].label << " |";
+    for (std::size_t k = 0; k < C; ++k)
+      md << " " << (s.stats[t][k] ? num2(s.stats[t][k]->mean, 3) : std::string("–")) << " |";
     md << "\n";
-    for (std::size_t t = 0; t < T; ++t) {
-      md << "| " << m.transformations[t].label << " |";
-      for (std::size_t k = 0; k < C; ++k)
-        md << " " << (stats[t][k] ? num2(stats[t][k]->mean, 3) : std::string("–")) << " |";
-      md << "\n";
-    }
-    for (std::size_t t = 0; t < T; ++t) {
-      md << "\n## " << m.transformations[t].label << "\n\n";
-      md << "Rows: " << m.agg[t].rows << " (failed: " << m.agg[t].failed << ")\n\n";
-      md << "| Criterion | Mean | Min | Max | Replications | Invalid verdicts | Missing |\n|---|---|---|---|---|---|---|\n";
-      for (std::size_t k = 0; k < C; ++k) {
-        const auto &a = m.agg[t].crit[k];
-        md << "| " << displays[k] << " | ";
-        if (stats[t][k]) {
-          md << num2(stats[t][k]->mean, 3) << " | " << num2(stats[t][k]->min, 3) << " | " << num2(stats[t][k]->max, 3)
-             << " | " << stats[t][k]->n;
-        } else {
-          md << "– | – | – | 0";
-        }
-        md << " | " << a.invalid << " | " << a.missing << " |\n";
-      }
-    }
-    md << "\nInvalid verdicts in total: " << total_invalid << "\n";
-    write_text_file(c.output_dir / "summary.md", md.str());
-    files.push_back("summary.md");
   }
-  // summary.png
-  {
-    std::vector<ChartSeries> series;
-    for (std::size_t t = 0; t < T; ++t) series.push_back({m.transformations[t].label, stats[t]});
-    std::string foot = "Bars: mean over replications; whiskers: min–max of the replication means.";
-    if (total_invalid > 0) foot += " Invalid verdicts: " + std::to_string(total_invalid) + " (see summary.md).";
-    write_chart_png(c.output_dir / "summary.png", c.experiment_name, displays, series, foot, c.chart_width, c.chart_height);
-    files.push_back("summary.png");
+  for (std::size_t t = 0; t < T; ++t) {
+    md << "\n## " << transformations[t].label << "\n\n";
+    md << "Rows: " << agg[t].rows << " (failed: " << agg[t].failed << ")\n\n";
+    md << "| Criterion | Mean | Min | Max | Replications | Invalid verdicts | Missing "
+          "|\n|---|---|---|---|---|---|---|\n";
+    for (std::size_t k = 0; k < C; ++k) {
+      const auto &a = agg[t].crit[k];
+      const auto &st = s.stats[t][k];
+      md << "| " << s.displays[k] << " | ";
+      if (st)
+        md << num2(st->mean, 3) << " | " << num2(st->min, 3) << " | " << num2(st->max, 3) << " | " << st->n;
+      else
+        md << "– | – | – | 0";
+      md << " | " << a.invalid << " | " << a.missing << " |\n";
+    }
   }
+  md << "\nInvalid verdicts in total: " << s.total_invalid << "\n";
+  write_text_file(cfg.output_dir / "summary.md", md.str());
+  files.push_back("summary.md");
+}
+
+// summary.png: a bar per transformation and criterion (the mean), whiskers min–max of the replication means.
+void Report::Impl::write_summary_png(const Summary &s, std::vector<std::string> &files) const {
+  std::vector<ChartSeries> series;
+  for (std::size_t t = 0; t < transformations.size(); ++t) series.push_back({transformations[t].label, s.stats[t]});
+  std::string foot = "Bars: mean over replications; whiskers: min–max of the replication means.";
+  if (s.total_invalid > 0) foot += " Invalid verdicts: " + std::to_string(s.total_invalid) + " (see summary.md).";
+  write_chart_png(cfg.output_dir / "summary.png", cfg.experiment_name, s.displays, series, foot, cfg.chart_width,
+                  cfg.chart_height);
+  files.push_back("summary.png");
+}
+
+std::vector<std::string> Report::finish() {
+  Impl &m = *impl_;
+  std::vector<std::string> files = {"detailed_results.csv", "detailed_results.xlsx", "detailed_results.jsonl"};
+  m.csv->close();
+  m.xlsx->close();
+  std::fclose(m.jsonl);
+  m.jsonl = nullptr;
+  fs::rename(m.cfg.output_dir / "detailed_results.jsonl.partial", m.cfg.output_dir / "detailed_results.jsonl");
+  m.write_report_json(files);
+  if (m.cfg.only_transform) return files;
+  const Impl::Summary s = m.summarise();
+  m.write_summary_tables(s, files);
+  m.write_replication_statistics(s, files);
+  m.write_summary_md(s, files);
+  m.write_summary_png(s, files);
   return files;
 }
 
