@@ -45,6 +45,9 @@ std::string text_of(const Attr *a, Decode &d) {
 
 std::string content_text(const json &v) {
   if (v.is_string()) {
+    const std::string &text = v.get_ref<const std::string &>();
+    std::size_t i = text.find_first_not_of(" \t\r\n");
+    if (i == std::string::npos || (text[i] != '{' && text[i] != '[')) return text;  // no JSON text (the usual)
     json parsed = maybe_parsed(v);
     if (!parsed.is_array()) return v.get<std::string>();
     return content_text(parsed);
