@@ -51,6 +51,15 @@ LlmCall read_llm_call(const Piece &span, const std::vector<const Piece *> &logs,
 
 // A message from JSON in any of the shapes instrumentations write (GenAI parts, OpenAI chat messages).
 Msg message_from_json(const json &m);
+// A content value's text: a string, or parts [{type: text, text|content}] (possibly written as JSON text).
+std::string content_text(const json &v);
+// One GenAI part of a message (text, tool_call, tool_call_response) added to `out`; others are ignored.
+void apply_part(const json &part, Msg &out);
+// OpenAI chat tool calls [{id, function: {name, arguments}}] added to `out`.
+void append_tool_calls(const json &calls, Msg &out);
+// Messages given as JSON (gen_ai.input.messages / output.messages, as a string or as structured AnyValue);
+// otlp_message_text.cpp reads the usual form, a string holding a JSON array, without building a DOM.
+std::vector<Msg> json_messages(const json &v);
 // A tool call {id, name, arguments} from GenAI/OpenAI shapes; arguments parsed when they are JSON text.
 json tool_call_json(const std::string &id, const std::string &name, json arguments);
 

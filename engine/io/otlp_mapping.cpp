@@ -76,16 +76,16 @@ void read_documents(const Piece &s, json &docs, Decode &d) {
     json v = any_value(a.value, bad);
     d.note_bad(bad);
     if (field == "document.id")
-      oi[i]["id"] = v.is_string() ? v : json(v.dump());
+      oi[i]["id"] = v.is_string() ? std::move(v) : json(v.dump());
     else if (field == "document.content")
-      oi[i]["text"] = v;
+      oi[i]["text"] = std::move(v);
     else if (field == "document.score")
-      oi[i]["score"] = v;
+      oi[i]["score"] = std::move(v);
   }
-  for (auto &[i, doc] : oi)
-    docs.push_back({{"id", doc.value("id", json(""))},
-                    {"text", doc.value("text", json(""))},
-                    {"score", doc.value("score", json())}});
+  for (auto &[i, doc] : oi) {  // (the fields moved, not copied: a document's text can be long)
+    auto take = [&doc = doc](const char *k, json absent) { return doc.contains(k) ? std::move(doc[k]) : absent; };
+    docs.push_back({{"id", take("id", "")}, {"text", take("text", "")}, {"score", take("score", json())}});
+  }
   json list = attr_json(s, "gen_ai.retrieval.documents", d);
   if (list.is_null()) list = attr_json(s, "traceloop.entity.output", d);
   list = maybe_parsed(list);
@@ -96,7 +96,8 @@ void read_documents(const Piece &s, json &docs, Decode &d) {
     json text = doc.contains("content") ? doc["content"]
                 : doc.contains("text")  ? doc["text"]
                                         : doc.value("page_content", json(""));
-    docs.push_back({{"id", doc.value("id", json(""))}, {"text", text}, {"score", doc.value("score", json())}});
+    docs.push_back(
+        {{"id", doc.value("id", json(""))}, {"text", std::move(text)}, {"score", doc.value("score", json())}});
   }
 }
 

@@ -41,9 +41,13 @@ std::string text_of(const Attr *a, Decode &d) {
   return s;
 }
 
-// A content value: a string, or parts [{type: text, text|content}] (possibly written as JSON text).
+}  // namespace
+
 std::string content_text(const json &v) {
   if (v.is_string()) {
+    const std::string &text = v.get_ref<const std::string &>();
+    std::size_t i = text.find_first_not_of(" \t\r\n");
+    if (i == std::string::npos || (text[i] != '{' && text[i] != '[')) return text;  // no JSON text (the usual)
     json parsed = maybe_parsed(v);
     if (!parsed.is_array()) return v.get<std::string>();
     return content_text(parsed);
@@ -63,6 +67,8 @@ std::string content_text(const json &v) {
   }
   return out;
 }
+
+namespace {
 
 // Tool calls written as "<base>tool_calls.<j>.<rest>" keys (OpenLLMetry: name/arguments/id; OpenInference:
 // tool_call.function.name/arguments, tool_call.id).
@@ -129,16 +135,6 @@ std::vector<Msg> indexed_messages(const Indexed &idx, bool oi, Decode &d) {
 void add_system(LlmCall &call, const std::vector<Msg> &msgs) {
   for (const auto &m : msgs)
     if ((m.role == "system" || m.role == "developer") && !m.content.empty()) call.system.push_back(m.content);
-}
-
-// Messages given as JSON (gen_ai.input.messages / output.messages, as a string or as structured AnyValue).
-std::vector<Msg> json_messages(const json &v) {
-  std::vector<Msg> out;
-  json parsed = maybe_parsed(v);
-  if (!parsed.is_array()) return out;
-  for (const auto &m : parsed)
-    if (m.is_object()) out.push_back(message_from_json(m));
-  return out;
 }
 
 void read_tools_json(const json &v, json &tools) {
@@ -258,6 +254,29 @@ json tool_call_json(const std::string &id, const std::string &name, json argumen
   return call;
 }
 
+void apply_part(const json &p, Msg &out) {
+  if (!p.is_object()) return;
+  std::string type = p.value("type", "");
+  if (type == "text")
+    out.content += content_text(p.value("content", json()));
+  else if (type == "tool_call")
+    out.tool_calls.push_back(tool_call_json(p.value("id", ""), p.value("name", ""), p.value("arguments", json())));
+  else if (type == "tool_call_response") {
+    out.tool_call_id = p.value("id", "");
+    json r = p.contains("response") ? p["response"] : p.value("result", json());
+    out.content += r.is_string() ? r.get<std::string>() : r.is_null() ? "" : r.dump();
+  }
+}
+
+void append_tool_calls(const json &calls, Msg &out) {
+  if (!calls.is_array()) return;
+  for (const auto &tc : calls) {
+    if (!tc.is_object()) continue;
+    const json &f = tc.contains("function") && tc["function"].is_object() ? tc["function"] : tc;
+    out.tool_calls.push_back(tool_call_json(tc.value("id", ""), f.value("name", ""), f.value("arguments", json())));
+  }
+}
+
 Msg message_from_json(const json &m) {
   Msg out;
   auto str = [&](const char *k) { return m.contains(k) && m[k].is_string() ? m[k].get<std::string>() : std::string(); };
@@ -266,28 +285,9 @@ Msg message_from_json(const json &m) {
   out.tool_call_id = str("tool_call_id");
   out.finish_reason = str("finish_reason");
   if (m.contains("content")) out.content = content_text(m["content"]);
-  if (auto it = m.find("parts"); it != m.end() && it->is_array()) {
-    for (const auto &p : *it) {
-      if (!p.is_object()) continue;
-      std::string type = p.value("type", "");
-      if (type == "text")
-        out.content += content_text(p.value("content", json()));
-      else if (type == "tool_call")
-        out.tool_calls.push_back(tool_call_json(p.value("id", ""), p.value("name", ""), p.value("arguments", json())));
-      else if (type == "tool_call_response") {
-        out.tool_call_id = p.value("id", "");
-        json r = p.contains("response") ? p["response"] : p.value("result", json());
-        out.content += r.is_string() ? r.get<std::string>() : r.is_null() ? "" : r.dump();
-      }
-    }
-  }
-  if (auto it = m.find("tool_calls"); it != m.end() && it->is_array()) {
-    for (const auto &tc : *it) {
-      if (!tc.is_object()) continue;
-      const json &f = tc.contains("function") && tc["function"].is_object() ? tc["function"] : tc;
-      out.tool_calls.push_back(tool_call_json(tc.value("id", ""), f.value("name", ""), f.value("arguments", json())));
-    }
-  }
+  if (auto it = m.find("parts"); it != m.end() && it->is_array())
+    for (const auto &p : *it) apply_part(p, out);
+  if (auto it = m.find("tool_calls"); it != m.end()) append_tool_calls(*it, out);
   return out;
 }
 
