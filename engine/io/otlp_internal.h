@@ -26,6 +26,9 @@ std::string attr_text(const Piece &p, std::string_view key, Decode &d);
 std::optional<std::int64_t> attr_int(const Piece &p, std::string_view key, Decode &d);
 // A value that may be JSON written as a string (gen_ai.input.messages, tool arguments): parsed when it is.
 json maybe_parsed(json v);
+// The string member `key` of a JSON value from a trace; "" where the value is no object, has no such member or
+// holds something other than a string there (a trace's JSON is the instrumentation's, of any shape).
+std::string string_member(const json &o, const char *key);
 
 // One message of a conversation.
 struct Msg {

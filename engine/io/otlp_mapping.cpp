@@ -152,7 +152,7 @@ std::vector<json> requested_calls(const std::vector<const LlmCall *> &calls) {
   std::set<std::string> ids;
   auto add = [&](const Msg &m) {
     for (const auto &tc : m.tool_calls) {
-      std::string id = tc.value("id", "");
+      std::string id = string_member(tc, "id");
       if (!id.empty() && !ids.insert(id).second) continue;
       out.push_back(tc);
     }
@@ -179,7 +179,7 @@ json assemble_tool_calls(const std::vector<const LlmCall *> &calls, const std::v
     std::size_t k = 0;
     for (; k < req.size(); ++k) {
       if (matched[k]) continue;
-      const std::string rid = req[k].value("id", ""), sid = run.value("id", "");
+      const std::string rid = string_member(req[k], "id"), sid = string_member(run, "id");
       if ((!rid.empty() && rid == sid) || ((rid.empty() || sid.empty()) && req[k]["name"] == run["name"])) break;
     }
     if (k == req.size()) {
@@ -199,7 +199,7 @@ json assemble_tool_calls(const std::vector<const LlmCall *> &calls, const std::v
   for (auto &c : req) {
     for (const char *f : {"result", "error", "start", "duration_ms"})
       if (!c.contains(f)) c[f] = nullptr;
-    if (auto it = results.find(c.value("id", "")); it != results.end() && result_text(c["result"]).empty())
+    if (auto it = results.find(string_member(c, "id")); it != results.end() && result_text(c["result"]).empty())
       c["result"] = it->second;
     out.push_back(std::move(c));
   }
@@ -215,8 +215,8 @@ std::string tool_profile(const json &tools) {
         t["parameters"]["properties"].is_object())
       for (const auto &[k, v] : t["parameters"]["properties"].items()) params += (params.empty() ? "" : ", ") + k;
     if (!out.empty()) out += "\n";
-    out += t.value("name", "") + "(" + params + ")";
-    if (!t.value("description", "").empty()) out += ": " + t.value("description", "");
+    out += string_member(t, "name") + "(" + params + ")";
+    if (!string_member(t, "description").empty()) out += ": " + string_member(t, "description");
   }
   return out;
 }

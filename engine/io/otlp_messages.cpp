@@ -144,7 +144,7 @@ void read_tools_json(const json &v, json &tools) {
   for (const auto &t : parsed) {
     if (!t.is_object()) continue;
     const json &f = t.contains("function") && t["function"].is_object() ? t["function"] : t;
-    json tool = {{"name", f.value("name", "")}, {"description", f.value("description", "")}};
+    json tool = {{"name", string_member(f, "name")}, {"description", string_member(f, "description")}};
     if (auto it = f.find("parameters"); it != f.end()) tool["parameters"] = maybe_parsed(*it);
     tools.push_back(std::move(tool));
   }
@@ -256,13 +256,14 @@ json tool_call_json(const std::string &id, const std::string &name, json argumen
 
 void apply_part(const json &p, Msg &out) {
   if (!p.is_object()) return;
-  std::string type = p.value("type", "");
+  std::string type = string_member(p, "type");
   if (type == "text")
     out.content += content_text(p.value("content", json()));
   else if (type == "tool_call")
-    out.tool_calls.push_back(tool_call_json(p.value("id", ""), p.value("name", ""), p.value("arguments", json())));
+    out.tool_calls.push_back(
+        tool_call_json(string_member(p, "id"), string_member(p, "name"), p.value("arguments", json())));
   else if (type == "tool_call_response") {
-    out.tool_call_id = p.value("id", "");
+    out.tool_call_id = string_member(p, "id");
     json r = p.contains("response") ? p["response"] : p.value("result", json());
     out.content += r.is_string() ? r.get<std::string>() : r.is_null() ? "" : r.dump();
   }
@@ -273,7 +274,8 @@ void append_tool_calls(const json &calls, Msg &out) {
   for (const auto &tc : calls) {
     if (!tc.is_object()) continue;
     const json &f = tc.contains("function") && tc["function"].is_object() ? tc["function"] : tc;
-    out.tool_calls.push_back(tool_call_json(tc.value("id", ""), f.value("name", ""), f.value("arguments", json())));
+    out.tool_calls.push_back(
+        tool_call_json(string_member(tc, "id"), string_member(f, "name"), f.value("arguments", json())));
   }
 }
 

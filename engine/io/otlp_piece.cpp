@@ -187,6 +187,12 @@ std::optional<std::int64_t> attr_int(const Piece &p, std::string_view key, Decod
   return std::nullopt;
 }
 
+std::string string_member(const json &o, const char *key) {
+  if (!o.is_object()) return {};
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 json maybe_parsed(json v) {
   if (!v.is_string()) return v;
   const std::string &s = v.get_ref<const std::string &>();

@@ -394,7 +394,14 @@ void OtlpReader::assemble(SpillFile &part) {
     }
     ++traces_;
     std::vector<MappedRecord> out;
-    map_trace(t, settings_.mapping, counts_, out);
+    try {
+      map_trace(t, settings_.mapping, counts_, out);
+    } catch (const json::exception &) {
+      // A value of a shape the mapping did not foresee (the instrumentation's JSON can be anything): this trace is
+      // counted and left out, the file read on.
+      ++counts_["trace with a value of an unexpected type (not read)"];
+      continue;
+    }
     for (auto &r : out) write_record(r, first_line);
   }
 }

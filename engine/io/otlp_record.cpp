@@ -228,7 +228,7 @@ void write_calls(Fields &f, const std::vector<const LlmCall *> &calls, const Sor
   json usage = json::object();
   for (const LlmCall *c : calls) {
     for (const auto &t : c->tools)
-      if (tool_names.insert(t.value("name", "")).second) tools.push_back(t);
+      if (tool_names.insert(string_member(t, "name")).second) tools.push_back(t);
     for (const auto &[k, v] : c->usage.items()) usage[k] = usage.value(k, 0LL) + v.get<long long>();
   }
   usage["llm_calls"] = calls.size();

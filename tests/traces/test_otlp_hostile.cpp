@@ -93,3 +93,26 @@ TEST_CASE("traces hostile: not a trace file at all", "[traces]") {
   CHECK_THROWS_AS(read_traces(dir.path / "missing.jsonl"), evalgraph::io::DataError);
   CHECK_THROWS_AS(read_traces(dir.path), evalgraph::io::DataError);
 }
+
+TEST_CASE("traces hostile: message parts and tool definitions whose names and types are not strings", "[traces]") {
+  testsupport::TempDir dir;
+  // GenAI messages as the attribute's JSON text, with a part's type, id or name of another JSON type, and a tool
+  // definition whose name is a number: each part is left out (it has no text), the rest of the trace is read.
+  auto genai = [](int n, const std::string &input) {
+    return span(trace_id(n), "00000000000000c1", "", "chat", 1,
+                {{"gen_ai.operation.name", "chat"},
+                 {"gen_ai.request.model", "m"},
+                 {"gen_ai.input.messages", input},
+                 {"gen_ai.output.messages", R"([{"role":"assistant","content":"ans"}])"},
+                 {"gen_ai.tool.definitions", R"([{"type":"function","function":{"name":7,"description":[1]}}])"}});
+  };
+  const std::string text =
+      request({genai(1, R"([{"role":"user","parts":[{"type":5,"content":"x"}]}])")}) +
+      request({genai(2, R"([{"role":"user","parts":[{"type":"tool_call","id":5,"name":"f"}]}])")}) +
+      request({genai(3, R"([{"role":"user","parts":[{"type":null},{"type":"text","content":"q"}]}])")});
+  Read r = read_traces(dir.write("t.jsonl", text));
+  REQUIRE(r.records.size() == 3);
+  for (const auto &rec : r.records) CHECK(rec["assistant_text"] == "ans");
+  CHECK(r.records[2]["user_text"] == "q");
+  CHECK(r.unmapped("trace with a value of an unexpected type (not read)") == 0);
+}
