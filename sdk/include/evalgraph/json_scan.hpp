@@ -141,22 +141,25 @@ inline void unescape(std::string_view content, std::string &out) {
 
 namespace detail {
 
-// The open containers, one bit each (set: an object): 512 levels in place, deeper ones on the heap.
+// The open containers, one bit each (set: an object): 512 levels in place, deeper ones on the heap. The
+// innermost one's kind is kept apart (read after every value).
 class Nesting {
  public:
   std::size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
+  bool top() const { return top_; }
   void push(bool object) {
     std::uint64_t &w = word(n_ >> 6);
     const std::uint64_t bit = std::uint64_t{1} << (n_ & 63);
     w = object ? (w | bit) : (w & ~bit);
     ++n_;
+    top_ = object;
   }
-  bool top() const {
+  void pop() {
+    if (--n_ == 0) return;
     const std::size_t i = n_ - 1, w = i >> 6;
-    return (((w < kInline ? in_place_[w] : more_[w - kInline]) >> (i & 63)) & 1) != 0;
+    top_ = (((w < kInline ? in_place_[w] : more_[w - kInline]) >> (i & 63)) & 1) != 0;
   }
-  void pop() { --n_; }
 
  private:
   static constexpr std::size_t kInline = 8;
@@ -168,6 +171,7 @@ class Nesting {
   std::uint64_t in_place_[kInline] = {};
   std::vector<std::uint64_t> more_;
   std::size_t n_ = 0;
+  bool top_ = false;
 };
 
 template <class H>
