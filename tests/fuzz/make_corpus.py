@@ -239,6 +239,20 @@ def sdk_input():
     put("sdk_input", "hostile-bytes.json", b'{"answer": "\xff", "retrieved_docs": ["\xc0\x80"]}')
 
 
+# ---- json_scan: one JSON text for the scanner itself ------------------------------------------------------
+def json_scan():
+    put("json_scan", "object.json", '{"a":1,"b":[1,2,{"c":"d\\u00e9\\ud83d\\ude00"}],"e":null,"f":true,"g":false,"h":-0.5e10,"a":2}')
+    put("json_scan", "array.json", '[1,"x",[],{},{"k":{"k":[[["deep"]]]}},"\\n\\t\\\\\\/"]')
+    put("json_scan", "utf8.json", '"caf\u00e9 \U0001F600 \\u20ac"')
+    put("json_scan", "number.json", "  -0.0e-5  ")
+    put("json_scan", "ksodi-unit.json", json.dumps({"id": "u0", "answer": "Die Antwort. \"Zitat\"", "retrieved_docs": [{"id": "d", "text": "t\u00fc"}]}, ensure_ascii=False))
+    put("json_scan", "hostile-number-range.json", '[1e999999]')
+    put("json_scan", "hostile-lone-surrogate.json", '{"x":"\\ud800"}')
+    put("json_scan", "hostile-literal-end.json", "[tru")
+    put("json_scan", "hostile-bytes.json", b'["\xc0\x80", "\xed\xa0\x80"]')
+    put("json_scan", "hostile-deep.json", "[" * 300 + "]" * 300)
+
+
 # ---- plugin_params: node type on the first line, then its `with:` as JSON -----------------------------
 def yaml_withs():
     """(uses, with) of the shipped pipelines, read with a tiny flow-mapping reader (no PyYAML needed)."""
@@ -342,6 +356,7 @@ def main():
     llm_response()
     judge_verdict()
     sdk_input()
+    json_scan()
     plugin_params()
     config_dir()
     otlp()

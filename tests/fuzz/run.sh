@@ -20,7 +20,7 @@ jobs=${FUZZ_JOBS:-1}
 # Longest input per target (bytes): room for every seed and for hostile structure, small enough that one
 # input stays fast. Deep nesting beyond what fits here is the readers' depth limits' business (issue #15).
 declare -A max_len=([pipeline]=8192 [jsonl]=8192 [csv]=4096 [xlsx]=8192 [llm_response]=4096 [judge_verdict]=4096
-                    [sdk_input]=4096 [plugin_params]=2048 [config_dir]=8192 [otlp]=8192)
+                    [sdk_input]=4096 [json_scan]=4096 [plugin_params]=2048 [config_dir]=8192 [otlp]=8192)
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then

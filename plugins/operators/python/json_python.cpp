@@ -1,12 +1,12 @@
 // JSON <-> Python values for the python node (interpreter.h): to_python / to_json over a JSON tree, and the fast
 // paths that read a record's text straight into Python values and write Python values straight as JSON text.
-#include <evalgraph/utf8.hpp>
-
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <evalgraph/json_scan.hpp>
+#include <evalgraph/utf8.hpp>
 #include <nlohmann/detail/conversions/to_chars.hpp>
 #include <optional>
 #include <stdexcept>
@@ -20,268 +20,140 @@ namespace pynode {
 // ---- the fast paths: JSON text <-> Python values without a JSON tree in between ----
 namespace {
 
-// Strict UTF-8 (RFC 3629: no overlongs, no surrogates, nothing past U+10FFFF), as nlohmann's lexer and
-// Python's decoder both check it.
-bool valid_utf8(const unsigned char *s, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    unsigned char c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return false;
-    }
-    if (n - i < len) return false;
-    if (s[i + 1] < lo || s[i + 1] > hi) return false;
-    for (size_t k = 2; k < len; ++k)
-      if (s[i + k] < 0x80 || s[i + k] > 0xBF) return false;
-    i += len;
+// A JSON number as a new Python object: an int when it has no fraction or exponent (up to 18 digits: more may
+// not fit int64, and nlohmann then makes it unsigned or a float), else a float parsed as strtod does (correctly
+// rounded); nullptr for the others (the general path decides). build = false checks it and answers None.
+PyObject *number(std::string_view text, bool build) {
+  const bool is_float = text.find_first_of(".eE") != std::string_view::npos;
+  if (is_float) {
+    double d = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+    if (ec != std::errc() || ptr != text.data() + text.size()) return nullptr;  // out of range: the general path
+    return build ? PyFloat_FromDouble(d) : Py_NewRef(Py_None);
   }
-  return true;
+  const bool negative = text[0] == '-';
+  const std::string_view digits = text.substr(negative ? 1 : 0);
+  if (digits.size() > 18) return nullptr;
+  long long v = 0;
+  for (char c : digits) v = v * 10 + (c - '0');
+  if (negative) v = -v;
+  return build ? PyLong_FromLongLong(v) : Py_NewRef(Py_None);
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-struct FastParser {
-  const char *p, *end;
-  int max_depth;
-  std::string scratch;
-
-  void ws() {
-    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
-  }
-
-  bool hex4(unsigned &cp) {
-    if (end - p < 4) return false;
-    cp = 0;
-    for (int i = 0; i < 4; ++i) {
-      char c = *p++;
-      cp <<= 4;
-      if (c >= '0' && c <= '9') cp |= static_cast<unsigned>(c - '0');
-      else if (c >= 'a' && c <= 'f') cp |= static_cast<unsigned>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') cp |= static_cast<unsigned>(c - 'A' + 10);
-      else return false;
+// A handler of the SDK's JSON scanner (evalgraph/json_scan.hpp, which validates the text and its UTF-8) that
+// reads a record object's members straight into Python values: the top-level members into `fields`, their
+// values built with a stack of open containers of its own. Members whose key starts with '_' (the engine's own,
+// _meta) are checked, not converted. It stops (the general path then reads the record) on what it does not
+// convert: an escaped or repeated top-level key, nesting deeper than max_depth, a number that fits neither
+// int64 nor a double.
+class FieldReader : public evalgraph::json_scan::Handler {
+ public:
+  FieldReader(std::string_view text, int max_depth, std::vector<Field> &fields)
+      : text_(text), max_depth_(max_depth), fields_(fields) {}
+  ~FieldReader() {
+    for (Open &o : open_) {
+      Py_XDECREF(o.container);
+      Py_XDECREF(o.key);
     }
+  }
+  FieldReader(const FieldReader &) = delete;
+  FieldReader &operator=(const FieldReader &) = delete;
+
+  bool begin(bool object, std::size_t, std::size_t depth) {
+    if (depth == 0) return object;
+    if (static_cast<int>(depth) + 1 > max_depth_) return false;
+    PyObject *c = !build_ ? Py_NewRef(Py_None) : object ? PyDict_New() : PyList_New(0);
+    if (c == nullptr) return false;
+    open_.push_back({c, nullptr});
     return true;
   }
-
-  // A string literal at p: 0 malformed, 1 without escapes (s, n point into the text, not yet checked as
-  // UTF-8), 2 with escapes (s, n point into scratch).
-  int string(const char *&s, size_t &n) {
-    if (p >= end || *p != '"') return 0;
-    const char *start = ++p;
-    while (p < end && *p != '"' && *p != '\\') {
-      if (static_cast<unsigned char>(*p) < 0x20) return 0;
-      ++p;
-    }
-    if (p >= end) return 0;
-    if (*p == '"') {
-      s = start;
-      n = static_cast<size_t>(p - start);
-      ++p;
-      return 1;
-    }
-    scratch.assign(start, static_cast<size_t>(p - start));
-    while (p < end) {
-      char c = *p++;
-      if (c == '"') {
-        s = scratch.data();
-        n = scratch.size();
-        return 2;
-      }
-      if (static_cast<unsigned char>(c) < 0x20) return 0;
-      if (c != '\\') {
-        scratch.push_back(c);
-        continue;
-      }
-      if (p >= end) return 0;
-      switch (*p++) {
-        case '"': scratch.push_back('"'); break;
-        case '\\': scratch.push_back('\\'); break;
-        case '/': scratch.push_back('/'); break;
-        case 'b': scratch.push_back('\b'); break;
-        case 'f': scratch.push_back('\f'); break;
-        case 'n': scratch.push_back('\n'); break;
-        case 'r': scratch.push_back('\r'); break;
-        case 't': scratch.push_back('\t'); break;
-        case 'u': {
-          unsigned cp = 0;
-          if (!hex4(cp)) return 0;
-          if (cp >= 0xD800 && cp <= 0xDBFF) {  // a high surrogate: a low one must follow
-            unsigned low = 0;
-            if (end - p < 2 || p[0] != '\\' || p[1] != 'u') return 0;
-            p += 2;
-            if (!hex4(low) || low < 0xDC00 || low > 0xDFFF) return 0;
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            return 0;
-          }
-          evalgraph::utf8::append(scratch, cp);
-          break;
-        }
-        default: return 0;
-      }
-    }
-    return 0;
+  bool end(bool, std::size_t, std::size_t depth) {
+    if (depth == 0) return true;
+    PyObject *c = open_.back().container;
+    Py_XDECREF(open_.back().key);
+    open_.pop_back();
+    return place(c, depth);
   }
-
-  // A string as a new str (nullptr, no error pending, when malformed or not UTF-8).
-  PyObject *str() {
-    const char *s = nullptr;
-    size_t n = 0;
-    if (string(s, n) == 0) return nullptr;
-    PyObject *o = PyUnicode_DecodeUTF8(s, static_cast<Py_ssize_t>(n), nullptr);
-    if (o == nullptr) PyErr_Clear();
-    return o;
-  }
-
-  bool literal(const char *word, size_t n) {
-    if (static_cast<size_t>(end - p) < n || std::memcmp(p, word, n) != 0) return false;
-    p += n;
+  bool key(std::size_t off, std::size_t len, bool escaped, std::size_t depth) {
+    const std::string_view raw = text_.substr(off + 1, len - 2);
+    if (depth == 1) {
+      if (escaped) return false;  // an escaped key: the general path
+      name_ = raw;
+      build_ = name_.empty() || name_[0] != '_';
+      for (const auto &f : fields_)
+        if (build_ && f.name == name_)
+          return false;  // a repeated key: nlohmann keeps the last, a call would refuse both
+      return true;
+    }
+    if (!build_) return true;
+    PyObject *k = str(raw, escaped);
+    if (k == nullptr) return false;
+    Py_XDECREF(open_.back().key);
+    open_.back().key = k;
     return true;
   }
-
-  // A number: an int when it has no fraction or exponent (up to 18 digits: more may not fit int64, and
-  // nlohmann then makes it unsigned or a float), else a float parsed as strtod does (correctly rounded).
-  PyObject *number(bool build) {
-    const char *start = p;
-    if (p < end && *p == '-') ++p;
-    const char *digits = p;
-    if (p < end && *p == '0') {
-      ++p;
-    } else if (p < end && *p >= '1' && *p <= '9') {
-      while (p < end && is_digit(*p)) ++p;
-    } else {
-      return nullptr;
+  bool scalar(evalgraph::json_scan::Kind kind, std::size_t off, std::size_t len, bool escaped, std::size_t depth) {
+    using K = evalgraph::json_scan::Kind;
+    if (depth == 0) return false;
+    const std::string_view raw = text_.substr(off, len);
+    PyObject *v = nullptr;
+    switch (kind) {
+      case K::string:
+        v = build_ ? str(raw.substr(1, len - 2), escaped) : Py_NewRef(Py_None);
+        break;
+      case K::number:
+        v = number(raw, build_);
+        break;
+      case K::true_value:
+        v = Py_NewRef(build_ ? Py_True : Py_None);
+        break;
+      case K::false_value:
+        v = Py_NewRef(build_ ? Py_False : Py_None);
+        break;
+      case K::null:
+        v = Py_NewRef(Py_None);
+        break;
     }
-    size_t ndigits = static_cast<size_t>(p - digits);
-    bool is_float = false;
-    if (p < end && *p == '.') {
-      ++p;
-      if (p >= end || !is_digit(*p)) return nullptr;
-      while (p < end && is_digit(*p)) ++p;
-      is_float = true;
-    }
-    if (p < end && (*p == 'e' || *p == 'E')) {
-      ++p;
-      if (p < end && (*p == '+' || *p == '-')) ++p;
-      if (p >= end || !is_digit(*p)) return nullptr;
-      while (p < end && is_digit(*p)) ++p;
-      is_float = true;
-    }
-    if (is_float) {
-      double d = 0;
-      auto [ptr, ec] = std::from_chars(start, p, d);
-      if (ec != std::errc() || ptr != p) return nullptr;  // out of range: the general path decides
-      return build ? PyFloat_FromDouble(d) : Py_NewRef(Py_None);
-    }
-    if (ndigits > 18) return nullptr;
-    long long v = 0;
-    for (const char *c = digits; c < p; ++c) v = v * 10 + (*c - '0');
-    if (*start == '-') v = -v;
-    return build ? PyLong_FromLongLong(v) : Py_NewRef(Py_None);
+    return v != nullptr && place(v, depth);
   }
 
-  // A value as a new Python object; build = false checks it and answers None (a field the node skips).
-  PyObject *value(int depth, bool build) {
-    ws();
-    if (p >= end) return nullptr;
-    switch (*p) {
-      case '{': return object(depth + 1, build);
-      case '[': return array(depth + 1, build);
-      case '"': {
-        if (build) return str();
-        const char *s = nullptr;
-        size_t n = 0;
-        if (string(s, n) == 0 || !valid_utf8(reinterpret_cast<const unsigned char *>(s), n)) return nullptr;
-        return Py_NewRef(Py_None);
-      }
-      case 't': return literal("true", 4) ? Py_NewRef(build ? Py_True : Py_None) : nullptr;
-      case 'f': return literal("false", 5) ? Py_NewRef(build ? Py_False : Py_None) : nullptr;
-      case 'n': return literal("null", 4) ? Py_NewRef(Py_None) : nullptr;
-      default: return number(build);
+ private:
+  struct Open {
+    PyObject *container;  // a dict or a list (None while a skipped member is checked)
+    PyObject *key;        // a dict's key whose value comes next
+  };
+
+  // A string's content (between its quotes) as a new str.
+  PyObject *str(std::string_view content, bool escaped) {
+    if (escaped) {
+      scratch_.clear();
+      evalgraph::json_scan::unescape(content, scratch_);
+      content = scratch_;
     }
+    return PyUnicode_DecodeUTF8(content.data(), static_cast<Py_ssize_t>(content.size()), nullptr);
   }
 
-  // An object or an array, at its '{' or '[': `item` reads one member or element into the container (false:
-  // not JSON we take); `close` ends it.
-  template <class Item> PyObject *container(int depth, bool build, char close, Item item) {
-    if (depth > max_depth) return nullptr;
-    ++p;  // '{' or '['
-    Ref c(!build ? Py_NewRef(Py_None) : close == '}' ? PyDict_New() : PyList_New(0));
-    if (!c) {
-      PyErr_Clear();
-      return nullptr;
-    }
-    ws();
-    if (p < end && *p == close) {
-      ++p;
-      return c.release();
-    }
-    for (;;) {
-      if (!item(c.get())) return nullptr;
-      ws();
-      if (p < end && *p == ',') {
-        ++p;
-        continue;
-      }
-      if (p < end && *p == close) {
-        ++p;
-        return c.release();
-      }
-      return nullptr;
-    }
-  }
-
-  PyObject *object(int depth, bool build) {
-    return container(depth, build, '}', [&](PyObject *d) {
-      ws();
-      Ref key;
-      if (build) {
-        key = Ref(str());
-      } else {
-        const char *s = nullptr;
-        size_t n = 0;
-        if (string(s, n) != 0 && valid_utf8(reinterpret_cast<const unsigned char *>(s), n)) key = Ref(Py_NewRef(Py_None));
-      }
-      if (!key) return false;
-      ws();
-      if (p >= end || *p != ':') return false;
-      ++p;
-      Ref v(value(depth, build));
-      if (!v) return false;
-      if (build && PyDict_SetItem(d, key.get(), v.get()) != 0) {
-        PyErr_Clear();
-        return false;
-      }
+  // Puts the new value v (a reference this takes) where it belongs: the current top-level member, or the
+  // innermost open container.
+  bool place(PyObject *v, std::size_t depth) {
+    Ref owned(v);
+    if (depth == 1) {
+      if (build_) fields_.push_back({name_, owned.release()});
       return true;
-    });
+    }
+    if (!build_) return true;
+    Open &o = open_.back();
+    if (PyList_Check(o.container)) return PyList_Append(o.container, v) == 0;
+    return PyDict_SetItem(o.container, o.key, v) == 0;
   }
 
-  PyObject *array(int depth, bool build) {
-    return container(depth, build, ']', [&](PyObject *list) {
-      Ref v(value(depth, build));
-      if (!v) return false;
-      if (build && PyList_Append(list, v.get()) != 0) {
-        PyErr_Clear();
-        return false;
-      }
-      return true;
-    });
-  }
+  std::string_view text_;
+  int max_depth_;
+  std::vector<Field> &fields_;
+  std::vector<Open> open_;
+  std::string_view name_;  // the current top-level member's key
+  bool build_ = true;      // false while a member the node skips is checked
+  std::string scratch_;
 };
 
 void append_uint(std::string &out, unsigned long long v, bool negative) {
@@ -323,62 +195,15 @@ std::array<std::string, 128> make_kind_names() {
 }  // namespace
 
 bool parse_fields(std::string_view text, int max_depth, std::vector<Field> &fields) {
+  fields.clear();
   // Two levels short of the general path's bound: whatever is taken here, it takes too (its own count of
   // depth may start elsewhere); what is deeper goes there and gets its message.
-  FastParser ps{text.data(), text.data() + text.size(), max_depth - 2, {}};
+  FieldReader reader(text, max_depth - 2, fields);
+  if (evalgraph::json_scan::scan(text, reader).ok()) return true;
+  for (auto &f : fields) Py_XDECREF(f.value);
   fields.clear();
-  auto fail = [&] {
-    for (auto &f : fields) Py_XDECREF(f.value);
-    fields.clear();
-    PyErr_Clear();
-    return false;
-  };
-  ps.ws();
-  if (ps.p >= ps.end || *ps.p != '{') return fail();
-  ++ps.p;
-  ps.ws();
-  if (ps.p < ps.end && *ps.p == '}') {
-    ++ps.p;
-  } else {
-    for (;;) {
-      ps.ws();
-      const char *s = nullptr;
-      size_t n = 0;
-      // An escaped key, or one that is not UTF-8: the general path.
-      if (ps.string(s, n) != 1 || !valid_utf8(reinterpret_cast<const unsigned char *>(s), n)) return fail();
-      std::string_view name(s, n);
-      ps.ws();
-      if (ps.p >= ps.end || *ps.p != ':') return fail();
-      ++ps.p;
-      bool skip = !name.empty() && name[0] == '_';  // the engine's own fields (_meta): checked, not converted
-      PyObject *v = ps.value(1, !skip);
-      if (v == nullptr) return fail();
-      if (skip) {
-        Py_DECREF(v);
-      } else {
-        for (const auto &f : fields) {
-          if (f.name == name) {  // a repeated key: nlohmann keeps the last, a call would refuse both
-            Py_DECREF(v);
-            return fail();
-          }
-        }
-        fields.push_back({name, v});
-      }
-      ps.ws();
-      if (ps.p < ps.end && *ps.p == ',') {
-        ++ps.p;
-        continue;
-      }
-      if (ps.p < ps.end && *ps.p == '}') {
-        ++ps.p;
-        break;
-      }
-      return fail();
-    }
-  }
-  ps.ws();
-  if (ps.p != ps.end) return fail();
-  return true;
+  PyErr_Clear();
+  return false;
 }
 
 void append_json_string(std::string &out, const char *s, size_t n) {

@@ -15,10 +15,10 @@
 //   std::string answer = in.required_text(answer_, "the assistant text");  // a string or null, else an InputError
 //   std::vector<evalgraph::Doc> docs = in.docs(docs_, "doc_", 64);         // the shapes our datasets hold
 //
-// Why not simdjson On-Demand: it is not in the SDK's dependencies (an out-of-tree plugin builds against the
-// installed headers and nlohmann/json only), it needs its input padded (a copy of every record, the host's
-// buffer is not), and this scanner already is as strict as the engine's own reader (lib/util/raw_json),
-// which lives in the engine, not behind the C ABI. Measured: bench/ksodi_throughput.sh, see the commit.
+// The text is scanned by json_scan.hpp, the one scanner the engine's own reader (lib/util/raw_json) runs on
+// too. Why not simdjson On-Demand: it is not in the SDK's dependencies (an out-of-tree plugin builds against
+// the installed headers and nlohmann/json only), and it needs its input padded (a copy of every record, the
+// host's buffer is not). Measured: bench/ksodi_throughput.sh, see the commit.
 #ifndef EVALGRAPH_INPUT_HPP
 #define EVALGRAPH_INPUT_HPP
 
@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "evalgraph/json_bounded.hpp"
+#include "evalgraph/json_scan.hpp"
 #include "evalgraph/plugin.hpp"
 #include "evalgraph/utf8.hpp"
 
@@ -73,197 +74,151 @@ struct Value {
   }
 };
 
-// A validating scanner over JSON text (no DOM). Each method consumes one piece at the current position and
-// returns false where the text is not JSON.
-class Scanner {
+// The kind of value the scanner met.
+inline Value::Kind kind_of(json_scan::Kind k) {
+  switch (k) {
+    case json_scan::Kind::string:
+      return Value::String;
+    case json_scan::Kind::number:
+      return Value::Number;
+    case json_scan::Kind::null:
+      return Value::Null;
+    default:
+      return Value::Bool;
+  }
+}
+
+// v as the scalar `raw` (its JSON text) the scanner met; a string's content stays a view into the text unless
+// it holds escapes.
+inline void fill(Value &v, json_scan::Kind kind, std::string_view raw, bool escaped) {
+  v.kind = kind_of(kind);
+  v.raw = raw;
+  if (v.kind != Value::String) return;
+  v.escaped = escaped;
+  v.decoded.clear();
+  if (escaped)
+    json_scan::unescape(raw.substr(1, raw.size() - 2), v.decoded);
+  else
+    v.plain = raw.substr(1, raw.size() - 2);
+}
+
+// The handler every reader below builds on (json_scan.hpp): JSON nested at most `max_depth` deep, counting
+// `base` containers around the text, with numbers within a double's range (what parse_bounded takes). `top`:
+// the kind of the top-level value.
+class Bounded : public json_scan::Handler {
  public:
-  explicit Scanner(std::string_view s, int max_depth = kMaxInputDepth) : s_(s), max_depth_(max_depth) {}
+  Bounded(std::string_view text, int max_depth, int base = 0) : text_(text), max_depth_(max_depth), base_(base) {}
+  Value::Kind top = Value::Absent;
 
-  void ws() {
-    while (p_ < s_.size() && (s_[p_] == ' ' || s_[p_] == '\t' || s_[p_] == '\n' || s_[p_] == '\r')) ++p_;
+  bool begin(bool object, std::size_t, std::size_t depth) {
+    if (depth == 0) top = object ? Value::Object : Value::Array;
+    return static_cast<int>(depth) + base_ < max_depth_;
   }
-  bool eat(char c) {
-    ws();
-    if (p_ < s_.size() && s_[p_] == c) {
-      ++p_;
-      return true;
-    }
-    return false;
-  }
-  bool peek(char c) {
-    ws();
-    return p_ < s_.size() && s_[p_] == c;
-  }
-  bool at_end() {
-    ws();
-    return p_ == s_.size();
-  }
-  int max_depth() const { return max_depth_; }
-
-  // A string: UTF-8 validated (RFC 3629), no raw control characters, escapes decoded (\u with surrogate pairs).
-  bool string(Value &v) {
-    ws();
-    if (p_ >= s_.size() || s_[p_] != '"') return false;
-    const std::size_t open = p_++;
-    const std::size_t begin = p_;
-    v.escaped = false;
-    v.decoded.clear();
-    std::size_t run = begin;  // start of the not yet copied part (escaped strings only)
-    while (p_ < s_.size()) {
-      // Eight plain bytes at a time (most of a text is printable ASCII).
-      while (p_ + 8 <= s_.size()) {
-        if (const std::uint64_t m = utf8::json_special8(s_.data() + p_); m != 0) {
-          // Straight to the first special byte (the lowest flagged byte is always a true hit).
-          p_ += static_cast<std::size_t>(__builtin_ctzll(m) >> 3);
-          break;
-        }
-        p_ += 8;
-      }
-      if (p_ >= s_.size()) break;
-      const unsigned char c = static_cast<unsigned char>(s_[p_]);
-      if (c == '"') {
-        if (v.escaped) v.decoded.append(s_.substr(run, p_ - run));
-        else v.plain = s_.substr(begin, p_ - begin);
-        ++p_;
-        v.kind = Value::String;
-        v.raw = s_.substr(open, p_ - open);
-        return true;
-      }
-      if (c < 0x20) return false;
-      if (c == '\\') {
-        if (!escape(v, run)) return false;
-        continue;
-      }
-      if (c < 0x80) {
-        ++p_;
-        continue;
-      }
-      const std::size_t len = utf8::sequence_length(s_, p_);
-      if (len == 0) return false;
-      p_ += len;
-    }
-    return false;
+  bool scalar(json_scan::Kind kind, std::size_t off, std::size_t len, bool, std::size_t depth) {
+    if (depth == 0) top = kind_of(kind);
+    return kind != json_scan::Kind::number || json_scan::within_double_range(text_.substr(off, len));
   }
 
-  // Any value, fully validated; records its text and kind. `depth`: the containers around it.
-  bool skip(Value &v, int depth = 0) {
-    ws();
-    if (p_ >= s_.size()) return false;
-    const char c = s_[p_];
-    if (c == '"') return string(v);
-    const std::size_t b = p_;
-    if (c == '{' || c == '[') {
-      if (depth + 1 > max_depth_) return false;
-      Value tmp;
-      const bool ok = c == '{' ? object([&](std::string_view) { return skip(tmp, depth + 1); })
-                               : array([&] { return skip(tmp, depth + 1); });
-      if (!ok) return false;
-      v.kind = c == '{' ? Value::Object : Value::Array;
-    } else if (literal("null")) {
-      v.kind = Value::Null;
-    } else if (literal("true") || literal("false")) {
-      v.kind = Value::Bool;
-    } else if (number()) {
-      v.kind = Value::Number;
-    } else {
-      return false;
-    }
-    v.raw = s_.substr(b, p_ - b);
+ protected:
+  // A key's content (decoded when it holds escapes, in a buffer that lives until the next key).
+  std::string_view key_text(std::size_t off, std::size_t len, bool escaped) {
+    const std::string_view k = text_.substr(off + 1, len - 2);
+    if (!escaped) return k;
+    key_.clear();
+    json_scan::unescape(k, key_);
+    return key_;
+  }
+
+  std::string_view text_;
+  int max_depth_, base_;
+  std::string key_;
+};
+
+// The value that comes next at one depth, kept in *target (chosen by its key): a scalar at once, a container
+// from its beginning to its end.
+struct Keep {
+  Value *target = nullptr;
+  std::size_t start = 0;
+  void begin(bool object, std::size_t off) {
+    if (target == nullptr) return;
+    target->kind = object ? Value::Object : Value::Array;
+    start = off;
+  }
+  void end(std::string_view text, std::size_t off) {
+    if (target == nullptr) return;
+    target->raw = text.substr(start, off + 1 - start);
+    target = nullptr;
+  }
+  void scalar(std::string_view text, json_scan::Kind kind, std::size_t off, std::size_t len, bool escaped) {
+    if (target == nullptr) return;
+    fill(*target, kind, text.substr(off, len), escaped);
+    target = nullptr;
+  }
+};
+
+// Reads an object's members: match(key) answers where a member is kept (nullptr: validated and skipped; a
+// repeated member: the last one counts). Stops at a top-level value that is not an object.
+template <class Match>
+class MemberReader : public Bounded {
+ public:
+  MemberReader(std::string_view text, Match &match) : Bounded(text, kMaxInputDepth), match_(match) {}
+
+  bool begin(bool object, std::size_t off, std::size_t depth) {
+    if (!Bounded::begin(object, off, depth)) return false;
+    if (depth == 1) keep_.begin(object, off);
+    return depth != 0 || object;
+  }
+  bool end(bool, std::size_t off, std::size_t depth) {
+    if (depth == 1) keep_.end(text_, off);
     return true;
   }
-
-  // The elements of an array at the current position: f() consumes one value.
-  template <class F> bool array(F &&f) {
-    if (!eat('[')) return false;
-    if (eat(']')) return true;
-    do {
-      if (!f()) return false;
-    } while (eat(','));
-    return eat(']');
+  bool key(std::size_t off, std::size_t len, bool escaped, std::size_t depth) {
+    if (depth != 1) return true;
+    keep_.target = match_(key_text(off, len, escaped));
+    if (keep_.target != nullptr) *keep_.target = Value{};
+    return true;
   }
-
-  // The members of an object at the current position: f(key) consumes the value. A key with escapes is
-  // handed over decoded (in a buffer that lives until the next key).
-  template <class F> bool object(F &&f) {
-    if (!eat('{')) return false;
-    if (eat('}')) return true;
-    Value key;
-    do {
-      if (!string(key) || !eat(':')) return false;
-      if (!f(key.str())) return false;
-    } while (eat(','));
-    return eat('}');
+  bool scalar(json_scan::Kind kind, std::size_t off, std::size_t len, bool escaped, std::size_t depth) {
+    if (!Bounded::scalar(kind, off, len, escaped, depth) || depth == 0) return false;
+    if (depth == 1) keep_.scalar(text_, kind, off, len, escaped);
+    return true;
   }
 
  private:
-  bool hex4(std::size_t i, std::uint32_t &cp) const { return utf8::read_hex4(s_, i, cp); }
-
-  // The escape at p_ (a backslash) into v.decoded; `run` is where the not yet copied text starts.
-  bool escape(Value &v, std::size_t &run) {
-    if (p_ + 1 >= s_.size()) return false;
-    const char r = utf8::json_unescape(s_[p_ + 1]);
-    if (r == 0) return false;
-    if (!v.escaped) {
-      v.escaped = true;
-      v.decoded.reserve(64);
-    }
-    v.decoded.append(s_.substr(run, p_ - run));
-    if (r == 'u') {  // Python's json.dumps writes all non-ASCII text so (ensure_ascii)
-      std::uint32_t cp = 0;
-      if (!hex4(p_ + 2, cp) || (cp >= 0xDC00 && cp <= 0xDFFF)) return false;  // a lone low surrogate
-      p_ += 6;
-      if (cp >= 0xD800 && cp <= 0xDBFF) {
-        std::uint32_t lo = 0;
-        if (p_ + 1 >= s_.size() || s_[p_] != '\\' || s_[p_ + 1] != 'u' || !hex4(p_ + 2, lo) || lo < 0xDC00 || lo > 0xDFFF)
-          return false;
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-        p_ += 6;
-      }
-      utf8::append(v.decoded, cp);
-    } else {
-      v.decoded.push_back(r);
-      p_ += 2;
-    }
-    run = p_;
-    return true;
-  }
-
-  bool literal(std::string_view w) {
-    if (s_.substr(p_, w.size()) != w) return false;
-    p_ += w.size();
-    return true;
-  }
-  // A number as RFC 8259 spells it, within a double's range: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-  bool number() {
-    auto digit = [&] { return p_ < s_.size() && s_[p_] >= '0' && s_[p_] <= '9'; };
-    auto digits = [&] {
-      if (!digit()) return false;
-      while (digit()) ++p_;
-      return true;
-    };
-    const std::size_t start = p_;
-    if (p_ < s_.size() && s_[p_] == '-') ++p_;
-    if (p_ < s_.size() && s_[p_] == '0') ++p_;
-    else if (!digits()) return false;
-    if (p_ < s_.size() && s_[p_] == '.') {
-      ++p_;
-      if (!digits()) return false;
-    }
-    bool exp = false;
-    if (p_ < s_.size() && (s_[p_] == 'e' || s_[p_] == 'E')) {
-      exp = true;
-      ++p_;
-      if (p_ < s_.size() && (s_[p_] == '+' || s_[p_] == '-')) ++p_;
-      if (!digits()) return false;
-    }
-    if (exp || p_ - start > 300) return std::isfinite(std::strtod(std::string(s_.substr(start, p_ - start)).c_str(), nullptr));
-    return true;
-  }
-
-  std::string_view s_;
-  std::size_t p_ = 0;
-  int max_depth_;
+  Match &match_;
+  Keep keep_;
 };
+
+// Calls f(raw) for each element of the top-level array, in order, as soon as it has been scanned.
+template <class F>
+class ElementReader : public Bounded {
+ public:
+  ElementReader(std::string_view text, F &f) : Bounded(text, kMaxInputDepth), f_(f) {}
+
+  bool begin(bool object, std::size_t off, std::size_t depth) {
+    if (depth == 1) start_ = off;
+    return Bounded::begin(object, off, depth);
+  }
+  bool end(bool, std::size_t off, std::size_t depth) {
+    if (depth == 1) f_(text_.substr(start_, off + 1 - start_));
+    return true;
+  }
+  bool scalar(json_scan::Kind kind, std::size_t off, std::size_t len, bool escaped, std::size_t depth) {
+    if (!Bounded::scalar(kind, off, len, escaped, depth)) return false;
+    if (depth == 1) f_(text_.substr(off, len));
+    return true;
+  }
+
+ private:
+  F &f_;
+  std::size_t start_ = 0;
+};
+
+// The first character of `text` after whitespace ('\0' when none).
+inline char first_char(std::string_view text) {
+  const std::size_t b = text.find_first_not_of(" \t\n\r");
+  return b == std::string_view::npos ? '\0' : text[b];
+}
 
 // Why `text` is not JSON nested at most `max_depth` deep, in parse_bounded's words ("not valid JSON at byte
 // 12, near 'tru'", "nested deeper than 64 levels", "a number beyond the range of a double (…)"). Only called
@@ -275,55 +230,88 @@ inline std::string why_refused(std::string_view text, int max_depth) {
   return why;
 }
 
-// Docs in the accepted shapes, from the array at the scanner's position; `depth`: the containers around it.
-// False where the text is not JSON (or nests deeper than the scanner allows).
-inline bool read_doc_array(Scanner &r, const std::string &field, const char *id_prefix, std::vector<Doc> &out, int depth) {
-  if (depth + 1 > r.max_depth()) return false;
-  static constexpr const char *kText[] = {"text", "content", "page_content", "output", "result"};
-  static constexpr const char *kId[] = {"id", "doc_id", "name", "tool", "source"};
-  std::size_t i = 0;
-  Value tmp;
-  return r.array([&] {
-    ++i;
-    Doc d;
-    d.id = std::string(id_prefix) + std::to_string(i);
-    Value e;
-    if (r.peek('{')) {
-      Value text[5], id[5];
-      const bool ok = depth + 2 <= r.max_depth() && r.object([&](std::string_view key) {
-        for (int k = 0; k < 5; ++k) {
-          if (key == kText[k]) return r.skip(text[k], depth + 2);  // a repeated member: the last counts
-          if (key == kId[k]) return r.skip(id[k], depth + 2);
-        }
-        return r.skip(tmp, depth + 2);
-      });
-      if (!ok) return false;
-      const Value *t = nullptr;
-      for (const Value &c : text)
-        if (!c.absent_or_null()) {
-          t = &c;
-          break;
-        }
-      if (t == nullptr)
-        throw std::invalid_argument(field + "[" + std::to_string(i - 1) +
-                                    "]: object has no \"text\" (or content/page_content/output/result) member");
-      d.text = t->text();
-      for (const Value &c : id)
-        if (!c.absent_or_null()) {
-          d.id = c.text();
-          break;
-        }
-    } else {
-      if (!r.skip(e, depth + 1)) return false;
-      if (e.kind != Value::String)
-        throw std::invalid_argument(field + "[" + std::to_string(i - 1) + "]: expected an object or a string, got " +
-                                    e.type_name());
-      d.text = std::string(e.str());
+// Reads docs in the accepted shapes from a JSON array (the top-level value of the text; `base`: the containers
+// around it). Throws std::invalid_argument "<field>[i]: …" for an element of the wrong shape, once the element
+// has been scanned.
+class DocsReader : public Bounded {
+ public:
+  DocsReader(std::string_view text, int max_depth, int base, const std::string &field, const char *id_prefix,
+             std::vector<Doc> &out)
+      : Bounded(text, max_depth, base), field_(field), id_prefix_(id_prefix), out_(out) {}
+
+  bool begin(bool object, std::size_t off, std::size_t depth) {
+    if (!Bounded::begin(object, off, depth)) return false;
+    if (depth == 1) {
+      ++i_;
+      for (int k = 0; k < 5; ++k) text_v_[k] = id_v_[k] = Value{};
+    } else if (depth == 2) {
+      keep_.begin(object, off);
     }
-    out.push_back(std::move(d));
     return true;
-  });
-}
+  }
+  bool end(bool object, std::size_t off, std::size_t depth) {
+    if (depth == 2) keep_.end(text_, off);
+    if (depth == 1 && !object) throw wrong_shape("array");
+    if (depth == 1) doc();
+    return true;
+  }
+  bool key(std::size_t off, std::size_t len, bool escaped, std::size_t depth) {
+    if (depth != 2) return true;
+    static constexpr const char *kText[] = {"text", "content", "page_content", "output", "result"};
+    static constexpr const char *kId[] = {"id", "doc_id", "name", "tool", "source"};
+    const std::string_view k = key_text(off, len, escaped);
+    keep_.target = nullptr;
+    for (int n = 0; n < 5 && keep_.target == nullptr; ++n) {
+      if (k == kText[n]) keep_.target = &text_v_[n];  // a repeated member: the last counts
+      if (k == kId[n]) keep_.target = &id_v_[n];
+    }
+    return true;
+  }
+  bool scalar(json_scan::Kind kind, std::size_t off, std::size_t len, bool escaped, std::size_t depth) {
+    if (!Bounded::scalar(kind, off, len, escaped, depth)) return false;
+    if (depth == 2) keep_.scalar(text_, kind, off, len, escaped);
+    if (depth != 1) return true;
+    ++i_;
+    Value e;
+    fill(e, kind, text_.substr(off, len), escaped);
+    if (e.kind != Value::String) throw wrong_shape(e.type_name());
+    out_.push_back(Doc{std::string(id_prefix_) + std::to_string(i_), std::string(e.str())});
+    return true;
+  }
+
+ private:
+  std::invalid_argument wrong_shape(const char *got) const {
+    return std::invalid_argument(field_ + "[" + std::to_string(i_ - 1) + "]: expected an object or a string, got " +
+                                 got);
+  }
+
+  // The object element just scanned, as a doc.
+  void doc() {
+    const Value *t = nullptr;
+    for (const Value &c : text_v_)
+      if (!c.absent_or_null()) {
+        t = &c;
+        break;
+      }
+    if (t == nullptr)
+      throw std::invalid_argument(field_ + "[" + std::to_string(i_ - 1) +
+                                  "]: object has no \"text\" (or content/page_content/output/result) member");
+    Doc d{std::string(id_prefix_) + std::to_string(i_), t->text()};
+    for (const Value &c : id_v_)
+      if (!c.absent_or_null()) {
+        d.id = c.text();
+        break;
+      }
+    out_.push_back(std::move(d));
+  }
+
+  const std::string &field_;
+  const char *id_prefix_;
+  std::vector<Doc> &out_;
+  std::size_t i_ = 0;
+  Value text_v_[5], id_v_[5];
+  Keep keep_;
+};
 
 }  // namespace input
 
@@ -415,14 +403,13 @@ class Record {
                                      input::why_refused(s, max_depth) +
                                      " (limits.nesting_depth = " + std::to_string(max_depth) + ")");
       };
-      input::Scanner r(s, max_depth);
+      input::DocsReader r(s, max_depth, 0, field, id_prefix, out);
       bool ok = false;
       try {
-        ok = input::read_doc_array(r, field, id_prefix, out, 0) && r.at_end();
+        ok = json_scan::scan(s, r).ok();
       } catch (const std::invalid_argument &) {  // a doc of the wrong shape; but first: is the whole text JSON?
-        input::Scanner whole(s, max_depth);
-        input::Value ignored;
-        if (!whole.skip(ignored) || !whole.at_end()) throw refuse();
+        input::Bounded whole(s, max_depth);
+        if (!json_scan::scan(s, whole).ok()) throw refuse();
         throw;
       }
       if (!ok) throw refuse();
@@ -431,38 +418,35 @@ class Record {
     if (v.kind != input::Value::Array)
       throw std::invalid_argument(field + ": expected an array of {\"id\",\"text\"} objects or of strings, got " +
                                   v.type_name());
-    input::Scanner r(v.raw);
-    if (!input::read_doc_array(r, field, id_prefix, out, 1)) throw std::logic_error("docs: a validated array did not scan");
+    input::DocsReader r(v.raw, kMaxInputDepth, 1, field, id_prefix, out);
+    if (!json_scan::scan(v.raw, r).ok()) throw std::logic_error("docs: a validated array did not scan");
     return out;
   }
 
  private:
   // One pass over the object: each member that is a port is kept at its index, the rest validated and skipped.
   void scan(std::string_view text) {
-    input::Scanner r(text);
-    input::Value skipped;
-    auto keep = [&](std::string_view key, const std::vector<const char *> &ports, std::size_t base, bool &found) {
-      for (std::size_t i = 0; i < ports.size(); ++i)
-        if (key == ports[i]) {
-          found = true;
-          values_[base + i] = input::Value{};  // a repeated member: the last one counts
-          return r.skip(values_[base + i], 1);
-        }
-      return true;
+    auto match = [&](std::string_view key) -> input::Value * {
+      if (first_ == nullptr) return find(key, own_, 0);
+      input::Value *v = find(key, *first_, 0);
+      return v != nullptr ? v : find(key, *second_, first_->size());
     };
-    const bool ok = r.peek('{') && r.object([&](std::string_view key) {
-      bool found = false;
-      const bool fine = first_ == nullptr ? keep(key, own_, 0, found)
-                                          : keep(key, *first_, 0, found) &&
-                                                (found || keep(key, *second_, first_->size(), found));
-      return found ? fine : r.skip(skipped, 1);
-    }) && r.at_end();
-    if (!ok) {
-      input::Scanner whole(text);
-      if (whole.skip(skipped) && whole.at_end())
-        throw InputError(std::string(node_) + ": the input is not an object but " + skipped.type_name());
-      throw InputError(std::string(node_) + ": the input is " + input::why_refused(text, kMaxInputDepth));
+    input::MemberReader<decltype(match)> reader(text, match);
+    if (json_scan::scan(text, reader).ok()) return;
+    input::Bounded whole(text, kMaxInputDepth);
+    if (json_scan::scan(text, whole).ok()) {
+      input::Value v;
+      v.kind = whole.top;
+      throw InputError(std::string(node_) + ": the input is not an object but " + v.type_name());
     }
+    throw InputError(std::string(node_) + ": the input is " + input::why_refused(text, kMaxInputDepth));
+  }
+
+  // The value of the port named `key` among `ports` (index base + i), nullptr when none is.
+  input::Value *find(std::string_view key, const std::vector<const char *> &ports, std::size_t base) {
+    for (std::size_t i = 0; i < ports.size(); ++i)
+      if (key == ports[i]) return &values_[base + i];
+    return nullptr;
   }
 
   const char *node_;
@@ -475,17 +459,15 @@ class Record {
 // f(object_text) for the object, or for each element, and returns f's output, or the outputs of the elements
 // as one JSON array. Text that is not JSON: an InputError "<node>: the input is …".
 template <class F> std::string for_each_record(std::string_view input, const char *node, F &&f) {
-  input::Scanner r(input);
-  if (!r.peek('[')) return f(input);
+  if (input::first_char(input) != '[') return f(input);
   std::string out = "[";
-  input::Value e;
-  const bool ok = r.array([&] {
-    if (!r.skip(e, 1)) return false;
+  auto each = [&](std::string_view element) {
     if (out.size() > 1) out.push_back(',');
-    out += f(e.raw);
-    return true;
-  }) && r.at_end();
-  if (!ok) throw InputError(std::string(node) + ": the input is " + input::why_refused(input, kMaxInputDepth));
+    out += f(element);
+  };
+  input::ElementReader<decltype(each)> reader(input, each);
+  if (!json_scan::scan(input, reader).ok())
+    throw InputError(std::string(node) + ": the input is " + input::why_refused(input, kMaxInputDepth));
   out.push_back(']');
   return out;
 }
@@ -494,19 +476,15 @@ template <class F> std::string for_each_record(std::string_view input, const cha
 // the host sends outside a group. Views into `input`. Text that is not JSON: an InputError naming the node.
 inline std::vector<std::string_view> sequence_records(std::string_view input, const char *node, bool *group) {
   std::vector<std::string_view> out;
-  input::Scanner r(input);
-  *group = r.peek('[');
+  *group = input::first_char(input) == '[';
   if (!*group) {
     out.push_back(input);
     return out;
   }
-  input::Value e;
-  const bool ok = r.array([&] {
-    if (!r.skip(e, 1)) return false;
-    out.push_back(e.raw);
-    return true;
-  }) && r.at_end();
-  if (!ok) throw InputError(std::string(node) + ": the input is " + input::why_refused(input, kMaxInputDepth));
+  auto each = [&](std::string_view element) { out.push_back(element); };
+  input::ElementReader<decltype(each)> reader(input, each);
+  if (!json_scan::scan(input, reader).ok())
+    throw InputError(std::string(node) + ": the input is " + input::why_refused(input, kMaxInputDepth));
   return out;
 }
 

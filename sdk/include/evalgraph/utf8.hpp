@@ -26,6 +26,21 @@ inline std::size_t sequence_length(std::string_view s, std::size_t i) {
   return 0;
 }
 
+// The offset of the first byte of `s` that is not part of well-formed UTF-8 (sequence_length), npos when all of
+// it is: the one UTF-8 validator of the host and the plugins (the JSON scanner, json_scan.hpp, checks strings so).
+inline std::size_t first_invalid(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const std::size_t n = sequence_length(s, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
 // Appends code point cp (<= U+10FFFF, not a surrogate) as UTF-8.
 inline void append(std::string &out, std::uint32_t cp) {
   if (cp < 0x80) {
