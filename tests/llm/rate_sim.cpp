@@ -1,0 +1,89 @@
+// eg-rate-sim: the rate controller in simulated time (rate_sim.h) against servers that do not queue (latency
+// constant or heavy-tailed) and servers of small capacity that queue, side by side with fixed windows, over several
+// seeds. Deterministic: a policy change is judged here before the loopback benches (bench/ratelimit_bench.sh,
+// bench/pipeline_bench.sh), which add the machine's noise.
+//   eg-rate-sim [--seeds N]
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "rate_sim.h"
+
+using namespace evalgraph::llm;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+RateSettings adaptive(int ceiling, bool stated) { return RateSettings{true, ceiling, stated, 0, 0}; }
+RateSettings fixed(int window) { return RateSettings{false, window, true, 0, 0}; }
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  int seeds = 7;
+  double trace_sigma = -1;
+  int trace_ceiling = 64, trace_k = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--trace") && i + 2 < argc) {  // --trace SIGMA CEILING [K]: one run's window changes
+      trace_sigma = std::atof(argv[++i]);
+      trace_ceiling = std::atoi(argv[++i]);
+      if (i + 1 < argc && argv[i + 1][0] != '-') trace_k = std::atoi(argv[++i]);
+    }
+  }
+  if (trace_sigma >= 0) {
+    sim::UnqueuedServer a(0.1, trace_sigma, 1);
+    sim::QueueingServer q(std::max(trace_k, 1), 0.1, trace_sigma, 1);
+    auto r = sim::run(adaptive(trace_ceiling, trace_ceiling != 256), trace_k > 0 ? trace_k * 150 : 4000,
+                      [&](double t) { return trace_k > 0 ? q.latency(t) : a.latency(t); });
+    for (auto [t, w] : r.windows) std::printf("%8.3f %5d\n", t, w);
+    std::printf("%.2f s\n", r.seconds);
+    return 0;
+  }
+
+  std::printf("== servers that do not queue, 100 ms mean latency, 4,000 calls: seconds against a fixed window\n");
+  std::printf("%-7s %-22s %10s %10s %8s %12s\n", "sigma", "client", "seconds", "fixed_s", "ratio", "mean_window");
+  for (double sigma : {0.0, 0.5, 1.0, 1.5}) {
+    for (auto [name, s, f] : {std::tuple{"adaptive, ceiling 64", adaptive(64, true), fixed(64)},
+                              std::tuple{"adaptive, default", adaptive(256, false), fixed(256)}}) {
+      std::vector<double> secs, ratio, win;
+      for (int seed = 1; seed <= seeds; ++seed) {
+        sim::UnqueuedServer a(0.1, sigma, seed), b(0.1, sigma, seed);
+        auto ra = sim::run(s, 4000, [&](double t) { return a.latency(t); });
+        auto rb = sim::run(f, 4000, [&](double t) { return b.latency(t); });
+        secs.push_back(ra.seconds);
+        ratio.push_back(ra.seconds / rb.seconds);
+        win.push_back(ra.mean_window);
+      }
+      std::printf("%-7.1f %-22s %10.2f %10.2f %8.3f %12.1f\n", sigma, name, median(secs),
+                  median(secs) / median(ratio), median(ratio), median(win));
+    }
+  }
+
+  std::printf("\n== servers of capacity K that queue, 100 ms a call, ~15 s of calls: throughput / (K/L), median "
+              "latency / unloaded (median and worst of %d seeds)\n", seeds);
+  std::printf("%-4s %-6s %14s %14s %14s %14s\n", "K", "sigma", "thru_median", "thru_worst", "lat_median", "lat_worst");
+  for (double sigma : {0.0, 0.5}) {
+    for (int k : {1, 2, 6, 24, 96}) {
+      std::vector<double> thru, lat;
+      const int calls = k * 150;
+      for (int seed = 1; seed <= seeds; ++seed) {
+        sim::QueueingServer q(k, 0.1, sigma, seed);
+        auto r = sim::run(adaptive(256, false), calls, [&](double t) { return q.latency(t); });
+        thru.push_back(calls / r.seconds / (k / 0.1));
+        // unloaded median: the service time's median
+        lat.push_back(r.median_latency_s / (0.1 * std::exp(-sigma * sigma / 2)));
+      }
+      std::printf("%-4d %-6.1f %14.3f %14.3f %14.2f %14.2f\n", k, sigma, median(thru),
+                  *std::min_element(thru.begin(), thru.end()), median(lat), *std::max_element(lat.begin(), lat.end()));
+    }
+  }
+  return 0;
+}
