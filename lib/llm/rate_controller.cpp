@@ -17,7 +17,7 @@ Clock::time_point after(Clock::time_point t, double s) {
 }
 
 constexpr double kInitialWindow = 8;         // the first round's window (below the ceiling) ...
-constexpr double kStatedInitialWindow = 32;  // ... at most, where the ceiling was stated (half of it)
+constexpr double kStatedInitialWindow = 64;  // ... at most, where the ceiling was stated (all of it)
 constexpr double kHoldRise = 0.15;        // latency 15 % over the least seen: the window holds
 constexpr double kShrinkRise = 0.3;       // 30 %: it shrinks towards 1.1x the least latency
 constexpr double kLatencyFloorS = 0.025;  // rises are measured against at least this (fast local servers' noise)
@@ -68,7 +68,7 @@ double RateController::Bucket::wait_for(double need) const {
 
 RateController::RateController(RateSettings s) : s_(s) {
   const double first =
-      s_.ceiling_stated ? std::clamp(s_.ceiling / 2.0, kInitialWindow, kStatedInitialWindow) : kInitialWindow;
+      s_.ceiling_stated ? std::clamp<double>(s_.ceiling, kInitialWindow, kStatedInitialWindow) : kInitialWindow;
   window_ = s_.adaptive ? std::min<double>(s_.ceiling, first) : s_.ceiling;
   round_target_ = round_size();
   const auto now = Clock::now();

@@ -1,7 +1,7 @@
 // How many calls a provider gets at once and how fast they go (docs/llm-providers.md, "How fast a provider is
 // driven"). One RateController per provider, on LlmService's event-loop thread only.
 //
-// * The window (calls in flight) finds itself below `max_in_flight` (the ceiling), from 8 (from half the ceiling, 32
+// * The window (calls in flight) finds itself below `max_in_flight` (the ceiling), from 8 (from the ceiling, 64
 //   at most, where max_in_flight was set: the user said the server takes that many): it doubles each round
 //   (half a window of answers) while it is what holds the calls back and the answers' latency does not rise (slow
 //   start), then grows by sqrt(window)/2 a round (a window of answers); it holds where the median latency of a round

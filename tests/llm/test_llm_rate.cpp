@@ -162,7 +162,7 @@ TEST_CASE("a server of capacity 2 is not queued: the window descends to it, late
 #endif
 }
 
-TEST_CASE("the adaptive window starts at 8, or at half of a max_in_flight other than the default", "[llm][rate]") {
+TEST_CASE("the adaptive window starts at 8, or at a max_in_flight other than the default (64 at most)", "[llm][rate]") {
   ServerOptions so;
   so.latency_ms = 300;
   TestLlmServer srv(so);
@@ -172,12 +172,20 @@ TEST_CASE("the adaptive window starts at 8, or at half of a max_in_flight other 
     CHECK(srv.max_concurrency() <= 16);
   }
   srv.reset_counters();
-  {  // max_in_flight 64: the user said the server takes that many, so the first window is 32
+  {  // max_in_flight 48: the user said the server takes that many, so the first window is 48
     auto p = provider(srv);
-    p.max_in_flight = 64;
+    p.max_in_flight = 48;
     LlmService svc({p}, CacheOptions{false, ""});
-    for (const auto &r : svc.chat_batch("p", bodies(32), 0)) CHECK(r.ok);
-    CHECK(srv.max_concurrency() == 32);
+    for (const auto &r : svc.chat_batch("p", bodies(64), 0)) CHECK(r.ok);
+    CHECK(srv.max_concurrency() == 48);
+  }
+  srv.reset_counters();
+  {  // max_in_flight 200: the first window is 64, the most a stated ceiling starts at
+    auto p = provider(srv);
+    p.max_in_flight = 200;
+    LlmService svc({p}, CacheOptions{false, ""});
+    for (const auto &r : svc.chat_batch("p", bodies(80), 0)) CHECK(r.ok);
+    CHECK(srv.max_concurrency() == 64);
   }
 }
 

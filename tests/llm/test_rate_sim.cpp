@@ -50,3 +50,19 @@ TEST_CASE("simulated: a server of small capacity that queues is driven at its ca
     }
   }
 }
+
+TEST_CASE("simulated: a stated max_in_flight above the server's capacity starts there and comes down to it",
+          "[llm][rate][sim]") {
+  // max_in_flight 64 starts the window at 64 (the user said the server takes that many); a server of 8 queues it,
+  // the latency rises as the queue builds, and the descent finds the capacity.
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    sim::QueueingServer q(8, 0.1, 0, seed);
+    const int calls = 8 * 150;
+    const auto r = sim::run({true, 64, true, 0, 0}, calls, [&](double t) { return q.latency(t); });
+    INFO("seed " << seed << ": " << r.seconds << " s, median latency " << r.median_latency_s << ", mean window "
+                  << r.mean_window);
+    CHECK(calls / r.seconds >= 0.95 * 8 / 0.1);
+    CHECK(r.median_latency_s <= 1.3 * 0.1);
+    CHECK(r.windows.back().second <= 16);
+  }
+}
