@@ -3,14 +3,14 @@
 // seeds. Deterministic: a policy change is judged here before the loopback benches (bench/ratelimit_bench.sh,
 // bench/pipeline_bench.sh), which add the machine's noise.
 //   eg-rate-sim [--seeds N]
+#include "rate_sim.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <tuple>
 #include <vector>
-
-#include "rate_sim.h"
 
 using namespace evalgraph::llm;
 
@@ -62,13 +62,15 @@ int main(int argc, char **argv) {
         ratio.push_back(ra.seconds / rb.seconds);
         win.push_back(ra.mean_window);
       }
-      std::printf("%-7.1f %-22s %10.2f %10.2f %8.3f %12.1f\n", sigma, name, median(secs),
-                  median(secs) / median(ratio), median(ratio), median(win));
+      std::printf("%-7.1f %-22s %10.2f %10.2f %8.3f %12.1f\n", sigma, name, median(secs), median(secs) / median(ratio),
+                  median(ratio), median(win));
     }
   }
 
-  std::printf("\n== servers of capacity K that queue, 100 ms a call, ~15 s of calls: throughput / (K/L), median "
-              "latency / unloaded (median and worst of %d seeds)\n", seeds);
+  std::printf(
+      "\n== servers of capacity K that queue, 100 ms a call, ~15 s of calls: throughput / (K/L), median "
+      "latency / unloaded (median and worst of %d seeds)\n",
+      seeds);
   std::printf("%-4s %-6s %14s %14s %14s %14s\n", "K", "sigma", "thru_median", "thru_worst", "lat_median", "lat_worst");
   for (double sigma : {0.0, 0.5}) {
     for (int k : {1, 2, 6, 24, 96}) {

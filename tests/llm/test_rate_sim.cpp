@@ -1,8 +1,7 @@
 // The rate controller in simulated time (rate_sim.h): properties of the adaptive window over several seeds, with no
 // machine noise (the loopback tests in test_llm_rate.cpp check the same controller inside LlmService).
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <vector>
 
 #include "rate_sim.h"
@@ -35,8 +34,7 @@ TEST_CASE("simulated: a server that does not queue keeps the window near the cei
   }
 }
 
-TEST_CASE("simulated: a server of small capacity that queues is driven at its capacity, unqueued",
-          "[llm][rate][sim]") {
+TEST_CASE("simulated: a server of small capacity that queues is driven at its capacity, unqueued", "[llm][rate][sim]") {
   // Default settings (ceiling 256, not stated); fixed service time of 100 ms; ~15 s of calls. (K = 1 is left out:
   // one call more is twice the latency there, and the window needs longer runs to settle on it.)
   for (int k : {2, 6, 24, 96}) {
@@ -60,7 +58,7 @@ TEST_CASE("simulated: a stated max_in_flight above the server's capacity starts 
     const int calls = 8 * 150;
     const auto r = sim::run({true, 64, true, 0, 0}, calls, [&](double t) { return q.latency(t); });
     INFO("seed " << seed << ": " << r.seconds << " s, median latency " << r.median_latency_s << ", mean window "
-                  << r.mean_window);
+                 << r.mean_window);
     CHECK(calls / r.seconds >= 0.95 * 8 / 0.1);
     CHECK(r.median_latency_s <= 1.3 * 0.1);
     CHECK(r.windows.back().second <= 16);
