@@ -232,7 +232,6 @@ void RateController::latency_round(Clock::time_point now, double mean_s, double 
   if (base_latency_s_ < 0 || mean_s < base_latency_s_) {
     base_latency_s_ = mean_s;
     base_noise_ = noise;
-    base_mean_s_ = round_mean_s_;
   }
   // A rise counts only beyond what the two medians' sampling noise explains (two standard errors of their
   // ratio): with heavy-tailed latency a round's median wanders and the least of many is low, which without this
@@ -272,28 +271,20 @@ void RateController::latency_round(Clock::time_point now, double mean_s, double 
 // again. A server that does not queue ends the descent at its first step. Returns true while the descent runs.
 bool RateController::probe_round(Clock::time_point now, double mean_s, double noise, bool measured) {
   if (probe_from_window_ > 0) {
-    // (a fall must clear one standard error of the round's median, not two as a rise in latency_round: one step
-    // too many costs a round at half the window, one too few leaves a queued base, and on a loaded machine a
-    // noisy fall would often read as none; a heavy tail's noise alone must not read as a queue either)
-    if (measured && window() > 1 && mean_s * std::exp(noise) < kProbeFall * probe_latency_s_) {
+    // (no allowance for the medians' noise here, unlike latency_round: one step too many costs a round at half
+    // the window, one too few leaves a queued base, and on a loaded machine a noisy fall would often read as none)
+    if (measured && window() > 1 && mean_s < kProbeFall * probe_latency_s_) {
       probe_latency_s_ = mean_s;  // still queued: one more step down
       window_ = std::max(1.0, std::floor(window_ / 2));
-      probe_fell_ = true;
       return true;
     }
     if (measured) {
       base_latency_s_ = mean_s;
       base_noise_ = noise;
-      base_mean_s_ = round_mean_s_;
     }
-    // The bandwidth-delay product (Little's law: calls in flight = rate x *mean* latency; the median would cut a
-    // heavy-tailed window) caps the window only where the descent found a queue (its latency fell), and where a
-    // window that reached the best rate held more calls than it (the server queued those). A best rate that only
-    // smaller windows gave (slow start cut short) says nothing of the server's capacity.
     double back = probe_from_window_;
-    const double bdp = kBackToBdp * best_rate_ * base_mean_s_;
-    if (probe_fell_ && best_rate_ > 0 && base_mean_s_ > 0 && bdp < best_rate_window_)
-      back = std::min(back, std::max(window_, bdp));
+    if (best_rate_ > 0 && base_latency_s_ > 0)
+      back = std::min(back, std::max(window_, kBackToBdp * best_rate_ * base_latency_s_));
     window_ = back;
     probe_from_window_ = 0;
     next_probe_ = after(now, kProbeEveryS);
@@ -308,7 +299,6 @@ bool RateController::probe_round(Clock::time_point now, double mean_s, double no
 // The descent's first step: to `to` (between an eighth and half of the window), from a round of `mean_s`.
 void RateController::start_probe(double mean_s, double to) {
   probe_from_window_ = window_;
-  probe_fell_ = false;
   probe_latency_s_ = mean_s;
   window_ = std::max(1.0, std::floor(std::clamp(to, window_ / 8, window_ / 2)));
 }
@@ -334,17 +324,9 @@ void RateController::end_round(Clock::time_point now) {
     const double n = static_cast<double>(round_latencies_.size());
     const double var = n > 1 ? std::max(0.0, (sum2 - sum * sum / n) / (n - 1)) : 0.0;
     noise = 1.2533 * std::sqrt(var / n);
-    // the round's mean latency, for the bandwidth-delay product, from its median and spread as a log-normal's
-    // (exp(var/2) x median): steadier than the plain mean of a round, which a few slow answers of a heavy tail move
-    round_mean_s_ = median * std::exp(var / 2);
   }
   const double span = secs(now - round_began_);
-  if (measured && span > 0) {  // answers a second (probe_round)
-    const double rate = round_ok_ / span;
-    if (rate > 1.05 * best_rate_) best_rate_window_ = 0;  // (a new best: the windows that reach it count anew)
-    best_rate_ = std::max(best_rate_, rate);
-    if (rate >= 0.95 * best_rate_) best_rate_window_ = std::max(best_rate_window_, window());
-  }
+  if (measured && span > 0) best_rate_ = std::max(best_rate_, round_ok_ / span);  // answers a second (probe_round)
   round_began_ = now;
   const int before = window();
   if (settling_) {
@@ -354,11 +336,9 @@ void RateController::end_round(Clock::time_point now) {
   }
   round_latencies_.clear();
   if (round_refused_) slow_start_ = false;
-  // Answers to calls sent before the window moved do not count, nor (but in slow start) the next round: the first
-  // answers to the calls sent after a move are the fast ones, and a descent's step would read a heavy tail as a fall.
-  if (window() != before) {
+  if (window() != before) {  // answers to calls sent before the window moved do not count, nor the next round
     round_start_ = now;
-    settling_ = !slow_start_;
+    settling_ = !slow_start_ && probe_from_window_ <= 0;
   }
   round_answers_ = round_ok_ = 0;
   round_latency_sum_ = 0;

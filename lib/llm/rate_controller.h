@@ -10,9 +10,8 @@
 //   each time it queues again); it halves on a 503/529 (overloaded). The first round after a move (but in slow
 //   start) only lets the server's queue settle. At the first rise of latency, then every 20 s, a ProbeRTT descent
 //   (as BBR) halves the window round by round while the latency falls (calls still queued); the first round whose
-//   latency no longer falls gives the least latency, and where the latency fell the window goes back to at most
-//   1.2x the best rate of answers times that round's mean latency (the bandwidth-delay product, Little's law): a
-//   small server is not queued again.
+//   latency no longer falls gives the least latency, and the window goes back to at most 1.2x the best rate of
+//   answers times it (the bandwidth-delay product): a small server is not queued again.
 // * Rate limits the provider states (x-ratelimit-*, anthropic-ratelimit-*) become two buckets, requests and
 //   tokens: their size, refill rate and level, reconciled with every answer's headers (what the provider had
 //   left when it counted that call, plus the refill since, minus what was sent after it). A call goes only when
@@ -118,13 +117,9 @@ class RateController {
   bool settling_ = false;  // the window just moved: the next round is not measured
   Clock::time_point round_start_{}, next_probe_{};
   Clock::time_point round_began_{};  // when the round under way began (its answers' rate)
-  double best_rate_ = 0;             // the most answers a second a round has had ...
-  int best_rate_window_ = 0;         // ... and the largest window that reached it (within 5 %)
+  double best_rate_ = 0;             // the most answers a second a round has had
   double base_noise_ = 0;            // the standard error of log(base_latency_s_)
-  double base_mean_s_ = 0;           // the mean latency of the round that gave the base (for the BDP)
-  double round_mean_s_ = 0;          // the last measured round's mean latency (as a log-normal's: end_round)
   double probe_latency_s_ = 0;       // the last round's median in a ProbeRTT descent
-  bool probe_fell_ = false;          // the descent's latency fell at a step (the window it started from queued)
   double queued_window_ = 0;         // the last window whose latency rose past kShrinkRise ...
   Clock::time_point queued_until_{};  // ... not grown into again before this
   double queued_memory_s_ = 0;        // (5 s, twice as long each time the same window queues again)
