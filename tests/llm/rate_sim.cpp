@@ -16,11 +16,6 @@ using namespace evalgraph::llm;
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 RateSettings adaptive(int ceiling, bool stated) { return RateSettings{true, ceiling, stated, 0, 0}; }
 RateSettings fixed(int window) { return RateSettings{false, window, true, 0, 0}; }
 
@@ -41,8 +36,9 @@ int main(int argc, char **argv) {
   if (trace_sigma >= 0) {
     sim::UnqueuedServer a(0.1, trace_sigma, 1);
     sim::QueueingServer q(std::max(trace_k, 1), 0.1, trace_sigma, 1);
-    auto r = sim::run(adaptive(trace_ceiling, trace_ceiling != 256), trace_k > 0 ? trace_k * 150 : 4000,
-                      [&](double t) { return trace_k > 0 ? q.latency(t) : a.latency(t); });
+    auto r =
+        sim::run(adaptive(trace_ceiling, trace_ceiling != RateSettings{}.ceiling), trace_k > 0 ? trace_k * 150 : 4000,
+                 [&](double t) { return trace_k > 0 ? q.latency(t) : a.latency(t); });
     for (auto [t, w] : r.windows) std::printf("%8.3f %5d\n", t, w);
     std::printf("%.2f s\n", r.seconds);
     return 0;
@@ -62,8 +58,8 @@ int main(int argc, char **argv) {
         ratio.push_back(ra.seconds / rb.seconds);
         win.push_back(ra.mean_window);
       }
-      std::printf("%-7.1f %-22s %10.2f %10.2f %8.3f %12.1f\n", sigma, name, median(secs), median(secs) / median(ratio),
-                  median(ratio), median(win));
+      std::printf("%-7.1f %-22s %10.2f %10.2f %8.3f %12.1f\n", sigma, name, sim::median(secs),
+                  sim::median(secs) / sim::median(ratio), sim::median(ratio), sim::median(win));
     }
   }
 
@@ -83,8 +79,9 @@ int main(int argc, char **argv) {
         // unloaded median: the service time's median
         lat.push_back(r.median_latency_s / (0.1 * std::exp(-sigma * sigma / 2)));
       }
-      std::printf("%-4d %-6.1f %14.3f %14.3f %14.2f %14.2f\n", k, sigma, median(thru),
-                  *std::min_element(thru.begin(), thru.end()), median(lat), *std::max_element(lat.begin(), lat.end()));
+      std::printf("%-4d %-6.1f %14.3f %14.3f %14.2f %14.2f\n", k, sigma, sim::median(thru),
+                  *std::min_element(thru.begin(), thru.end()), sim::median(lat),
+                  *std::max_element(lat.begin(), lat.end()));
     }
   }
   return 0;

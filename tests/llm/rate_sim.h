@@ -23,12 +23,11 @@ namespace evalgraph::llm::sim {
 
 using Clock = RateController::Clock;
 
-// A server that does not queue: the latency of a call does not depend on the load; its mean is `mean_s`, spread
-// log-normally by `sigma` (0: constant).
-class UnqueuedServer {
+// Durations of mean `mean_s`, spread log-normally by `sigma` (0: constant), seeded.
+class LogNormal {
  public:
-  UnqueuedServer(double mean_s, double sigma, std::uint64_t seed) : mean_s_(mean_s), sigma_(sigma), rng_(seed) {}
-  double latency(double) {
+  LogNormal(double mean_s, double sigma, std::uint64_t seed) : mean_s_(mean_s), sigma_(sigma), rng_(seed) {}
+  double draw() {
     if (sigma_ <= 0) return mean_s_;
     return mean_s_ * std::exp(sigma_ * z_(rng_) - sigma_ * sigma_ / 2);  // (the mean stays mean_s)
   }
@@ -39,33 +38,44 @@ class UnqueuedServer {
   std::normal_distribution<double> z_{0, 1};
 };
 
-// A server of `capacity` calls at once that queues the rest, first come first served; each call is served
-// `service_s` (times a log-normal spread of `sigma`).
+// A server that does not queue: the latency of a call does not depend on the load.
+class UnqueuedServer {
+ public:
+  UnqueuedServer(double mean_s, double sigma, std::uint64_t seed) : latency_(mean_s, sigma, seed) {}
+  double latency(double) { return latency_.draw(); }
+
+ private:
+  LogNormal latency_;
+};
+
+// A server of `capacity` calls at once that queues the rest, first come first served; each call is served for a
+// draw of LogNormal(service_s, sigma).
 class QueueingServer {
  public:
   QueueingServer(int capacity, double service_s, double sigma, std::uint64_t seed)
-      : service_s_(service_s), sigma_(sigma), rng_(seed), free_at_(static_cast<std::size_t>(capacity), 0.0) {}
+      : service_(service_s, sigma, seed), free_at_(static_cast<std::size_t>(capacity), 0.0) {}
   double latency(double t) {
     auto it = std::min_element(free_at_.begin(), free_at_.end());
-    const double start = std::max(t, *it);
-    double s = service_s_;
-    if (sigma_ > 0) s *= std::exp(sigma_ * z_(rng_) - sigma_ * sigma_ / 2);
-    *it = start + s;
+    *it = std::max(t, *it) + service_.draw();
     return *it - t;
   }
 
  private:
-  double service_s_, sigma_;
-  std::mt19937_64 rng_;
-  std::normal_distribution<double> z_{0, 1};
+  LogNormal service_;
   std::vector<double> free_at_;
 };
 
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
 struct Result {
-  double seconds = 0;           // until the last answer
-  double median_latency_s = 0;  // of every call
-  double mean_window = 0;       // time-weighted over the run
-  int calls = 0;
+  double seconds = 0;                           // until the last answer
+  double median_latency_s = 0;                  // of every call
+  double mean_window = 0;                       // time-weighted over the run
   std::vector<std::pair<double, int>> windows;  // (seconds, window) at every change of the window
 };
 
@@ -117,13 +127,8 @@ inline Result run(RateSettings settings, int calls, const std::function<double(d
     }
   }
   r.seconds = now;
-  r.calls = calls;
   r.mean_window = now > 0 ? window_time / now : 0;
-  if (!latencies.empty()) {
-    auto mid = latencies.begin() + static_cast<std::ptrdiff_t>(latencies.size() / 2);
-    std::nth_element(latencies.begin(), mid, latencies.end());
-    r.median_latency_s = *mid;
-  }
+  r.median_latency_s = median(std::move(latencies));
   return r;
 }
 

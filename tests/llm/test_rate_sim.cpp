@@ -8,15 +8,6 @@
 
 using namespace evalgraph::llm;
 
-namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-}  // namespace
-
 TEST_CASE("simulated: a server that does not queue keeps the window near the ceiling, heavy tails included",
           "[llm][rate][sim]") {
   // The window must not read a heavy tail's noise as a queue: its time stays within 8 % of a fixed window at the
@@ -29,8 +20,8 @@ TEST_CASE("simulated: a server that does not queue keeps the window near the cei
       const auto fixed = sim::run({false, 64, true, 0, 0}, 4000, [&](double t) { return b.latency(t); });
       ratio.push_back(adaptive.seconds / fixed.seconds);
     }
-    INFO("sigma " << sigma << ": median time against the fixed window " << median_of(ratio));
-    CHECK(median_of(ratio) <= (sigma == 0 ? 1.01 : 1.08));
+    INFO("sigma " << sigma << ": median time against the fixed window " << sim::median(ratio));
+    CHECK(sim::median(ratio) <= (sigma == 0 ? 1.01 : 1.08));
   }
 }
 
