@@ -27,7 +27,8 @@ constexpr double kCapGrowth = 0.03;       // per second, while that cap is what 
 constexpr double kFirstProbeS = 1, kProbeEveryS = 20;  // when the least latency is measured again (probe_round)
 constexpr double kProbeFall = 0.85;   // a probe round whose latency fell below this share of the last: still queued
 constexpr double kBackToBdp = 1.2;    // after a probe: the window back to at most this x the bandwidth-delay product
-constexpr double kQueuedMemoryS = 5;  // a window that queued is not grown into again for this long
+constexpr double kQueuedMemoryS = 5;  // a window that queued is not grown into again for this long ...
+constexpr double kQueuedMemoryMaxS = 10;  // ... twice as long when it queues again, up to this (capacity may come back)
 constexpr std::size_t kMaxPoints = 400;
 
 int hold_index(Hold h) { return static_cast<int>(h); }
@@ -242,13 +243,16 @@ void RateController::latency_round(Clock::time_point now, double mean_s, double 
   if (rise > kHoldRise && slow_start_) {  // the first rise: the descent starts now, from where the latency was
     slow_start_ = false;                  // the base (a server that queues: its capacity is about there)
     start_probe(mean_s, window_ * base_latency_s_ / mean_s);
+    // (its first step always goes on: the round it would be compared with was measured while the queue was still
+    // building, and reads low)
+    probe_latency_s_ = std::numeric_limits<double>::infinity();
     return;
   }
   if (rise > kShrinkRise) {
     // (remembered for a while: at a small capacity one more call is a large step, and growing straight back into
     // the queue every other round would keep half the calls queued; the same window queued again: twice as long)
-    queued_memory_s_ =
-        window() == static_cast<int>(queued_window_) ? std::min(2 * queued_memory_s_, kProbeEveryS) : kQueuedMemoryS;
+    queued_memory_s_ = window() == static_cast<int>(queued_window_) ? std::min(2 * queued_memory_s_, kQueuedMemoryMaxS)
+                                                                    : kQueuedMemoryS;
     queued_window_ = window();
     queued_until_ = after(now, queued_memory_s_);
     window_ = std::max(1.0, window_ * std::max(0.7, 1.1 / (1.0 + rise)));

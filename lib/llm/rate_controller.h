@@ -6,12 +6,13 @@
 //   (half a window of answers) while it is what holds the calls back and the answers' latency does not rise (slow
 //   start), then grows by sqrt(window)/2 a round (a window of answers); it holds where the median latency of a round
 //   rises 15 % over the least seen (a server that queues: Vegas/Gradient), shrinks towards 1.1x that latency (by
-//   30 % a round at most) where it rises 30 %, and does not grow back into a window that queued for 5 s (doubled
-//   each time it queues again); it halves on a 503/529 (overloaded). The first round after a move (but in slow
+//   30 % a round at most) where it rises 30 %, and does not grow back into a window that queued for 5 s (10 when
+//   it queues again); it halves on a 503/529 (overloaded). The first round after a move (but in slow
 //   start) only lets the server's queue settle. At the first rise of latency, then every 20 s, a ProbeRTT descent
 //   (as BBR) halves the window round by round while the latency falls (calls still queued); the first round whose
-//   latency no longer falls gives the least latency, and the window goes back to at most 1.2x the best rate of
-//   answers times it (the bandwidth-delay product): a small server is not queued again.
+//   latency no longer falls gives the least latency (the first descent's first step always goes on: the round
+//   before it was read while the queue still built, and reads low), and the window goes back to at most 1.2x the best
+//   rate of answers times it (the bandwidth-delay product): a small server is not queued again.
 // * Rate limits the provider states (x-ratelimit-*, anthropic-ratelimit-*) become two buckets, requests and
 //   tokens: their size, refill rate and level, reconciled with every answer's headers (what the provider had
 //   left when it counted that call, plus the refill since, minus what was sent after it). A call goes only when

@@ -84,5 +84,28 @@ int main(int argc, char **argv) {
                   *std::max_element(lat.begin(), lat.end()));
     }
   }
+
+  // A server whose capacity changes under the run (another tenant): K 24, then 8 from 10 s, then 24 again from
+  // 20 s. Per 2.5 s: the answers' rate against K/L, their median latency against unloaded.
+  std::printf(
+      "\n== a server of capacity 24 that drops to 8 at 10 s and is back at 24 at 20 s, 100 ms a call "
+      "(seed 1): per 2.5 s, throughput / (K/L) and median latency / unloaded\n");
+  for (double sigma : {0.0, 0.5}) {
+    auto capacity = [](double t) { return t < 10 || t >= 20 ? 24 : 8; };
+    sim::QueueingServer q(24, 0.1, sigma, 1);
+    auto r = sim::run(adaptive(256, false), 24 * 300, [&](double t) {
+      q.set_capacity(capacity(t));
+      return q.latency(t);
+    });
+    std::printf("sigma %.1f, %.2f s:", sigma, r.seconds);
+    for (double from = 0; from < std::min(r.seconds, 30.0) - 1e-9; from += 2.5) {
+      std::vector<double> lat;
+      for (auto [t, l] : r.answers)
+        if (t >= from && t < from + 2.5) lat.push_back(l);
+      std::printf("  %.2f/%.2f", lat.size() / 2.5 / (capacity(from) / 0.1),
+                  sim::median(lat) / (0.1 * std::exp(-sigma * sigma / 2)));
+    }
+    std::printf("\n");
+  }
   return 0;
 }

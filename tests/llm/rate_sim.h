@@ -49,11 +49,21 @@ class UnqueuedServer {
 };
 
 // A server of `capacity` calls at once that queues the rest, first come first served; each call is served for a
-// draw of LogNormal(service_s, sigma).
+// draw of LogNormal(service_s, sigma). set_capacity changes it from the next call on (another tenant took some of
+// it, or gave it back); a call already queued keeps its place.
 class QueueingServer {
  public:
   QueueingServer(int capacity, double service_s, double sigma, std::uint64_t seed)
       : service_(service_s, sigma, seed), free_at_(static_cast<std::size_t>(capacity), 0.0) {}
+  void set_capacity(int capacity) {
+    const auto k = static_cast<std::size_t>(capacity);
+    if (k < free_at_.size()) {  // the slots that stay: the ones free soonest
+      std::sort(free_at_.begin(), free_at_.end());
+      free_at_.resize(k);
+    } else {
+      free_at_.resize(k, 0.0);
+    }
+  }
   double latency(double t) {
     auto it = std::min_element(free_at_.begin(), free_at_.end());
     *it = std::max(t, *it) + service_.draw();
@@ -73,10 +83,11 @@ inline double median(std::vector<double> v) {
 }
 
 struct Result {
-  double seconds = 0;                           // until the last answer
-  double median_latency_s = 0;                  // of every call
-  double mean_window = 0;                       // time-weighted over the run
-  std::vector<std::pair<double, int>> windows;  // (seconds, window) at every change of the window
+  double seconds = 0;                              // until the last answer
+  double median_latency_s = 0;                     // of every call
+  double mean_window = 0;                          // time-weighted over the run
+  std::vector<std::pair<double, int>> windows;     // (seconds, window) at every change of the window
+  std::vector<std::pair<double, double>> answers;  // (seconds, latency) of every answer, in the order they came
 };
 
 // `calls` calls, all waiting from the start, through a controller of `settings` to a server whose latency is
@@ -124,6 +135,7 @@ inline Result run(RateSettings settings, int calls, const std::function<double(d
       in_flight.pop();
       rc.on_answer(at_t(now), p.ticket, RateController::Answer::ok, p.latency, RateLimitHeaders{});
       latencies.push_back(p.latency);
+      r.answers.emplace_back(now, p.latency);
     }
   }
   r.seconds = now;
