@@ -1,7 +1,8 @@
 // eg-rate-sim: the rate controller in simulated time (rate_sim.h) against servers that do not queue (latency
 // constant or heavy-tailed) and servers of small capacity that queue, side by side with fixed windows, over several
-// seeds. Deterministic: a policy change is judged here before the loopback benches (bench/ratelimit_bench.sh,
-// bench/pipeline_bench.sh), which add the machine's noise.
+// seeds; then servers of capacity 2-64 at 30 ms to 1 s, and one whose capacity drops and comes back. Deterministic: a
+// policy change is judged here before the loopback benches (bench/ratelimit_bench.sh, bench/pipeline_bench.sh), which
+// add the machine's noise.
 //   eg-rate-sim [--seeds N]
 #include "rate_sim.h"
 
@@ -82,6 +83,30 @@ int main(int argc, char **argv) {
       std::printf("%-4d %-6.1f %14.3f %14.3f %14.2f %14.2f\n", k, sigma, sim::median(thru),
                   *std::min_element(thru.begin(), thru.end()), sim::median(lat),
                   *std::max_element(lat.begin(), lat.end()));
+    }
+  }
+
+  // Capacity against latency: where the window settles on servers of capacity K at latency L (fixed, and with a
+  // few per cent of jitter, as the loopback's), ~20 s of calls each.
+  std::printf(
+      "\n== servers of capacity K at latency L, ~20 s of calls: throughput / (K/L) and median latency / "
+      "unloaded (worst of %d seeds)\n",
+      std::min(seeds, 3));
+  for (double sigma : {0.0, 0.05}) {
+    for (double l : {0.03, 0.1, 0.4, 1.0}) {
+      std::printf("sigma %.2f L %.2f:", sigma, l);
+      for (int k : {2, 3, 4, 6, 10, 16, 32, 64}) {
+        double thru = 1e9, lat = 0;
+        for (int seed = 1; seed <= std::min(seeds, 3); ++seed) {
+          sim::QueueingServer q(k, l, sigma, seed);
+          const int calls = static_cast<int>(k / l * 20);
+          auto r = sim::run(adaptive(256, false), calls, [&](double t) { return q.latency(t); });
+          thru = std::min(thru, calls / r.seconds / (k / l));
+          lat = std::max(lat, r.median_latency_s / (l * std::exp(-sigma * sigma / 2)));
+        }
+        std::printf("  %d:%.2f/%.2f", k, thru, lat);
+      }
+      std::printf("\n");
     }
   }
 
