@@ -77,8 +77,7 @@ int main(int argc, char **argv) {
         sim::QueueingServer q(k, 0.1, sigma, seed);
         auto r = sim::run(adaptive(256, false), calls, [&](double t) { return q.latency(t); });
         thru.push_back(calls / r.seconds / (k / 0.1));
-        // unloaded median: the service time's median
-        lat.push_back(r.median_latency_s / (0.1 * std::exp(-sigma * sigma / 2)));
+        lat.push_back(r.median_latency_s / sim::unloaded_median(0.1, sigma));
       }
       std::printf("%-4d %-6.1f %14.3f %14.3f %14.2f %14.2f\n", k, sigma, sim::median(thru),
                   *std::min_element(thru.begin(), thru.end()), sim::median(lat),
@@ -102,7 +101,7 @@ int main(int argc, char **argv) {
           const int calls = static_cast<int>(k / l * 20);
           auto r = sim::run(adaptive(256, false), calls, [&](double t) { return q.latency(t); });
           thru = std::min(thru, calls / r.seconds / (k / l));
-          lat = std::max(lat, r.median_latency_s / (l * std::exp(-sigma * sigma / 2)));
+          lat = std::max(lat, r.median_latency_s / sim::unloaded_median(l, sigma));
         }
         std::printf("  %d:%.2f/%.2f", k, thru, lat);
       }
@@ -128,7 +127,7 @@ int main(int argc, char **argv) {
       for (auto [t, l] : r.answers)
         if (t >= from && t < from + 2.5) lat.push_back(l);
       std::printf("  %.2f/%.2f", lat.size() / 2.5 / (capacity(from) / 0.1),
-                  sim::median(lat) / (0.1 * std::exp(-sigma * sigma / 2)));
+                  sim::median(lat) / sim::unloaded_median(0.1, sigma));
     }
     std::printf("\n");
   }

@@ -75,6 +75,9 @@ class QueueingServer {
   std::vector<double> free_at_;
 };
 
+// The median of LogNormal(mean_s, sigma): what a call takes on an unloaded server.
+inline double unloaded_median(double mean_s, double sigma) { return mean_s * std::exp(-sigma * sigma / 2); }
+
 inline double median(std::vector<double> v) {
   if (v.empty()) return 0;
   auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
@@ -106,7 +109,6 @@ inline Result run(RateSettings settings, int calls, const std::function<double(d
     bool operator>(const Pending &o) const { return end > o.end; }
   };
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> in_flight;
-  std::vector<double> latencies;
   int waiting = calls;
   double now = 0, window_time = 0, last = 0;
   Result r;
@@ -134,12 +136,13 @@ inline Result run(RateSettings settings, int calls, const std::function<double(d
       const Pending p = in_flight.top();
       in_flight.pop();
       rc.on_answer(at_t(now), p.ticket, RateController::Answer::ok, p.latency, RateLimitHeaders{});
-      latencies.push_back(p.latency);
       r.answers.emplace_back(now, p.latency);
     }
   }
   r.seconds = now;
   r.mean_window = now > 0 ? window_time / now : 0;
+  std::vector<double> latencies;
+  for (const auto &a : r.answers) latencies.push_back(a.second);
   r.median_latency_s = median(std::move(latencies));
   return r;
 }
