@@ -25,22 +25,36 @@ struct ParamCfg : Base {
   Inner inner;
   std::vector<Item> items;
   long long seed = 1;
+  unsigned count = 0;
 };
 const evalgraph::Params<Base> kBase{"", {evalgraph::param(&Base::tau, "tau", "Threshold").range(0, 1)}};
 const evalgraph::Params<Inner> kInner{"", {evalgraph::param(&Inner::w, "w", "A weight").range(0, 10)}};
 const evalgraph::Params<Item> kItem{"", {evalgraph::param(&Item::id, "id", "The id").make_required(),
                                          evalgraph::param(&Item::label, "label", "The label")}};
-const evalgraph::Params<ParamCfg> kParams{"A test node", kBase, {
-  evalgraph::param(&ParamCfg::mode, "mode", "How").one_of({"fast", "exact"}),
-  evalgraph::param(&ParamCfg::window, "window", "Turns").range(1, 100).unit("turns"),
-  evalgraph::param(&ParamCfg::strict, "strict", "Strictly"),
-  evalgraph::param(&ParamCfg::provider, "provider", "Provider; null = default").nullable(),
-  evalgraph::param(&ParamCfg::tags, "tags", "Tags"),
-  evalgraph::param(&ParamCfg::weights, "weights", "Weights").items_range(0, 10),
-  evalgraph::param(&ParamCfg::inner, "inner", "Nested", kInner),
-  evalgraph::param(&ParamCfg::items, "items", "Items", kItem),
-  evalgraph::param(&ParamCfg::seed, "seed", "Seed"),
-}};
+const evalgraph::Params<ParamCfg> kParams{
+    "A test node",
+    kBase,
+    {
+        evalgraph::param(&ParamCfg::mode, "mode", "How").one_of({"fast", "exact"}),
+        evalgraph::param(&ParamCfg::window, "window", "Turns").range(1, 100).unit("turns"),
+        evalgraph::param(&ParamCfg::strict, "strict", "Strictly"),
+        evalgraph::param(&ParamCfg::provider, "provider", "Provider; null = default").nullable(),
+        evalgraph::param(&ParamCfg::tags, "tags", "Tags"),
+        evalgraph::param(&ParamCfg::weights, "weights", "Weights").items_range(0, 10),
+        evalgraph::param(&ParamCfg::inner, "inner", "Nested", kInner),
+        evalgraph::param(&ParamCfg::items, "items", "Items", kItem),
+        evalgraph::param(&ParamCfg::seed, "seed", "Seed"),
+        evalgraph::param(&ParamCfg::count, "count", "Count"),
+    }};
+// parse()'s message, or "" where it took the parameters.
+std::string err(const json &with) {
+  try {
+    (void)kParams.parse(with);
+  } catch (const std::invalid_argument &e) {
+    return e.what();
+  }
+  return "";
+}
 }  // namespace
 
 TEST_CASE("params: the schema carries type, default, description and constraints of every declaration") {
@@ -92,14 +106,6 @@ TEST_CASE("params: parse fills the struct, defaults where absent or null") {
 }
 
 TEST_CASE("params: parse refuses what a host that does not validate lets through, naming the parameter") {
-  auto err = [](const json &with) {
-    try {
-      (void)kParams.parse(with);
-    } catch (const std::invalid_argument &e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
   CHECK_THAT(err({{"tua", 1}}), Catch::Contains("unknown parameter 'tua'") && Catch::Contains("known: tau, mode"));
   CHECK_THAT(err({{"tau", 2}}), Catch::Contains("parameter 'tau' = 2 is outside [0, 1]"));
   CHECK_THAT(err({{"tau", "x"}}), Catch::Contains("parameter 'tau' must be a number"));
@@ -109,6 +115,23 @@ TEST_CASE("params: parse refuses what a host that does not validate lets through
   CHECK_THAT(err({{"inner", {{"w", 11}}}}), Catch::Contains("parameter 'inner.w'"));
   CHECK_THAT(err({{"items", {{{"label", "x"}}}}}), Catch::Contains("missing required parameter 'items.0.id'"));
   CHECK_THAT(err(json::array()), Catch::Contains("parameters must be a JSON object"));
+}
+
+TEST_CASE("params: an integer parameter takes a whole number that fits its type, never truncated or wrapped") {
+  // Found by fuzz_plugin_params under UBSan: a double past long long's range was cast (undefined behaviour).
+  CHECK_THAT(err(json::parse(R"({"seed": 1666666666666666666666666666666666666666666666666666})")),
+             Catch::Contains("parameter 'seed' = 1.6666666666666668e+51 is outside what the parameter holds"));
+  CHECK_THAT(err({{"seed", -1e19}}), Catch::Contains("parameter 'seed' = -1e+19 is outside"));
+  CHECK_THAT(err({{"seed", 9223372036854775808.0}}), Catch::Contains("is outside"));  // 2^63: one past the top
+  CHECK_THAT(err({{"seed", 2.5}}), Catch::Contains("parameter 'seed' must be an integer"));
+  CHECK_THAT(err({{"count", -1}}),
+             Catch::Contains("parameter 'count' = -1 is outside what the parameter holds [0, 4294967295]"));
+  CHECK_THAT(err({{"count", 4294967296ULL}}), Catch::Contains("parameter 'count' = 4294967296 is outside"));
+  CHECK_THAT(err({{"count", 5e9}}), Catch::Contains("is outside"));
+  CHECK(kParams.parse({{"seed", 4.0}, {"count", 4294967295ULL}}).seed == 4);  // a whole double is an integer
+  CHECK(kParams.parse({{"seed", -9223372036854775807LL - 1}}).seed == std::numeric_limits<long long>::min());
+  CHECK(kParams.parse({{"seed", -9223372036854775808.0}}).seed == std::numeric_limits<long long>::min());
+  CHECK(kParams.parse({{"count", 4294967295ULL}}).count == 4294967295U);
 }
 
 TEST_CASE("params: node_id_param declares a non-empty node id, described by the node type it names") {

@@ -28,8 +28,10 @@
 #define EVALGRAPH_PARAMS_HPP
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -92,15 +94,50 @@ inline void check_bounds(const nlohmann::json &s, const nlohmann::json &v, const
   if (auto m = s.find("minLength"); m != s.end() && v.is_string() && v.get_ref<const std::string &>().size() < m->get<std::size_t>())
     throw std::invalid_argument("parameter '" + name + "' is shorter than " + m->dump() + " characters");
 }
+template <class T>
+[[noreturn]] void outside_type(const nlohmann::json &v, const std::string &name) {
+  using L = std::numeric_limits<T>;
+  throw std::invalid_argument("parameter '" + name + "' = " + v.dump() + " is outside what the parameter holds [" +
+                              nlohmann::json(L::lowest()).dump() + ", " + nlohmann::json(L::max()).dump() + "]");
+}
+// An integer parameter takes a whole number that fits its type: 2.5 is refused, not truncated, and 1e40 is
+// refused, not wrapped (converting a double past the type's range is undefined behaviour).
+template <class T>
+T to_integer(const nlohmann::json &v, const std::string &name) {
+  using L = std::numeric_limits<T>;
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<unsigned long long>();
+    if (u > static_cast<unsigned long long>(L::max())) outside_type<T>(v, name);
+    return static_cast<T>(u);
+  }
+  if (v.is_number_integer()) {
+    const auto i = v.get<long long>();
+    if constexpr (std::is_signed_v<T>) {
+      if (i < static_cast<long long>(L::min()) || i > static_cast<long long>(L::max())) outside_type<T>(v, name);
+    } else if (i < 0 || static_cast<unsigned long long>(i) > static_cast<unsigned long long>(L::max())) {
+      outside_type<T>(v, name);
+    }
+    return static_cast<T>(i);
+  }
+  const double d = v.get<double>();
+  if (d != std::trunc(d) && std::isfinite(d)) bad(name, "an integer");
+  const double past_max = std::ldexp(1.0, L::digits);  // 2^digits, the first whole number past L::max()
+  if (!(d >= (std::is_signed_v<T> ? -past_max : 0.0) && d < past_max)) outside_type<T>(v, name);
+  return static_cast<T>(d);
+}
 template <class T> T convert(const nlohmann::json &v, const std::string &name) {
   if constexpr (std::is_same_v<T, bool>) {
     if (!v.is_boolean()) bad(name, "true or false");
     return v.get<bool>();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!v.is_number()) bad(name, "an integer");
+    return to_integer<T>(v, name);
   } else if constexpr (std::is_arithmetic_v<T>) {
-    if (!v.is_number()) bad(name, std::is_integral_v<T> ? "an integer" : "a number");
-    if constexpr (std::is_integral_v<T>)
-      if (v.is_number_integer()) return static_cast<T>(v.is_number_unsigned() ? v.get<unsigned long long>() : v.get<long long>());
-    return static_cast<T>(v.get<double>());
+    if (!v.is_number()) bad(name, "a number");
+    const double d = v.get<double>();
+    if constexpr (sizeof(T) < sizeof(double))  // a double past a float's range does not convert (undefined)
+      if (std::fabs(d) > static_cast<double>(std::numeric_limits<T>::max())) outside_type<T>(v, name);
+    return static_cast<T>(d);
   } else if constexpr (std::is_same_v<T, std::string>) {
     if (!v.is_string()) bad(name, "a string");
     return v.get<std::string>();
