@@ -30,6 +30,8 @@ constexpr double kBackToBdp = 1.2;    // after a probe: the window back to at mo
 constexpr double kQueuedMemoryS = 5;  // a window that queued is not grown into again for this long ...
 constexpr double kQueuedMemoryMaxS = 10;  // ... twice as long when it queues again, up to this (capacity may come back)
 constexpr std::size_t kMaxPoints = 400;
+constexpr std::size_t kPairsNeeded = 4, kPairsKept = 8;  // rounds at one window whose medians give the noise ...
+constexpr double kHeldNoiseShare = 0.25;                 // ... where below this share of the formula's
 
 int hold_index(Hold h) { return static_cast<int>(h); }
 
@@ -329,6 +331,7 @@ void RateController::end_round(Clock::time_point now) {
     const double var = n > 1 ? std::max(0.0, (sum2 - sum * sum / n) / (n - 1)) : 0.0;
     noise = 1.2533 * std::sqrt(var / n);
   }
+  if (measured && !settling_ && probe_from_window_ <= 0) noise = held_noise(median, noise);
   const double span = secs(now - round_began_);
   if (measured && span > 0) best_rate_ = std::max(best_rate_, round_ok_ / span);  // answers a second (probe_round)
   round_began_ = now;
@@ -348,6 +351,29 @@ void RateController::end_round(Clock::time_point now) {
   round_latency_sum_ = 0;
   round_limited_ = round_refused_ = false;
   round_target_ = round_size();
+}
+
+// The noise of a round's median, from the rounds before it at the same window where there are enough: how much
+// their medians differed. The formula (the spread of one round's latencies) reads a server that queues some of the
+// calls of a round (latencies of 1x and 2x) as noisy, and a queue as noise; consecutive medians at one window are
+// steady there, and as noisy as the formula says for a heavy-tailed server that does not queue.
+double RateController::held_noise(double median, double formula) {
+  if (window() != pair_window_) {
+    pair_window_ = window();
+    pair_sq_.clear();
+  } else if (last_median_ > 0) {
+    const double d = std::log(median / last_median_);
+    pair_sq_.push_back(0.5 * d * d);  // (the variance of a difference of two is twice each one's)
+    if (pair_sq_.size() > kPairsKept) pair_sq_.pop_front();
+  }
+  last_median_ = median;
+  if (pair_sq_.size() < kPairsNeeded) return formula;
+  double sum = 0;
+  for (double v : pair_sq_) sum += v;
+  const double held = std::sqrt(sum / static_cast<double>(pair_sq_.size()));
+  // (only where it is far below the formula: a few pairs' estimate is itself noisy, and taken whenever lower it
+  // reads a heavy-tailed server's noise as smaller than it is, and its noise as a queue)
+  return held < kHeldNoiseShare * formula ? held : formula;
 }
 
 // A round is one window of answers (8 at least); in slow start half a window (4 at least), so that the window

@@ -7,7 +7,9 @@
 //   start), then grows by sqrt(window)/2 a round (a window of answers); it holds where the median latency of a round
 //   rises 15 % over the least seen (a server that queues: Vegas/Gradient), shrinks towards 1.1x that latency (by
 //   30 % a round at most) where it rises 30 %, and does not grow back into a window that queued for 5 s (10 when
-//   it queues again); it halves on a 503/529 (overloaded). The first round after a move (but in slow
+//   it queues again); a rise counts beyond the medians' noise (from a round's spread, or from how consecutive
+//   medians at one window differed where that is far less: a queue's 1x/2x spread is not noise); it halves on a
+//   503/529 (overloaded). The first round after a move (but in slow
 //   start) only lets the server's queue settle. At the first rise of latency, then every 20 s, a ProbeRTT descent
 //   (as BBR) halves the window round by round while the latency falls (calls still queued); the first round whose
 //   latency no longer falls gives the least latency (the first descent's first step always goes on: the round
@@ -92,6 +94,7 @@ class RateController {
   void end_round(Clock::time_point now);
   int round_size() const;
   void start_probe(double mean_s, double to);
+  double held_noise(double median, double formula);
   void latency_round(Clock::time_point now, double mean_s, double noise);  // noise: the standard error of log(median)
   bool probe_round(Clock::time_point now, double mean_s, double noise, bool measured);
 
@@ -120,6 +123,9 @@ class RateController {
   Clock::time_point round_began_{};  // when the round under way began (its answers' rate)
   double best_rate_ = 0;             // the most answers a second a round has had
   double base_noise_ = 0;            // the standard error of log(base_latency_s_)
+  int pair_window_ = 0;              // the window of the rounds in pair_sq_ ...
+  double last_median_ = 0;           // ... the last one's median
+  std::deque<double> pair_sq_;       // half the squared log ratio of consecutive medians at that window
   double probe_latency_s_ = 0;       // the last round's median in a ProbeRTT descent
   double queued_window_ = 0;         // the last window whose latency rose past kShrinkRise ...
   Clock::time_point queued_until_{};  // ... not grown into again before this
