@@ -177,7 +177,12 @@ std::string attr_text(const Piece &p, std::string_view key, Decode &d) {
 std::optional<std::int64_t> attr_int(const Piece &p, std::string_view key, Decode &d) {
   json v = attr_json(p, key, d);
   if (v.is_number_integer()) return v.get<std::int64_t>();
-  if (v.is_number()) return static_cast<std::int64_t>(v.get<double>());
+  if (v.is_number()) {  // (a double past int64's range does not convert: undefined behaviour; it is no integer)
+    const double x = v.get<double>();
+    if (x >= -9223372036854775808.0 && x < 9223372036854775808.0) return static_cast<std::int64_t>(x);
+    d.count("integer attribute past int64's range (not read)");
+    return std::nullopt;
+  }
   if (v.is_string()) {
     const std::string &s = v.get_ref<const std::string &>();
     char *end = nullptr;

@@ -75,7 +75,9 @@ bool reported_usage(const nlohmann::json& response, bool embed, Usage& u) {
   if (it == response.end() || !it->is_object()) return false;
   auto num = [](const nlohmann::json& o, const char* k, std::uint64_t& out) {
     auto f = o.find(k);
-    if (f == o.end() || !f->is_number() || f->get<double>() < 0) return false;
+    // (a count past 2^64, or 1e300, is no count: converting it would be undefined behaviour)
+    if (f == o.end() || !f->is_number() || !(f->get<double>() >= 0 && f->get<double>() < 18446744073709551616.0))
+      return false;
     out = f->is_number_unsigned() ? f->get<std::uint64_t>() : static_cast<std::uint64_t>(f->get<double>());
     return true;
   };

@@ -116,3 +116,25 @@ TEST_CASE("traces hostile: message parts and tool definitions whose names and ty
   CHECK(r.records[2]["user_text"] == "q");
   CHECK(r.unmapped("trace with a value of an unexpected type (not read)") == 0);
 }
+
+TEST_CASE("traces hostile: token counts as doubles, one past int64's range", "[traces]") {
+  testsupport::TempDir dir;
+  // A count written as a double is read as the integer it is; 1e300 is no count (converting it was undefined
+  // behaviour): it is counted and left out, and the next attribute that names the same count is read.
+  auto call = [](int n, const json &prompt_tokens) {
+    return span(trace_id(n), "00000000000000c1", "", "chat", 1,
+                {{"gen_ai.operation.name", "chat"},
+                 {"gen_ai.request.model", "m"},
+                 {"gen_ai.input.messages", R"([{"role":"user","content":"q"}])"},
+                 {"gen_ai.output.messages", R"([{"role":"assistant","content":"ans"}])"},
+                 {"gen_ai.usage.input_tokens", prompt_tokens},
+                 {"gen_ai.usage.prompt_tokens", 7}});
+  };
+  Read r = read_traces(
+      dir.write("t.jsonl", request({call(1, 12.0)}) + request({call(2, 1e300)}) + request({call(3, -1e19)})));
+  REQUIRE(r.records.size() == 3);
+  CHECK(r.records[0]["usage"]["input_tokens"] == 12);
+  CHECK(r.records[1]["usage"]["input_tokens"] == 7);
+  CHECK(r.records[2]["usage"]["input_tokens"] == 7);
+  CHECK(r.unmapped("integer attribute past int64's range (not read)") == 2);
+}
