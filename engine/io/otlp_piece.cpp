@@ -1,6 +1,7 @@
 // A span's or log record's OTLP/JSON text read into a Piece; attribute look-ups; the record's field list.
 #include <algorithm>
 
+#include "evalgraph/json_bounded.hpp"
 #include "io/otlp_internal.h"
 #include "util/json_build.h"
 
@@ -179,7 +180,7 @@ std::optional<std::int64_t> attr_int(const Piece &p, std::string_view key, Decod
   if (v.is_number_integer()) return v.get<std::int64_t>();
   if (v.is_number()) {  // (a double past int64's range does not convert: undefined behaviour; it is no integer)
     const double x = v.get<double>();
-    if (x >= -9223372036854775808.0 && x < 9223372036854775808.0) return static_cast<std::int64_t>(x);
+    if (evalgraph::fits_integer<std::int64_t>(x)) return static_cast<std::int64_t>(x);
     d.count("integer attribute past int64's range (not read)");
     return std::nullopt;
   }

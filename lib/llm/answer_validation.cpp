@@ -1,13 +1,14 @@
 // LlmService's answer validation (llm_service_impl.h): a 2xx body checked by the engine's JSON scanner before
 // it is parsed, held to the shape asked for (choices; one embedding per input), its usage read, the model that
 // answered compared with the one asked for; the server's message from an error body.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include <fmt/format.h>
-
+#include "evalgraph/json_bounded.hpp"
 #include "llm/llm_service_impl.h"
 #include "llm/tokens.h"
 #include "util/raw_json.h"
@@ -75,10 +76,15 @@ bool reported_usage(const nlohmann::json& response, bool embed, Usage& u) {
   if (it == response.end() || !it->is_object()) return false;
   auto num = [](const nlohmann::json& o, const char* k, std::uint64_t& out) {
     auto f = o.find(k);
-    // (a count past 2^64, or 1e300, is no count: converting it would be undefined behaviour)
-    if (f == o.end() || !f->is_number() || !(f->get<double>() >= 0 && f->get<double>() < 18446744073709551616.0))
-      return false;
-    out = f->is_number_unsigned() ? f->get<std::uint64_t>() : static_cast<std::uint64_t>(f->get<double>());
+    if (f == o.end() || !f->is_number()) return false;
+    if (f->is_number_unsigned()) {
+      out = f->get<std::uint64_t>();
+      return true;
+    }
+    // (a negative count is none; nor is one past 2^64, or 1e300: converting it would be undefined behaviour)
+    const double d = f->get<double>();
+    if (!(d >= 0 && fits_integer<std::uint64_t>(d))) return false;
+    out = static_cast<std::uint64_t>(d);
     return true;
   };
   if (!num(*it, "prompt_tokens", u.prompt_tokens)) return false;

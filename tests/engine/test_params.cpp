@@ -1,6 +1,8 @@
 // evalgraph/params.hpp: parameters declared once, schema and parsing derived from the declaration.
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <evalgraph/params.hpp>
+#include <limits>
 
 namespace {
 using nlohmann::json;
@@ -132,6 +134,23 @@ TEST_CASE("params: an integer parameter takes a whole number that fits its type,
   CHECK(kParams.parse({{"seed", -9223372036854775807LL - 1}}).seed == std::numeric_limits<long long>::min());
   CHECK(kParams.parse({{"seed", -9223372036854775808.0}}).seed == std::numeric_limits<long long>::min());
   CHECK(kParams.parse({{"count", 4294967295ULL}}).count == 4294967295U);
+}
+
+TEST_CASE("sdk fits_integer: a double converts to an integer type only where its whole part is in the range") {
+  // (what params, OTLP attributes and LLM usage counts check before a cast: past the range it is undefined)
+  CHECK(evalgraph::fits_integer<long long>(-9223372036854775808.0));       // -2^63: the least
+  CHECK_FALSE(evalgraph::fits_integer<long long>(9223372036854775808.0));  // 2^63: one past the top
+  CHECK(evalgraph::fits_integer<long long>(9223372036854774784.0));        // the greatest double below 2^63
+  CHECK_FALSE(evalgraph::fits_integer<long long>(-1e19));
+  CHECK(evalgraph::fits_integer<unsigned>(4294967295.0));
+  CHECK(evalgraph::fits_integer<unsigned>(4294967295.5));  // (truncates to the top)
+  CHECK_FALSE(evalgraph::fits_integer<unsigned>(4294967296.0));
+  CHECK_FALSE(evalgraph::fits_integer<unsigned>(-1.0));
+  CHECK(evalgraph::fits_integer<std::uint64_t>(18446744073709549568.0));  // the greatest double below 2^64
+  CHECK_FALSE(evalgraph::fits_integer<std::uint64_t>(18446744073709551616.0));
+  CHECK_FALSE(evalgraph::fits_integer<int>(1e300));
+  CHECK_FALSE(evalgraph::fits_integer<int>(std::numeric_limits<double>::infinity()));
+  CHECK_FALSE(evalgraph::fits_integer<int>(std::numeric_limits<double>::quiet_NaN()));
 }
 
 TEST_CASE("params: node_id_param declares a non-empty node id, described by the node type it names") {

@@ -2,15 +2,15 @@
 // decompression, and in flight together), a Retry-After ceiling, the run's stop request in every waiting state, and
 // clearer words (redirects, non-UTF-8 answers, another model answering).
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <functional>
 #include <mutex>
 #include <thread>
 
 #include "black_hole.h"
-#include "llm_test_support.h"
 #include "llm/llm_service.h"
+#include "llm/llm_service_impl.h"
+#include "llm_test_support.h"
 #include "test_llm_server.h"
 #include "util/stop.h"
 
@@ -135,6 +135,25 @@ TEST_CASE("stop: calls waiting in connect are cut after the grace", "[llm][stop]
     CHECK(r.stopped);
     CHECK_FALSE(r.ok);
   }
+}
+
+TEST_CASE("usage counts past what a count holds are no usage, not a cast", "[llm][hostile]") {
+  // (1e300 tokens converted to a 64-bit count is undefined behaviour; the call's tokens are then estimated)
+  using evalgraph::llm::Usage;
+  using evalgraph::llm::detail::reported_usage;
+  Usage u;
+  CHECK_FALSE(reported_usage(nlohmann::json::parse(R"({"usage": {"prompt_tokens": 1e300, "completion_tokens": 3}})"),
+                             false, u));
+  CHECK_FALSE(reported_usage(
+      nlohmann::json::parse(R"({"usage": {"prompt_tokens": 5, "completion_tokens": 18446744073709551616.0}})"), false,
+      u));
+  CHECK_FALSE(
+      reported_usage(nlohmann::json::parse(R"({"usage": {"prompt_tokens": -1, "completion_tokens": 3}})"), false, u));
+  REQUIRE(reported_usage(
+      nlohmann::json::parse(R"({"usage": {"prompt_tokens": 18446744073709551615, "completion_tokens": 3.0}})"), false,
+      u));
+  CHECK(u.prompt_tokens == 18446744073709551615ULL);
+  CHECK(u.completion_tokens == 3);
 }
 
 TEST_CASE("a response is cut at max_response_bytes as it arrives, after decompression", "[llm][hostile]") {

@@ -12,7 +12,9 @@
 #ifndef EVALGRAPH_JSON_BOUNDED_HPP
 #define EVALGRAPH_JSON_BOUNDED_HPP
 
+#include <cmath>
 #include <cstddef>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -110,6 +112,17 @@ bool parse_bounded(std::string_view text, BasicJson &out, int max_depth, std::st
            : sax.why.empty()             ? std::string("not valid JSON")
                                          : sax.why;
   return false;
+}
+
+// Whether a number someone else wrote (a JSON number read as a double) converts to the integer type T: its whole
+// part is within T's range. Converting a double past it is undefined behaviour (1e300 tokens, an attribute of
+// 2^63); NaN does not convert. A fraction does (the caller says whether it truncates or refuses one).
+template <class T>
+bool fits_integer(double d) {
+  static_assert(std::numeric_limits<T>::is_integer, "fits_integer<T>: T is an integer type");
+  const double whole = std::trunc(d);
+  const double past_max = std::ldexp(1.0, std::numeric_limits<T>::digits);  // 2^digits: the first past T's max
+  return whole >= (std::numeric_limits<T>::is_signed ? -past_max : 0.0) && whole < past_max;
 }
 
 }  // namespace evalgraph

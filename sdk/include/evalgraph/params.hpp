@@ -43,6 +43,8 @@
 #include <utility>
 #include <vector>
 
+#include "evalgraph/json_bounded.hpp"
+
 namespace evalgraph {
 
 template <class S> class Params;
@@ -120,9 +122,8 @@ T to_integer(const nlohmann::json &v, const std::string &name) {
     return static_cast<T>(i);
   }
   const double d = v.get<double>();
-  if (d != std::trunc(d) && std::isfinite(d)) bad(name, "an integer");
-  const double past_max = std::ldexp(1.0, L::digits);  // 2^digits, the first whole number past L::max()
-  if (!(d >= (std::is_signed_v<T> ? -past_max : 0.0) && d < past_max)) outside_type<T>(v, name);
+  if (d != std::trunc(d)) bad(name, "an integer");
+  if (!fits_integer<T>(d)) outside_type<T>(v, name);
   return static_cast<T>(d);
 }
 template <class T> T convert(const nlohmann::json &v, const std::string &name) {
