@@ -29,6 +29,7 @@ constexpr double kProbeFall = 0.85;   // a probe round whose latency fell below 
 constexpr double kBackToBdp = 1.2;    // after a probe: the window back to at most this x the bandwidth-delay product
 constexpr double kQueuedMemoryS = 5;  // a window that queued is not grown into again for this long ...
 constexpr double kQueuedMemoryMaxS = 10;  // ... twice as long when it queues again, up to this (capacity may come back)
+constexpr double kQueuedUnsureS = 2;      // ... this long where the rise was within noise's reach
 constexpr std::size_t kMaxPoints = 400;
 constexpr std::size_t kPairsNeeded = 4, kPairsKept = 8;  // rounds at one window whose medians give the noise ...
 constexpr double kHeldNoiseShare = 0.25;                 // ... where below this share of the formula's
@@ -239,9 +240,12 @@ void RateController::latency_round(Clock::time_point now, double mean_s, double 
   // A rise counts only beyond what the two medians' sampling noise explains (two standard errors of their
   // ratio): with heavy-tailed latency a round's median wanders and the least of many is low, which without this
   // reads as a queue and shrinks the window for nothing; with steady latency the noise is ~0 and rises count.
-  const double margin = std::exp(2 * std::sqrt(noise * noise + base_noise_ * base_noise_));
-  const double rise =
-      std::max(0.0, (mean_s / margin - base_latency_s_) / std::max(base_latency_s_, kLatencyFloorS));
+  const double spread = std::sqrt(noise * noise + base_noise_ * base_noise_);  // of log(median / base)
+  auto rise_beyond = [&](double standard_errors) {
+    return std::max(0.0, (mean_s / std::exp(standard_errors * spread) - base_latency_s_) /
+                             std::max(base_latency_s_, kLatencyFloorS));
+  };
+  const double rise = rise_beyond(2);
   if (rise > kHoldRise && slow_start_) {  // the first rise: the descent starts now, from where the latency was
     slow_start_ = false;                  // the base (a server that queues: its capacity is about there)
     start_probe(mean_s, window_ * base_latency_s_ / mean_s);
@@ -252,9 +256,15 @@ void RateController::latency_round(Clock::time_point now, double mean_s, double 
   }
   if (rise > kShrinkRise) {
     // (remembered for a while: at a small capacity one more call is a large step, and growing straight back into
-    // the queue every other round would keep half the calls queued; the same window queued again: twice as long)
-    queued_memory_s_ = window() == static_cast<int>(queued_window_) ? std::min(2 * queued_memory_s_, kQueuedMemoryMaxS)
-                                                                    : kQueuedMemoryS;
+    // the queue every other round would keep half the calls queued; the same window queued again: twice as long.
+    // A rise within three standard errors, at a window that did not queue before, may be a noisy server's median
+    // against a least latency that was a low draw: remembered for 2 s only. Held for 5-10 s, such false queues
+    // kept a heavy-tailed server's window below its capacity, and it did not come back when a capacity did.)
+    const bool again = window() == static_cast<int>(queued_window_);
+    if (again)
+      queued_memory_s_ = std::clamp(2 * queued_memory_s_, kQueuedMemoryS, kQueuedMemoryMaxS);
+    else
+      queued_memory_s_ = rise_beyond(3) > kShrinkRise ? kQueuedMemoryS : kQueuedUnsureS;
     queued_window_ = window();
     queued_until_ = after(now, queued_memory_s_);
     window_ = std::max(1.0, window_ * std::max(0.7, 1.1 / (1.0 + rise)));

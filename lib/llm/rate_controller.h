@@ -7,9 +7,9 @@
 //   start), then grows by sqrt(window)/2 a round (a window of answers); it holds where the median latency of a round
 //   rises 15 % over the least seen (a server that queues: Vegas/Gradient), shrinks towards 1.1x that latency (by
 //   30 % a round at most) where it rises 30 %, and does not grow back into a window that queued for 5 s (10 when
-//   it queues again); a rise counts beyond the medians' noise (from a round's spread, or from how consecutive
-//   medians at one window differed where that is far less: a queue's 1x/2x spread is not noise); it halves on a
-//   503/529 (overloaded). The first round after a move (but in slow
+//   it queues again, 2 where the rise was within three standard errors: maybe noise); a rise counts beyond the medians'
+//   noise (from a round's spread, or from how consecutive medians at one window differed where that is far less: a
+//   queue's 1x/2x spread is not noise); it halves on a 503/529 (overloaded). The first round after a move (but in slow
 //   start) only lets the server's queue settle. At the first rise of latency, then every 20 s, a ProbeRTT descent
 //   (as BBR) halves the window round by round while the latency falls (calls still queued); the first round whose
 //   latency no longer falls gives the least latency (the first descent's first step always goes on: the round

@@ -3,7 +3,7 @@
 // seeds; then servers of capacity 2-64 at 30 ms to 1 s, and one whose capacity drops and comes back. Deterministic: a
 // policy change is judged here before the loopback benches (bench/ratelimit_bench.sh, bench/pipeline_bench.sh), which
 // add the machine's noise.
-//   eg-rate-sim [--seeds N]
+//   eg-rate-sim [--seeds N] [--trace SIGMA CEILING [K]] [--drop SIGMA]
 #include "rate_sim.h"
 
 #include <cstdio>
@@ -26,6 +26,7 @@ int main(int argc, char **argv) {
   int seeds = 7;
   double trace_sigma = -1;
   int trace_ceiling = 64, trace_k = 0;
+  double drop_sigma = -1;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--trace") && i + 2 < argc) {  // --trace SIGMA CEILING [K]: one run's window changes
@@ -33,6 +34,18 @@ int main(int argc, char **argv) {
       trace_ceiling = std::atoi(argv[++i]);
       if (i + 1 < argc && argv[i + 1][0] != '-') trace_k = std::atoi(argv[++i]);
     }
+    // --drop SIGMA: the window changes against the server whose capacity drops and comes back (the last case below)
+    if (!std::strcmp(argv[i], "--drop") && i + 1 < argc) drop_sigma = std::atof(argv[++i]);
+  }
+  if (drop_sigma >= 0) {
+    sim::QueueingServer q(24, 0.1, drop_sigma, 1);
+    auto r = sim::run(adaptive(256, false), 24 * 300, [&](double t) {
+      q.set_capacity(t < 10 || t >= 20 ? 24 : 8);
+      return q.latency(t);
+    });
+    for (auto [t, w] : r.windows) std::printf("%8.3f %5d\n", t, w);
+    std::printf("%.2f s\n", r.seconds);
+    return 0;
   }
   if (trace_sigma >= 0) {
     sim::UnqueuedServer a(0.1, trace_sigma, 1);
